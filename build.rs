@@ -1,0 +1,48 @@
+//! Generates the C header with cbindgen into OUT_DIR, and refreshes the
+//! committed copy in include/ when PRIMEFORGE_UPDATE_HEADER=1. Also gives the
+//! cdylib its SONAME (libprimeforge.so.MAJOR), as cargo-c would.
+
+use std::env;
+use std::path::PathBuf;
+
+fn main() {
+    let crate_dir = PathBuf::from(env::var("CARGO_MANIFEST_DIR").unwrap());
+    let out_dir = PathBuf::from(env::var("OUT_DIR").unwrap());
+    let major = env::var("CARGO_PKG_VERSION_MAJOR").unwrap();
+    let minor = env::var("CARGO_PKG_VERSION_MINOR").unwrap();
+    let patch = env::var("CARGO_PKG_VERSION_PATCH").unwrap();
+
+    println!("cargo:rerun-if-changed=src");
+    println!("cargo:rerun-if-changed=cbindgen.toml");
+    println!("cargo:rerun-if-changed=build.rs");
+    println!("cargo:rerun-if-env-changed=PRIMEFORGE_UPDATE_HEADER");
+
+    let target_os = env::var("CARGO_CFG_TARGET_OS").unwrap_or_default();
+    if target_os == "linux" || target_os == "freebsd" {
+        println!("cargo:rustc-cdylib-link-arg=-Wl,-soname,libprimeforge.so.{major}");
+    }
+
+    let config = cbindgen::Config::from_file(crate_dir.join("cbindgen.toml"))
+        .expect("cbindgen.toml is readable and valid");
+    let version_macros = format!(
+        "\n/** Version of this header; compare with pf_version() at run time. */\n\
+         #define PRIMEFORGE_VERSION_MAJOR {major}\n\
+         #define PRIMEFORGE_VERSION_MINOR {minor}\n\
+         #define PRIMEFORGE_VERSION_PATCH {patch}\n\
+         #define PRIMEFORGE_VERSION_STRING \"{major}.{minor}.{patch}\"\n"
+    );
+    let bindings = cbindgen::Builder::new()
+        .with_config(config)
+        .with_src(crate_dir.join("src/ffi/mod.rs"))
+        .with_after_include(version_macros)
+        .generate()
+        .expect("cbindgen could not generate the header");
+    let generated = out_dir.join("primeforge.h");
+    bindings.write_to_file(&generated);
+
+    if env::var("PRIMEFORGE_UPDATE_HEADER").as_deref() == Ok("1") {
+        let committed = crate_dir.join("include/primeforge.h");
+        std::fs::copy(&generated, &committed).expect("cannot refresh include/primeforge.h");
+        println!("cargo:warning=refreshed {}", committed.display());
+    }
+}

@@ -1,0 +1,50 @@
+//! The core's error type. The FFI layer maps each variant to one `pf_status`.
+
+use std::fmt;
+
+/// Everything that can go wrong inside primeforge's core.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Error {
+    /// An argument is out of range; the text names which one.
+    InvalidArgument(&'static str),
+    /// A caller-supplied buffer is too small.
+    BufferTooSmall,
+    /// The caller's progress callback asked to stop.
+    Cancelled,
+    /// Memory (or secure memory) could not be obtained.
+    NoMemory,
+    /// A worker thread could not be started.
+    Threads,
+    /// The operating system's random source failed.
+    Entropy,
+    /// An internal invariant failed (a bug).
+    Internal,
+    /// The request is valid but not supported by this build.
+    Unsupported,
+    /// Input bytes could not be decoded.
+    Decode,
+    /// A consistency check on generated or supplied material failed.
+    CheckFailed,
+}
+
+impl fmt::Display for Error {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            Error::InvalidArgument(what) => write!(f, "invalid argument: {what}"),
+            Error::BufferTooSmall => f.write_str("buffer too small"),
+            Error::Cancelled => f.write_str("cancelled by the caller"),
+            Error::NoMemory => f.write_str("out of memory"),
+            Error::Threads => f.write_str("could not start worker threads"),
+            Error::Entropy => f.write_str("the operating system's random source failed"),
+            Error::Internal => f.write_str("internal error"),
+            Error::Unsupported => f.write_str("unsupported"),
+            Error::Decode => f.write_str("malformed input"),
+            Error::CheckFailed => f.write_str("consistency check failed"),
+        }
+    }
+}
+
+impl std::error::Error for Error {}
+
+/// Result alias used throughout the core.
+pub type Result<T> = std::result::Result<T, Error>;

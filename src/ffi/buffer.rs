@@ -1,0 +1,204 @@
+//! `pf_buffer`: the opaque secure buffer handed to C callers.
+
+use super::{guard, guard_value, pf_status, write_out};
+use crate::secure::SecureBuf;
+
+/// An opaque, read-only (to the library's clients) block of bytes in secure
+/// memory: guard pages on both sides, `mlock`ed when the system allows it,
+/// excluded from core dumps, not inherited by `fork()` children, and wiped
+/// before it is released. Every secret that leaves primeforge (private keys,
+/// components) arrives in a `pf_buffer`.
+pub struct pf_buffer {
+    pub(crate) inner: SecureBuf,
+}
+
+impl pf_buffer {
+    pub(crate) fn boxed(inner: SecureBuf) -> *mut pf_buffer {
+        Box::into_raw(Box::new(pf_buffer { inner }))
+    }
+}
+
+/// Allocates a zero-filled secure buffer of `len` bytes (0 to 1 GiB), for a
+/// caller's own secrets (for example a seed for `pf_options`).
+///
+/// - `out` must not be NULL; on success `*out` receives a buffer that the
+///   caller owns and releases with `pf_buffer_free`. On failure `*out` is
+///   left untouched.
+/// - Returns `PF_ERR_NULL_ARGUMENT` if `out` is NULL, `PF_ERR_NO_MEMORY` if
+///   the memory cannot be mapped or `len` exceeds 1 GiB.
+/// - Thread-safe.
+#[no_mangle]
+pub unsafe extern "C" fn pf_buffer_new(len: usize, out: *mut *mut pf_buffer) -> pf_status {
+    guard(|| {
+        if out.is_null() {
+            return pf_status::PF_ERR_NULL_ARGUMENT;
+        }
+        match SecureBuf::new(len) {
+            Ok(b) => {
+                // SAFETY: `out` was checked for NULL; the caller guarantees it is writable.
+                unsafe { write_out(out, pf_buffer::boxed(b)) };
+                pf_status::PF_OK
+            }
+            Err(e) => e.into(),
+        }
+    })
+}
+
+/// Returns a pointer to the buffer's bytes, valid until `pf_buffer_free`.
+///
+/// The bytes are exactly `pf_buffer_len(buf)` long and are NOT
+/// NUL-terminated, even when they hold PEM text. The last byte is followed by
+/// an inaccessible guard page: reading past the end crashes instead of
+/// leaking. For a zero-length buffer the pointer is non-NULL but must not be
+/// dereferenced. Returns NULL if `buf` is NULL. The buffer remains owned by
+/// the caller. Safe to call from several threads at once.
+#[no_mangle]
+pub unsafe extern "C" fn pf_buffer_data(buf: *const pf_buffer) -> *const u8 {
+    guard_value(std::ptr::null(), || {
+        // SAFETY: the caller passes NULL or a live buffer from this library.
+        match unsafe { buf.as_ref() } {
+            Some(b) => b.inner.as_slice().as_ptr(),
+            None => std::ptr::null(),
+        }
+    })
+}
+
+/// Returns a writable pointer to the buffer's bytes (see `pf_buffer_data`).
+///
+/// Meant for buffers from `pf_buffer_new`. Writing before the first byte
+/// corrupts a canary that `pf_buffer_free` checks (the process is then
+/// aborted); writing past the last byte faults. Returns NULL if `buf` is
+/// NULL. Not thread-safe with respect to other users of the same buffer.
+#[no_mangle]
+pub unsafe extern "C" fn pf_buffer_data_mut(buf: *mut pf_buffer) -> *mut u8 {
+    guard_value(std::ptr::null_mut(), || {
+        // SAFETY: the caller passes NULL or a live buffer it owns exclusively.
+        match unsafe { buf.as_mut() } {
+            Some(b) => b.inner.as_mut_slice().as_mut_ptr(),
+            None => std::ptr::null_mut(),
+        }
+    })
+}
+
+/// Returns the number of bytes in the buffer; 0 if `buf` is NULL.
+/// Thread-safe.
+#[no_mangle]
+pub unsafe extern "C" fn pf_buffer_len(buf: *const pf_buffer) -> usize {
+    // SAFETY: the caller passes NULL or a live buffer from this library.
+    guard_value(0, || unsafe { buf.as_ref() }.map_or(0, |b| b.inner.len()))
+}
+
+/// Returns true if the buffer's pages are locked in RAM (`mlock` succeeded),
+/// so they cannot be written to swap. Locking is best effort: it fails when
+/// `RLIMIT_MEMLOCK` is exhausted, and the buffer is then still guarded,
+/// non-dumpable and wiped on free. Returns false if `buf` is NULL.
+/// Thread-safe.
+#[no_mangle]
+pub unsafe extern "C" fn pf_buffer_locked(buf: *const pf_buffer) -> bool {
+    // SAFETY: the caller passes NULL or a live buffer from this library.
+    guard_value(false, || {
+        unsafe { buf.as_ref() }.is_some_and(|b| b.inner.is_locked())
+    })
+}
+
+/// Checks the canary in front of the buffer's data.
+///
+/// Returns `PF_OK` if it is intact, `PF_ERR_CHECK_FAILED` if something wrote
+/// before the start of the buffer, `PF_ERR_NULL_ARGUMENT` if `buf` is NULL.
+/// Thread-safe.
+#[no_mangle]
+pub unsafe extern "C" fn pf_buffer_check(buf: *const pf_buffer) -> pf_status {
+    guard(|| {
+        // SAFETY: the caller passes NULL or a live buffer from this library.
+        match unsafe { buf.as_ref() } {
+            None => pf_status::PF_ERR_NULL_ARGUMENT,
+            Some(b) if b.inner.canary_intact() => pf_status::PF_OK,
+            Some(_) => pf_status::PF_ERR_CHECK_FAILED,
+        }
+    })
+}
+
+/// Wipes the buffer's bytes with zeros, then unlocks and unmaps its memory.
+///
+/// `buf` may be NULL (no-op). After this call `buf` and every pointer from
+/// `pf_buffer_data` are invalid. If the canary in front of the data was
+/// overwritten (a buffer underflow by the caller), the contents are still
+/// wiped and then the process is aborted, as libsodium's `sodium_free`
+/// does: memory is corrupt. Not thread-safe for the same buffer.
+#[no_mangle]
+pub unsafe extern "C" fn pf_buffer_free(buf: *mut pf_buffer) {
+    guard_value((), || {
+        if !buf.is_null() {
+            // SAFETY: `buf` came from Box::into_raw in this library and is freed once.
+            drop(unsafe { Box::from_raw(buf) });
+        }
+    })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::fault;
+
+    #[test]
+    fn new_and_free() {
+        let mut b: *mut pf_buffer = std::ptr::null_mut();
+        unsafe {
+            assert_eq!(pf_buffer_new(100, &mut b), pf_status::PF_OK);
+            assert_eq!(pf_buffer_len(b), 100);
+            let p = pf_buffer_data_mut(b);
+            p.write(7);
+            assert_eq!(*pf_buffer_data(b), 7);
+            assert_eq!(pf_buffer_check(b), pf_status::PF_OK);
+            pf_buffer_free(b);
+            pf_buffer_free(std::ptr::null_mut());
+        }
+    }
+
+    #[test]
+    fn null_arguments() {
+        unsafe {
+            assert_eq!(
+                pf_buffer_new(1, std::ptr::null_mut()),
+                pf_status::PF_ERR_NULL_ARGUMENT
+            );
+            assert!(pf_buffer_data(std::ptr::null()).is_null());
+            assert!(pf_buffer_data_mut(std::ptr::null_mut()).is_null());
+            assert_eq!(pf_buffer_len(std::ptr::null()), 0);
+            assert!(!pf_buffer_locked(std::ptr::null()));
+            assert_eq!(
+                pf_buffer_check(std::ptr::null()),
+                pf_status::PF_ERR_NULL_ARGUMENT
+            );
+        }
+    }
+
+    #[test]
+    fn too_large_leaves_out_untouched() {
+        let sentinel = 0x1234usize as *mut pf_buffer;
+        let mut b = sentinel;
+        unsafe {
+            assert_eq!(
+                pf_buffer_new(usize::MAX, &mut b),
+                pf_status::PF_ERR_NO_MEMORY
+            );
+        }
+        assert_eq!(b, sentinel);
+    }
+
+    /// A panic inside the core comes back as PF_ERR_INTERNAL, `*out` stays
+    /// untouched, and the library keeps working afterwards.
+    #[test]
+    fn panic_in_core_becomes_internal_error() {
+        let sentinel = 0x5678usize as *mut pf_buffer;
+        let mut b = sentinel;
+        fault::arm("secure_alloc");
+        let st = unsafe { pf_buffer_new(32, &mut b) };
+        assert_eq!(st, pf_status::PF_ERR_INTERNAL);
+        assert_eq!(b, sentinel);
+        // Still alive and working.
+        let st = unsafe { pf_buffer_new(32, &mut b) };
+        assert_eq!(st, pf_status::PF_OK);
+        unsafe { pf_buffer_free(b) };
+    }
+}

@@ -1,0 +1,42 @@
+//! The C ABI: a thin layer that checks arguments, calls the core, maps
+//! errors to `pf_status` and boxes handles. Nothing here knows about GMP;
+//! nothing in the core knows about C pointers.
+//!
+//! Every export runs inside [`guard`] (or [`guard_value`]), which catches a
+//! Rust panic so it never unwinds into C: the call returns
+//! `PF_ERR_INTERNAL` (or a documented neutral value) and the library stays
+//! usable.
+
+#![allow(non_camel_case_types)]
+// The pointer contracts of every export are stated in its doc comment, which
+// cbindgen copies into the header; a separate `# Safety` heading would only
+// clutter the C documentation.
+#![allow(clippy::missing_safety_doc)]
+
+mod buffer;
+mod status;
+
+pub use buffer::*;
+pub use status::*;
+
+use std::panic::{catch_unwind, AssertUnwindSafe};
+
+/// Runs `f`, turning a panic into `PF_ERR_INTERNAL`.
+pub(crate) fn guard(f: impl FnOnce() -> pf_status) -> pf_status {
+    catch_unwind(AssertUnwindSafe(f)).unwrap_or(pf_status::PF_ERR_INTERNAL)
+}
+
+/// Runs `f` for exports that return a value instead of a status; a panic
+/// yields `fallback`.
+pub(crate) fn guard_value<T>(fallback: T, f: impl FnOnce() -> T) -> T {
+    catch_unwind(AssertUnwindSafe(f)).unwrap_or(fallback)
+}
+
+/// Writes `value` through a caller's out-pointer. Call only on success,
+/// after the pointer was checked for NULL.
+///
+/// # Safety
+/// `out` must be valid for a write of `T`.
+pub(crate) unsafe fn write_out<T>(out: *mut T, value: T) {
+    out.write(value);
+}

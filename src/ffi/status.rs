@@ -1,0 +1,152 @@
+//! Status codes, their texts, and the library version.
+
+use std::ffi::c_char;
+
+use crate::error::Error;
+
+/// Result of every fallible primeforge function.
+///
+/// `PF_OK` is 0; every other value is an error. Values are fixed forever: a
+/// code is never renumbered or reused, new codes are only appended.
+#[allow(non_camel_case_types)]
+#[repr(u32)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum pf_status {
+    /// Success.
+    PF_OK = 0,
+    /// A required pointer argument was NULL.
+    PF_ERR_NULL_ARGUMENT = 1,
+    /// An argument is out of range (size, exponent, thread count, unknown
+    /// format, part, group, flag or generator, wrong seed length, ...).
+    PF_ERR_INVALID_ARGUMENT = 2,
+    /// A caller-supplied buffer is too small.
+    PF_ERR_BUFFER_TOO_SMALL = 3,
+    /// The progress callback returned non-zero; nothing was produced.
+    PF_ERR_CANCELLED = 4,
+    /// Memory or locked memory could not be allocated.
+    PF_ERR_NO_MEMORY = 5,
+    /// Worker threads could not be started.
+    PF_ERR_THREADS = 6,
+    /// The operating system's random source failed.
+    PF_ERR_ENTROPY = 7,
+    /// Internal error, including a Rust panic caught at the API boundary.
+    /// The library remains usable.
+    PF_ERR_INTERNAL = 8,
+    /// Valid request that this build does not support.
+    PF_ERR_UNSUPPORTED = 9,
+    /// Input could not be decoded (malformed PEM/DER).
+    PF_ERR_DECODE = 10,
+    /// A consistency check failed (e.g. corrupted buffer, invalid parameters).
+    PF_ERR_CHECK_FAILED = 11,
+}
+
+impl From<Error> for pf_status {
+    fn from(e: Error) -> Self {
+        match e {
+            Error::InvalidArgument(_) => pf_status::PF_ERR_INVALID_ARGUMENT,
+            Error::BufferTooSmall => pf_status::PF_ERR_BUFFER_TOO_SMALL,
+            Error::Cancelled => pf_status::PF_ERR_CANCELLED,
+            Error::NoMemory => pf_status::PF_ERR_NO_MEMORY,
+            Error::Threads => pf_status::PF_ERR_THREADS,
+            Error::Entropy => pf_status::PF_ERR_ENTROPY,
+            Error::Internal => pf_status::PF_ERR_INTERNAL,
+            Error::Unsupported => pf_status::PF_ERR_UNSUPPORTED,
+            Error::Decode => pf_status::PF_ERR_DECODE,
+            Error::CheckFailed => pf_status::PF_ERR_CHECK_FAILED,
+        }
+    }
+}
+
+/// Static, NUL-terminated text for each status value, indexed by code.
+const STATUS_TEXT: [&str; 12] = [
+    "success\0",
+    "a required pointer argument was NULL\0",
+    "invalid argument\0",
+    "buffer too small\0",
+    "cancelled by the progress callback\0",
+    "out of memory\0",
+    "could not start worker threads\0",
+    "the operating system's random source failed\0",
+    "internal error\0",
+    "unsupported\0",
+    "malformed input (PEM/DER decoding failed)\0",
+    "consistency check failed\0",
+];
+
+const UNKNOWN_STATUS: &str = "unknown status code\0";
+
+/// Returns a short English description of `status`.
+///
+/// Any value is accepted: an unknown value yields a generic text. The result
+/// is never NULL, is statically allocated (never free it) and is valid for
+/// the life of the process. Thread-safe.
+#[no_mangle]
+pub extern "C" fn pf_status_str(status: u32) -> *const c_char {
+    super::guard_value(UNKNOWN_STATUS.as_ptr().cast(), || {
+        STATUS_TEXT
+            .get(status as usize)
+            .copied()
+            .unwrap_or(UNKNOWN_STATUS)
+            .as_ptr()
+            .cast()
+    })
+}
+
+const VERSION: &str = concat!(env!("CARGO_PKG_VERSION"), "\0");
+
+/// Returns the library version as "MAJOR.MINOR.PATCH".
+///
+/// Compare with the `PRIMEFORGE_VERSION_*` macros to detect a header/library
+/// mismatch. Static text, never NULL, never free it. Thread-safe.
+#[no_mangle]
+pub extern "C" fn pf_version() -> *const c_char {
+    super::guard_value(VERSION.as_ptr().cast(), || VERSION.as_ptr().cast())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use std::ffi::CStr;
+
+    #[test]
+    fn every_code_has_its_own_text() {
+        let mut seen = std::collections::HashSet::new();
+        for code in 0..STATUS_TEXT.len() as u32 {
+            let s = unsafe { CStr::from_ptr(pf_status_str(code)) }
+                .to_str()
+                .unwrap();
+            assert!(!s.is_empty() && !s.contains("unknown"));
+            assert!(seen.insert(s.to_owned()), "duplicate text {s}");
+        }
+        for code in [12u32, 99, u32::MAX] {
+            let s = unsafe { CStr::from_ptr(pf_status_str(code)) }
+                .to_str()
+                .unwrap();
+            assert_eq!(s, "unknown status code");
+        }
+    }
+
+    #[test]
+    fn texts_match_error_mapping() {
+        let s = |st: pf_status| {
+            unsafe { CStr::from_ptr(pf_status_str(st as u32)) }
+                .to_str()
+                .unwrap()
+        };
+        assert_eq!(
+            s(Error::Cancelled.into()),
+            "cancelled by the progress callback"
+        );
+        assert_eq!(s(Error::InvalidArgument("x").into()), "invalid argument");
+        assert_eq!(
+            s(pf_status::PF_ERR_CHECK_FAILED),
+            "consistency check failed"
+        );
+    }
+
+    #[test]
+    fn version_is_cargo_version() {
+        let v = unsafe { CStr::from_ptr(pf_version()) }.to_str().unwrap();
+        assert_eq!(v, env!("CARGO_PKG_VERSION"));
+    }
+}

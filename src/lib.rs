@@ -1,0 +1,20 @@
+//! primeforge: fast, multi-threaded RSA key and Diffie-Hellman parameter
+//! generation, for Rust and (through a C ABI) for C, C++ and FFI callers.
+//!
+//! Layers:
+//! - the core, in pure Rust without raw pointers: [`error`], [`threads`],
+//!   and (one module that must touch raw memory, but not GMP) [`secure`];
+//! - [`ffi`], the thin C ABI that checks arguments, calls the core, maps
+//!   errors to `pf_status` and boxes handles.
+//!
+//! The C header `include/primeforge.h` is generated from `ffi` by cbindgen.
+
+pub mod error;
+pub mod ffi;
+pub mod secure;
+pub mod threads;
+
+mod fault;
+
+pub use error::{Error, Result};
+pub use secure::SecureBuf;

@@ -1,0 +1,99 @@
+//! Helpers shared by the integration tests: where cargo put the cdylib, and
+//! how to compile a C program against it and the committed header.
+#![allow(dead_code)]
+
+use std::path::{Path, PathBuf};
+use std::process::Command;
+
+/// The profile directory (target/debug or target/release) of this test run.
+pub fn profile_dir() -> PathBuf {
+    let exe = std::env::current_exe().unwrap();
+    // target/<profile>/deps/<test-binary>
+    exe.parent().unwrap().parent().unwrap().to_path_buf()
+}
+
+pub fn manifest_dir() -> PathBuf {
+    PathBuf::from(env!("CARGO_MANIFEST_DIR"))
+}
+
+/// The shared library built by this `cargo test` run.
+pub fn cdylib() -> PathBuf {
+    let p = profile_dir().join("libprimeforge.so");
+    assert!(
+        p.exists(),
+        "{} missing: cargo builds the cdylib with the tests",
+        p.display()
+    );
+    p
+}
+
+/// A directory holding `libprimeforge.so` and the SONAME link
+/// `libprimeforge.so.0`, both pointing at this run's cdylib, so that a C
+/// program linked with -lprimeforge finds its library through its rpath.
+pub fn lib_dir() -> PathBuf {
+    let dir = PathBuf::from(env!("CARGO_TARGET_TMPDIR")).join(format!(
+        "lib-{}",
+        profile_dir().file_name().unwrap().to_string_lossy()
+    ));
+    std::fs::create_dir_all(&dir).unwrap();
+    for name in ["libprimeforge.so", "libprimeforge.so.0"] {
+        let link = dir.join(name);
+        let tmp = dir.join(format!(".{name}.{}", std::process::id()));
+        let _ = std::fs::remove_file(&tmp);
+        std::os::unix::fs::symlink(cdylib(), &tmp).unwrap();
+        std::fs::rename(&tmp, &link).unwrap();
+    }
+    dir
+}
+
+/// Compiles `sources` with the project's strict C flags against the header
+/// and the cdylib; returns the executable's path.
+pub fn compile_c(name: &str, sources: &[&Path], extra: &[&str]) -> PathBuf {
+    let lib = lib_dir();
+    let out = PathBuf::from(env!("CARGO_TARGET_TMPDIR")).join(format!("c-{name}"));
+    let mut cmd = Command::new(std::env::var("CC").unwrap_or_else(|_| "cc".into()));
+    cmd.args([
+        "-std=c11",
+        "-Wall",
+        "-Wextra",
+        "-Werror",
+        "-pedantic",
+        "-O1",
+        "-g",
+    ])
+    .arg("-I")
+    .arg(manifest_dir().join("include"))
+    .args(sources)
+    .arg("-o")
+    .arg(&out)
+    .arg("-L")
+    .arg(&lib)
+    .arg(format!("-Wl,-rpath,{}", lib.display()))
+    .arg("-lprimeforge")
+    .args(extra);
+    let res = cmd
+        .output()
+        .expect("a C compiler (cc) is needed for the C tests");
+    assert!(
+        res.status.success(),
+        "compiling {name} failed:\n{}",
+        String::from_utf8_lossy(&res.stderr)
+    );
+    out
+}
+
+/// Output of a finished program.
+pub struct Run {
+    pub code: Option<i32>,
+    pub stdout: String,
+    pub stderr: String,
+}
+
+pub fn run(exe: &Path, args: &[&str]) -> Run {
+    let out = Command::new(exe).args(args).output().unwrap();
+    Run {
+        code: out.status.code(),
+        stdout: String::from_utf8_lossy(&out.stdout).into_owned(),
+        stderr: String::from_utf8_lossy(&out.stderr).into_owned(),
+    }
+}
