@@ -16,15 +16,18 @@ pub fn manifest_dir() -> PathBuf {
     PathBuf::from(env!("CARGO_MANIFEST_DIR"))
 }
 
-/// The shared library built by this `cargo test` run.
+/// The shared library built by this `cargo test` run. `cargo test` leaves
+/// it in `deps/` (only `cargo build` copies it up to the profile directory),
+/// so that copy is preferred: it is the one built from this source.
 pub fn cdylib() -> PathBuf {
-    let p = profile_dir().join("libprimeforge.so");
-    assert!(
-        p.exists(),
-        "{} missing: cargo builds the cdylib with the tests",
-        p.display()
-    );
-    p
+    let dir = profile_dir();
+    [
+        dir.join("deps/libprimeforge.so"),
+        dir.join("libprimeforge.so"),
+    ]
+    .into_iter()
+    .find(|p| p.exists())
+    .unwrap_or_else(|| panic!("libprimeforge.so not found under {}", dir.display()))
 }
 
 /// A directory holding `libprimeforge.so` and the SONAME link
