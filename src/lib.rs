@@ -18,3 +18,6 @@ mod fault;
 
 pub use error::{Error, Result};
 pub use secure::SecureBuf;
+pub mod encode;
+pub mod prime;
+pub mod rsa;

@@ -15,7 +15,7 @@ fn example(name: &str) -> PathBuf {
 #[test]
 fn every_example_has_a_test() {
     // A new example must be added to this file, so it is built and run.
-    let tested = ["basics"];
+    let tested = ["basics", "rsa_keygen"];
     for entry in std::fs::read_dir(common::manifest_dir().join("c-examples")).unwrap() {
         let path = entry.unwrap().path();
         if path.extension().is_some_and(|e| e == "c") {
@@ -49,4 +49,35 @@ fn basics() {
     assert!(r.stdout.contains("status 4294967295: unknown status code"));
     assert!(r.stdout.contains("buffer 1048576 bytes: locked="));
     assert!(r.stdout.trim_end().ends_with("basics: ok"), "{}", r.stdout);
+}
+
+#[test]
+fn rsa_keygen_writes_a_key_openssl_accepts() {
+    let exe = common::compile_c("rsa_keygen", &[&example("rsa_keygen")], &[]);
+    let out = std::path::PathBuf::from(env!("CARGO_TARGET_TMPDIR")).join("rsa_keygen.pem");
+    let r = common::run(&exe, &["1024", "2", out.to_str().unwrap()]);
+    assert_eq!(r.code, Some(0), "stderr:\n{}", r.stderr);
+    assert!(
+        r.stderr.contains("rsa_keygen: 1024-bit key in "),
+        "{}",
+        r.stderr
+    );
+    assert!(r.stderr.contains("exponentiations "), "{}", r.stderr);
+    let pem = std::fs::read_to_string(&out).unwrap();
+    assert!(pem.starts_with("-----BEGIN PRIVATE KEY-----\n"));
+    assert!(pem.ends_with("-----END PRIVATE KEY-----\n"));
+    let check = std::process::Command::new("openssl")
+        .args(["pkey", "-check", "-noout", "-in"])
+        .arg(&out)
+        .output()
+        .expect("openssl");
+    assert!(
+        check.status.success(),
+        "{}",
+        String::from_utf8_lossy(&check.stderr)
+    );
+    // Bad input is reported with the status text and a non-zero exit.
+    let r = common::run(&exe, &["1001", "1"]);
+    assert_eq!(r.code, Some(1));
+    assert!(r.stderr.contains("invalid argument"), "{}", r.stderr);
 }

@@ -48,14 +48,21 @@ fn every_header_function_is_exported_and_vice_versa() {
             "{name} is exported but not declared in the header"
         );
     }
+    // Declarations: the identifier right before '(' on a line that is not
+    // a comment or a typedef.
     for line in header.lines() {
-        if let Some(idx) = line.find(" pf_").or_else(|| line.find("*pf_")) {
-            let rest = &line[idx + 1..];
-            if let Some(paren) = rest.find('(') {
-                let name = &rest[..paren];
-                if !line.trim_start().starts_with('*') && !line.contains("typedef") {
-                    assert!(exported.contains(name), "{name} declared but not exported");
-                }
+        let t = line.trim_start();
+        if t.starts_with('*') || t.starts_with("/*") || t.starts_with("//") || t.contains("typedef")
+        {
+            continue;
+        }
+        if let Some(paren) = t.find('(') {
+            let name = t[..paren]
+                .rsplit(|c: char| !(c.is_alphanumeric() || c == '_'))
+                .next()
+                .unwrap_or("");
+            if name.starts_with("pf_") {
+                assert!(exported.contains(name), "{name} declared but not exported");
             }
         }
     }

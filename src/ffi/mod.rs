@@ -14,9 +14,13 @@
 #![allow(clippy::missing_safety_doc)]
 
 mod buffer;
+mod options;
+mod rsa;
 mod status;
 
 pub use buffer::*;
+pub use options::*;
+pub use rsa::*;
 pub use status::*;
 
 use std::panic::{catch_unwind, AssertUnwindSafe};

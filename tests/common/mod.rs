@@ -41,7 +41,9 @@ pub fn lib_dir() -> PathBuf {
     std::fs::create_dir_all(&dir).unwrap();
     for name in ["libprimeforge.so", "libprimeforge.so.0"] {
         let link = dir.join(name);
-        let tmp = dir.join(format!(".{name}.{}", std::process::id()));
+        static SEQ: std::sync::atomic::AtomicUsize = std::sync::atomic::AtomicUsize::new(0);
+        let seq = SEQ.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+        let tmp = dir.join(format!(".{name}.{}.{seq}", std::process::id()));
         let _ = std::fs::remove_file(&tmp);
         std::os::unix::fs::symlink(cdylib(), &tmp).unwrap();
         std::fs::rename(&tmp, &link).unwrap();

@@ -1,0 +1,194 @@
+//! `pf_options`, progress events and work counters.
+
+use std::ffi::{c_int, c_void};
+
+use super::pf_status;
+use crate::prime::{Options, Progress, Stats, SEED_LEN};
+
+/// Progress event passed to a `pf_progress_fn`.
+#[repr(C)]
+#[derive(Debug, Clone, Copy, Default)]
+pub struct pf_progress {
+    /// Candidates drawn so far.
+    pub candidates: u64,
+    /// Candidates that survived trial division.
+    pub survivors: u64,
+    /// Modular exponentiations started so far.
+    pub exponentiations: u64,
+    /// Nanoseconds since the generation started.
+    pub elapsed_ns: u64,
+    /// Primes found so far.
+    pub primes_found: u32,
+    /// Primes the generation needs in all.
+    pub primes_needed: u32,
+}
+
+/// Work counters of one successful generation.
+#[repr(C)]
+#[derive(Debug, Clone, Copy, Default)]
+pub struct pf_stats {
+    /// Candidates drawn.
+    pub candidates: u64,
+    /// Candidates that survived trial division (and side conditions).
+    pub survivors: u64,
+    /// Modular exponentiations started, including abandoned ones.
+    pub exponentiations: u64,
+    /// Wall time in nanoseconds.
+    pub elapsed_ns: u64,
+}
+
+/// Progress callback. Called only on the thread that called the generate
+/// function, at least every 100 ms and whenever a prime is found. Return 0
+/// to continue, non-zero to cancel: the generate call then returns
+/// `PF_ERR_CANCELLED` promptly, leaves `*out` untouched and frees everything.
+/// The callback must not call back into the same generation, throw a C++
+/// exception or `longjmp` out.
+pub type pf_progress_fn =
+    Option<unsafe extern "C" fn(user_data: *mut c_void, event: *const pf_progress) -> c_int>;
+
+/// Options for the `*_generate_ex` functions. Initialise with
+/// `pf_options_default()` and change what you need; `struct_size` lets the
+/// structure grow in later versions without breaking older callers.
+#[repr(C)]
+#[derive(Debug, Clone, Copy)]
+pub struct pf_options {
+    /// `sizeof(pf_options)` as the caller compiled it.
+    pub struct_size: u32,
+    /// Worker threads: 0 = all available cores; at most 1024.
+    pub threads: u32,
+    /// NULL for fresh OS randomness, or a 32-byte seed: the same seed gives
+    /// byte-identical output at any thread count. Not retained.
+    pub seed: *const u8,
+    /// Length of `seed`; must be 32 when `seed` is set, 0 otherwise.
+    pub seed_len: usize,
+    /// Optional progress callback (NULL for none).
+    pub progress: pf_progress_fn,
+    /// Passed unchanged to `progress`.
+    pub user_data: *mut c_void,
+    /// Optional: receives the work counters when the call succeeds.
+    pub stats: *mut pf_stats,
+}
+
+/// Returns options with every field at its default: `struct_size` set,
+/// `threads` 0 (all cores), no seed, no callback, no stats. Thread-safe.
+#[no_mangle]
+pub extern "C" fn pf_options_default() -> pf_options {
+    pf_options {
+        struct_size: std::mem::size_of::<pf_options>() as u32,
+        threads: 0,
+        seed: std::ptr::null(),
+        seed_len: 0,
+        progress: None,
+        user_data: std::ptr::null_mut(),
+        stats: std::ptr::null_mut(),
+    }
+}
+
+/// Largest `struct_size` accepted from a (newer) caller.
+const MAX_STRUCT_SIZE: u32 = 4096;
+
+/// Validated options from C.
+pub(crate) struct CheckedOptions<'a> {
+    pub threads: u32,
+    pub seed: Option<&'a [u8]>,
+    pub progress: pf_progress_fn,
+    pub user_data: *mut c_void,
+    pub stats: *mut pf_stats,
+}
+
+/// Checks `opts` (NULL = defaults).
+///
+/// # Safety
+/// `opts` is NULL or points to `opts->struct_size` readable bytes; a seed
+/// pointer is readable for `seed_len` bytes.
+pub(crate) unsafe fn check_options<'a>(
+    opts: *const pf_options,
+) -> Result<CheckedOptions<'a>, pf_status> {
+    let Some(o) = (unsafe { opts.as_ref() }) else {
+        return Ok(CheckedOptions {
+            threads: 0,
+            seed: None,
+            progress: None,
+            user_data: std::ptr::null_mut(),
+            stats: std::ptr::null_mut(),
+        });
+    };
+    let ours = std::mem::size_of::<pf_options>() as u32;
+    if o.struct_size < ours || o.struct_size > MAX_STRUCT_SIZE {
+        return Err(pf_status::PF_ERR_INVALID_ARGUMENT);
+    }
+    if o.struct_size > ours {
+        // A newer caller: fields we do not know must be zero (unused).
+        // SAFETY: the caller declared struct_size readable bytes.
+        let tail = unsafe {
+            std::slice::from_raw_parts(
+                (opts as *const u8).add(ours as usize),
+                (o.struct_size - ours) as usize,
+            )
+        };
+        if tail.iter().any(|&b| b != 0) {
+            return Err(pf_status::PF_ERR_UNSUPPORTED);
+        }
+    }
+    if o.threads > crate::threads::MAX_THREADS {
+        return Err(pf_status::PF_ERR_INVALID_ARGUMENT);
+    }
+    let seed = match (o.seed.is_null(), o.seed_len) {
+        (true, 0) => None,
+        (true, _) => return Err(pf_status::PF_ERR_INVALID_ARGUMENT),
+        (false, SEED_LEN) => Some(unsafe { std::slice::from_raw_parts(o.seed, SEED_LEN) }),
+        (false, _) => return Err(pf_status::PF_ERR_INVALID_ARGUMENT),
+    };
+    Ok(CheckedOptions {
+        threads: o.threads,
+        seed,
+        progress: o.progress,
+        user_data: o.user_data,
+        stats: o.stats,
+    })
+}
+
+impl CheckedOptions<'_> {
+    /// Runs `f` with core options whose progress callback calls the C one.
+    pub(crate) fn with_core<T>(&self, f: impl FnOnce(&mut Options<'_>) -> T) -> T {
+        let cb = self.progress;
+        let user_data = self.user_data;
+        let mut forward = move |p: &Progress| -> bool {
+            let Some(cb) = cb else { return false };
+            let ev = pf_progress {
+                candidates: p.candidates,
+                survivors: p.survivors,
+                exponentiations: p.exponentiations,
+                elapsed_ns: p.elapsed.as_nanos().min(u64::MAX as u128) as u64,
+                primes_found: p.primes_found as u32,
+                primes_needed: p.primes_needed as u32,
+            };
+            // SAFETY: the caller supplied this callback and its user data.
+            unsafe { cb(user_data, &ev) != 0 }
+        };
+        let mut opts = Options {
+            threads: self.threads,
+            seed: self.seed,
+            progress: if cb.is_some() {
+                Some(&mut forward)
+            } else {
+                None
+            },
+        };
+        f(&mut opts)
+    }
+
+    /// Writes the counters if the caller asked for them.
+    pub(crate) fn write_stats(&self, s: &Stats) {
+        if !self.stats.is_null() {
+            let v = pf_stats {
+                candidates: s.candidates,
+                survivors: s.survivors,
+                exponentiations: s.exponentiations,
+                elapsed_ns: s.elapsed.as_nanos().min(u64::MAX as u128) as u64,
+            };
+            // SAFETY: documented as writable when set.
+            unsafe { self.stats.write(v) };
+        }
+    }
+}

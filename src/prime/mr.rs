@@ -1,0 +1,183 @@
+//! Miller–Rabin rounds: how many (FIPS 186-5) and one round at a time.
+//!
+//! ## Round counts
+//! For a random k-bit candidate that already passed trial division, the
+//! probability that a composite survives t rounds with random bases is far
+//! below the worst case 4^-t (Damgård, Landrock and Pomerance 1993, the
+//! basis of FIPS 186-5 Appendix C.1). FIPS 186-5 Table B.1 gives, for RSA
+//! primes:
+//!
+//! | prime size | rounds |
+//! |---|---|
+//! | 1024 bits (RSA-2048) | 5 |
+//! | 1536 bits (RSA-3072) | 4 |
+//! | 2048 bits (RSA-4096) | 4 |
+//!
+//! Other sizes use the smallest t whose DLP bound p(k, t) is at most 2^-128
+//! (computed by [`dlp_log2_bound`]); above 2048 bits we never go below the
+//! table's 4 rounds, although the bound would allow fewer: the extra rounds
+//! cost a few exponentiations per key and keep the margin uniform.
+
+use rug::Integer;
+
+/// Target error probability exponent (2^-128) for sizes outside Table B.1.
+pub const TARGET_LOG2_ERROR: f64 = -128.0;
+
+/// log2 of the best DLP upper bound on p(k, t): the probability that a
+/// random odd k-bit composite passes t Miller–Rabin rounds with random bases.
+pub fn dlp_log2_bound(k: u32, t: u32) -> f64 {
+    let kf = k as f64;
+    let tf = t as f64;
+    let log2 = f64::log2;
+    // Always: 4^-t.
+    let mut best = -2.0 * tf;
+    if t == 1 && k >= 2 {
+        // k^2 4^(2 - sqrt k)
+        best = best.min(2.0 * log2(kf) + 2.0 * (2.0 - kf.sqrt()));
+    }
+    if (t == 2 && k >= 88) || (t >= 3 && k >= 21 && tf <= kf / 9.0) {
+        // k^1.5 2^t t^-0.5 4^(2 - sqrt(t k))
+        best = best.min(1.5 * log2(kf) + tf - 0.5 * log2(tf) + 2.0 * (2.0 - (tf * kf).sqrt()));
+    }
+    if tf >= kf / 9.0 && k >= 21 {
+        // (7/20) k 2^(-5t) + (1/7) k^(15/4) 2^(-k/2 - 2t) + 12 k 2^(-k/4 - 3t)
+        let s = (7.0 / 20.0) * kf * (-5.0 * tf).exp2()
+            + (1.0 / 7.0) * kf.powf(3.75) * (-kf / 2.0 - 2.0 * tf).exp2()
+            + 12.0 * kf * (-kf / 4.0 - 3.0 * tf).exp2();
+        best = best.min(log2(s));
+    }
+    if tf >= kf / 4.0 && k >= 21 {
+        // (1/7) k^(15/4) 2^(-k/2 - 2t)
+        best = best.min(log2(1.0 / 7.0) + 3.75 * log2(kf) - kf / 2.0 - 2.0 * tf);
+    }
+    best
+}
+
+/// Miller–Rabin rounds for a random `bits`-bit prime candidate.
+pub fn rounds_for_bits(bits: u32) -> u32 {
+    match bits {
+        1024 => 5,
+        1536 | 2048 => 4,
+        _ => {
+            let t = (1..=64)
+                .find(|&t| dlp_log2_bound(bits, t) <= TARGET_LOG2_ERROR)
+                .unwrap_or(64);
+            if bits > 2048 {
+                t.max(4)
+            } else {
+                t
+            }
+        }
+    }
+}
+
+/// A candidate prepared for Miller–Rabin: n - 1 = d·2^s with d odd.
+pub struct MrCandidate {
+    pub n: Integer,
+    pub n_minus_1: Integer,
+    pub d: Integer,
+    pub s: u32,
+}
+
+impl MrCandidate {
+    /// Prepares odd `n` ≥ 5.
+    pub fn new(n: Integer) -> MrCandidate {
+        let n_minus_1 = Integer::from(&n - 1u32);
+        let s = n_minus_1.find_one(0).unwrap_or(0);
+        let d = Integer::from(&n_minus_1 >> s);
+        MrCandidate { n, n_minus_1, d, s }
+    }
+
+    /// One strong-probable-prime round with `base` (2 ≤ base ≤ n − 2).
+    ///
+    /// With `secret`, the exponentiation is GMP's side-channel-silent
+    /// `mpz_powm_sec`, and the squarings always run s − 1 times whatever
+    /// value appears, so the round's time does not depend on where −1 shows
+    /// up (only on the public size of n and on s, which is a property of the
+    /// candidate that the time to *reject* it would reveal anyway).
+    pub fn round(&self, mut base: Integer, secret: bool) -> bool {
+        if secret {
+            base.secure_pow_mod_mut(&self.d, &self.n);
+        } else if base.pow_mod_mut(&self.d, &self.n).is_err() {
+            return false;
+        }
+        let mut x = base;
+        let mut pass = x == 1u32 || x == self.n_minus_1;
+        if secret {
+            for _ in 1..self.s {
+                x.square_mut();
+                x %= &self.n;
+                pass |= x == self.n_minus_1;
+            }
+            // If x reached 1 before n-1, later values stay 1 and never equal
+            // n-1, so `pass` is exactly the strong-probable-prime verdict.
+            pass
+        } else {
+            for _ in 1..self.s {
+                if pass {
+                    break;
+                }
+                x.square_mut();
+                x %= &self.n;
+                if x == 1u32 {
+                    return false;
+                }
+                pass = x == self.n_minus_1;
+            }
+            pass
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn table_b1_sizes() {
+        assert_eq!(rounds_for_bits(1024), 5);
+        assert_eq!(rounds_for_bits(1536), 4);
+        assert_eq!(rounds_for_bits(2048), 4);
+    }
+
+    #[test]
+    fn formula_sizes_meet_the_target_and_are_minimal() {
+        for k in [256u32, 384, 512, 683, 768, 1366, 3072, 4096, 8192] {
+            let t = rounds_for_bits(k);
+            assert!(dlp_log2_bound(k, t) <= TARGET_LOG2_ERROR, "k={k} t={t}");
+            if k <= 2048 {
+                assert!(
+                    dlp_log2_bound(k, t - 1) > TARGET_LOG2_ERROR,
+                    "k={k}: {t} not minimal"
+                );
+            } else {
+                assert!(t >= 4);
+            }
+        }
+        // Smaller candidates need more rounds.
+        assert!(rounds_for_bits(256) > rounds_for_bits(512));
+        assert!(rounds_for_bits(512) >= rounds_for_bits(1024));
+    }
+
+    #[test]
+    fn rounds_agree_with_gmp() {
+        // Carmichael number 561 = 3·11·17 and a strong pseudoprime to base 2
+        // (2047 = 23·89) are caught by other bases; primes always pass.
+        let primes = [101u32, 65537, 2147483647];
+        for &p in &primes {
+            let c = MrCandidate::new(Integer::from(p));
+            for b in [2u32, 3, 10, 99] {
+                assert!(c.round(Integer::from(b), false));
+                assert!(c.round(Integer::from(b), true));
+            }
+        }
+        let c = MrCandidate::new(Integer::from(2047u32));
+        assert!(c.round(Integer::from(2u32), false)); // strong pseudoprime to base 2
+        assert!(c.round(Integer::from(2u32), true));
+        assert!(!c.round(Integer::from(3u32), false));
+        assert!(!c.round(Integer::from(3u32), true));
+        let c = MrCandidate::new(Integer::from(561u32));
+        assert!(!c.round(Integer::from(2u32), false));
+        assert!(!c.round(Integer::from(2u32), true));
+    }
+}

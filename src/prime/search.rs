@@ -1,0 +1,523 @@
+//! The parallel prime search with a thread-count-independent result.
+//!
+//! ## The contract
+//! Candidates are numbered 0, 1, 2, … and candidate k is a pure function of
+//! (seed, k) (see `stream`), as are the Miller–Rabin bases used on it. The
+//! answer of a search for `count` primes is defined as **the `count`
+//! lowest-numbered candidates that pass all tests**. That definition does
+//! not mention threads, so if the search computes it, the result is the
+//! same at 1, 2 or 64 threads.
+//!
+//! ## Why scheduling cannot change the result
+//! - Workers claim indices from one atomic counter, in small chunks, so
+//!   when any worker claims index j every index below j has been claimed.
+//! - A claimed candidate is tested to its verdict, or abandoned only when
+//!   `count` confirmed primes with *lower* indices exist — then it cannot
+//!   be among the `count` lowest, whatever its verdict.
+//! - A worker stops claiming once its next index is above `bound`, the
+//!   index of the `count`-th lowest confirmed prime; `bound` only ever
+//!   decreases, so every index below the final `bound` was claimed and
+//!   brought to a verdict.
+//! - Each verdict is deterministic (same candidate, same bases).
+//!
+//! Hence when all workers have stopped, the `count` lowest confirmed
+//! indices are exactly the defined answer.
+//!
+//! ## Little waste
+//! Only exponentiations are expensive. A composite almost always fails its
+//! first Miller–Rabin round; a candidate that passes it is almost surely
+//! prime and needs `rounds − 1` more. Those confirmation rounds are put in a
+//! shared queue and every idle worker takes one, so they run in parallel.
+//! Before starting an exponentiation on candidate k, a worker checks whether
+//! `count` candidates below k are already confirmed or awaiting
+//! confirmation; if so, k's exponentiation would be speculative, and the
+//! worker helps with pending rounds or waits instead. The work beyond the
+//! one-thread run is then what is in flight when the last prime passes its
+//! first round: at most one exponentiation per other thread.
+
+use std::collections::{BTreeMap, BTreeSet};
+use std::sync::atomic::{AtomicBool, AtomicU64, AtomicUsize, Ordering};
+use std::sync::{Arc, Condvar, Mutex, MutexGuard};
+use std::time::{Duration, Instant};
+
+use rand_chacha::ChaCha20Rng;
+use rug::Integer;
+
+use super::mr::MrCandidate;
+use super::stream::{random_in_range, Purpose, Seed, MAX_INDEX};
+use super::{Options, Progress, Stats};
+use crate::error::{Error, Result};
+use crate::threads::build_pool;
+
+/// Indices claimed at once by a worker. One: a worker busy with one index
+/// must not hold unprocessed lower indices, which would pin the
+/// speculation window (see `gate`) and idle the other workers.
+const CHUNK: u64 = 1;
+
+/// How often, at most, the caller's thread wakes to report progress.
+const PROGRESS_INTERVAL: Duration = Duration::from_millis(50);
+
+/// What the search needs to know about the primes it looks for.
+pub trait CandidateSource: Send + Sync + 'static {
+    /// Builds candidate number `index` from its stream and applies the cheap
+    /// tests (trial division, side conditions). `None` rejects it.
+    fn candidate(&self, rng: &mut ChaCha20Rng, out: &mut Integer) -> bool;
+    /// Total Miller–Rabin rounds a candidate must pass.
+    fn rounds(&self) -> u32;
+    /// Whether candidates are secret (constant-time exponentiation).
+    fn secret(&self) -> bool;
+    /// The stream purpose for candidates.
+    fn purpose(&self) -> Purpose;
+}
+
+/// A confirmed prime and its candidate index.
+pub struct Found {
+    pub index: u64,
+    pub prime: Integer,
+}
+
+struct Pending {
+    cand: Arc<MrCandidate>,
+    /// Next round number to hand out (round 0 was the first test).
+    next_round: u32,
+    /// Rounds that passed, round 0 included.
+    passed: u32,
+}
+
+#[derive(Default)]
+struct State {
+    confirmed: BTreeMap<u64, Arc<MrCandidate>>,
+    pending: BTreeMap<u64, Pending>,
+    /// Claimed indices whose verdict is open and that are not pending:
+    /// in trial division, waiting at the gate, or in their first round.
+    open: BTreeSet<u64>,
+    /// Survivors whose first round started above the lowest unresolved
+    /// survivor (see `gate`): the speculative work in flight or done.
+    speculative: BTreeSet<u64>,
+}
+
+impl State {
+    /// The lowest survivor whose verdict is still open.
+    fn lowest_unresolved(&self) -> Option<u64> {
+        let a = self.open.first().copied();
+        let b = self.pending.keys().next().copied();
+        match (a, b) {
+            (Some(a), Some(b)) => Some(a.min(b)),
+            (x, y) => x.or(y),
+        }
+    }
+
+    /// Forgets speculative entries that are no longer above the lowest
+    /// unresolved survivor (they were resolved before it).
+    fn prune(&mut self) {
+        match self.lowest_unresolved() {
+            Some(low) => self.speculative.retain(|&i| i > low),
+            None => self.speculative.clear(),
+        }
+    }
+}
+
+struct Shared<S> {
+    source: S,
+    /// Worker threads; at most `threads − 1` first rounds may be started
+    /// above the lowest unresolved survivor.
+    threads: usize,
+    seed: Seed,
+    count: usize,
+    rounds: u32,
+    next: AtomicU64,
+    /// Index of the `count`-th lowest confirmed prime, or u64::MAX.
+    bound: AtomicU64,
+    state: Mutex<State>,
+    work_cv: Condvar,
+    /// Workers waiting on `work_cv` (changed under the state lock), so that
+    /// the common case — nobody waiting — costs no wake-up system call.
+    waiters: AtomicUsize,
+    stop: AtomicBool,
+    panicked: AtomicBool,
+    candidates: AtomicU64,
+    survivors: AtomicU64,
+    exponentiations: AtomicU64,
+    found: AtomicUsize,
+    workers_left: Mutex<usize>,
+    caller_cv: Condvar,
+}
+
+fn lock<T>(m: &Mutex<T>) -> MutexGuard<'_, T> {
+    // A worker that panicked while holding the lock is reported separately;
+    // the data itself stays consistent enough to wind down.
+    m.lock().unwrap_or_else(|p| p.into_inner())
+}
+
+impl<S: CandidateSource> Shared<S> {
+    fn base_for(&self, index: u64, round: u32, cand: &MrCandidate) -> Integer {
+        // Base in [2, n-2], from the stream (MillerRabinBase, index),
+        // one block of words per round.
+        let mut rng = self.seed.stream(Purpose::MillerRabinBase, index);
+        let words_per_round = (cand.n.significant_bits() as u128 + 64).div_ceil(32) + 2;
+        rng.set_word_pos(words_per_round * round as u128);
+        let width = Integer::from(&cand.n - 3u32);
+        let mut base = Integer::new();
+        random_in_range(&mut rng, &Integer::from(2u32), &width, &mut base);
+        base
+    }
+
+    fn run_round(&self, index: u64, round: u32, cand: &MrCandidate) -> bool {
+        crate::fault::point("search_round");
+        let base = self.base_for(index, round, cand);
+        self.exponentiations.fetch_add(1, Ordering::Relaxed);
+        cand.round(base, self.source.secret())
+    }
+
+    /// Takes the lowest pending confirmation round that is certainly needed:
+    /// a pending candidate's rounds are handed out only while fewer than
+    /// `count` candidates below it are confirmed or unresolved, i.e. it is
+    /// in the answer unless it fails itself. Otherwise its rounds would be
+    /// speculative and wait until the lower ones are decided.
+    fn take_round(&self, st: &mut State) -> Option<(u64, u32, Arc<MrCandidate>)> {
+        let bound = self.bound.load(Ordering::Acquire);
+        let State {
+            confirmed,
+            pending,
+            open,
+            ..
+        } = st;
+        for (pending_below, (&idx, p)) in pending.iter_mut().enumerate() {
+            if idx > bound {
+                break;
+            }
+            let confirmed_below = confirmed.range(..idx).count();
+            let running_below = open.range(..idx).count();
+            if confirmed_below + running_below + pending_below >= self.count {
+                break;
+            }
+            if p.next_round < self.rounds {
+                let r = p.next_round;
+                p.next_round += 1;
+                return Some((idx, r, Arc::clone(&p.cand)));
+            }
+        }
+        None
+    }
+
+    /// Records the verdict of a confirmation round.
+    fn finish_round(&self, index: u64, pass: bool) {
+        let mut st = lock(&self.state);
+        let done = match st.pending.get_mut(&index) {
+            None => return, // already failed by another round
+            Some(p) if !pass => {
+                let _ = p;
+                st.pending.remove(&index);
+                false
+            }
+            Some(p) => {
+                p.passed += 1;
+                p.passed == self.rounds
+            }
+        };
+        if done {
+            let p = st.pending.remove(&index).expect("pending entry");
+            self.confirm(&mut st, index, p.cand);
+        }
+        st.prune();
+        drop(st);
+        self.wake();
+    }
+
+    fn confirm(&self, st: &mut State, index: u64, cand: Arc<MrCandidate>) {
+        st.confirmed.insert(index, cand);
+        if st.confirmed.len() >= self.count {
+            let b = *st
+                .confirmed
+                .keys()
+                .nth(self.count - 1)
+                .expect("count entries");
+            self.bound.fetch_min(b, Ordering::AcqRel);
+            // Drop pending candidates that can no longer matter.
+            st.pending.retain(|&i, _| i < b);
+        }
+        self.found
+            .store(st.confirmed.len().min(self.count), Ordering::Release);
+        let _g = lock(&self.workers_left);
+        self.caller_cv.notify_all();
+    }
+
+    /// Wakes waiting workers after a state change made under the lock.
+    fn wake(&self) {
+        if self.waiters.load(Ordering::SeqCst) > 0 {
+            self.work_cv.notify_all();
+        }
+    }
+
+    /// Runs one pending round if there is one; returns whether it did.
+    fn help(&self) -> bool {
+        let job = self.take_round(&mut lock(&self.state));
+        match job {
+            Some((idx, r, cand)) => {
+                let pass = self.run_round(idx, r, &cand);
+                self.finish_round(idx, pass);
+                true
+            }
+            None => false,
+        }
+    }
+
+    /// Before the first exponentiation on candidate `k`: returns false if
+    /// `k` can no longer be in the answer; waits (helping) while `count`
+    /// lower candidates are confirmed or awaiting confirmation, or while
+    /// `threads − 1` first rounds above the lowest unresolved survivor have
+    /// already been started. The second rule bounds the speculative work
+    /// whatever the scheduling (a preempted thread holding a low index
+    /// cannot let the others race ahead): if the lowest unresolved survivor
+    /// turns out to complete the answer, at most `threads − 1` first rounds
+    /// above it were spent. On success `k` is registered as running.
+    fn gate(&self, k: u64) -> bool {
+        loop {
+            let mut st = lock(&self.state);
+            if self.stop.load(Ordering::Relaxed) {
+                st.open.remove(&k);
+                return false;
+            }
+            let confirmed_below = st.confirmed.range(..k).count();
+            if confirmed_below >= self.count {
+                st.open.remove(&k);
+                st.prune();
+                drop(st);
+                self.wake();
+                return false;
+            }
+            // `k` is open, so the lowest unresolved index is at most `k`.
+            let low = st.lowest_unresolved().unwrap_or(k);
+            let within_window =
+                k <= low || st.speculative.range(low + 1..).count() + 1 < self.threads;
+            if confirmed_below + st.pending.range(..k).count() < self.count && within_window {
+                if k > low {
+                    st.speculative.insert(k);
+                }
+                return true;
+            }
+            // k would be speculative: help confirm the lower ones, or wait.
+            if let Some((idx, r, cand)) = self.take_round(&mut st) {
+                drop(st);
+                let pass = self.run_round(idx, r, &cand);
+                self.finish_round(idx, pass);
+            } else {
+                self.waiters.fetch_add(1, Ordering::SeqCst);
+                let (st, _) = self
+                    .work_cv
+                    .wait_timeout(st, Duration::from_millis(20))
+                    .unwrap_or_else(|p| p.into_inner());
+                self.waiters.fetch_sub(1, Ordering::SeqCst);
+                drop(st);
+            }
+        }
+    }
+
+    fn test_candidate(&self, k: u64, scratch: &mut Integer) {
+        self.candidates.fetch_add(1, Ordering::Relaxed);
+        let mut rng = self.seed.stream(self.source.purpose(), k);
+        if !self.source.candidate(&mut rng, scratch) {
+            let mut st = lock(&self.state);
+            st.open.remove(&k);
+            st.prune();
+            drop(st);
+            self.wake();
+            return;
+        }
+        self.survivors.fetch_add(1, Ordering::Relaxed);
+        if !self.gate(k) {
+            return;
+        }
+        let cand = MrCandidate::new(std::mem::take(scratch));
+        let pass = self.run_round(k, 0, &cand);
+        let mut st = lock(&self.state);
+        st.open.remove(&k);
+        if pass {
+            let cand = Arc::new(cand);
+            if self.rounds <= 1 {
+                self.confirm(&mut st, k, cand);
+            } else {
+                st.pending.insert(
+                    k,
+                    Pending {
+                        cand,
+                        next_round: 1,
+                        passed: 1,
+                    },
+                );
+            }
+        } else {
+            *scratch = cand.n; // reuse the allocation
+        }
+        st.prune();
+        drop(st);
+        self.wake();
+    }
+
+    fn worker(&self) {
+        let mut scratch = Integer::new();
+        'outer: loop {
+            while self.help() {
+                if self.stop.load(Ordering::Relaxed) {
+                    break 'outer;
+                }
+            }
+            if self.stop.load(Ordering::Relaxed) {
+                break;
+            }
+            let start = {
+                // Claim and register under the lock, so that the set of open
+                // indices never misses a claimed one.
+                let mut st = lock(&self.state);
+                let start = self.next.fetch_add(CHUNK, Ordering::AcqRel);
+                st.open.extend(start..start + CHUNK);
+                start
+            };
+            for k in start..start + CHUNK {
+                if k > self.bound.load(Ordering::Acquire)
+                    || k > MAX_INDEX
+                    || self.stop.load(Ordering::Relaxed)
+                {
+                    // Every lower index is claimed; pending rounds below the
+                    // bound are taken by whoever is still running.
+                    let mut st = lock(&self.state);
+                    for j in k..start + CHUNK {
+                        st.open.remove(&j);
+                    }
+                    st.prune();
+                    drop(st);
+                    self.wake();
+                    while self.help() {}
+                    break 'outer;
+                }
+                self.test_candidate(k, &mut scratch);
+            }
+        }
+    }
+}
+
+/// Searches for the `count` lowest-numbered primes of `source`'s candidate
+/// sequence, numbering from `first_index`, on a private pool.
+///
+/// `found_before` and `needed_total` only shape progress reports (primes
+/// found so far across the several searches of one generation).
+#[allow(clippy::too_many_arguments)]
+pub fn search<S: CandidateSource>(
+    source: S,
+    seed: &Seed,
+    first_index: u64,
+    count: usize,
+    opts: &mut Options<'_>,
+    found_before: usize,
+    needed_total: usize,
+    stats: &mut Stats,
+) -> Result<Vec<Found>> {
+    assert!(count >= 1);
+    let pool = build_pool(opts.threads)?;
+    let threads = pool.current_num_threads();
+    let rounds = source.rounds();
+    let shared = Arc::new(Shared {
+        source,
+        threads,
+        seed: seed.clone(),
+        count,
+        rounds,
+        next: AtomicU64::new(first_index),
+        bound: AtomicU64::new(u64::MAX),
+        state: Mutex::new(State::default()),
+        work_cv: Condvar::new(),
+        waiters: AtomicUsize::new(0),
+        stop: AtomicBool::new(false),
+        panicked: AtomicBool::new(false),
+        candidates: AtomicU64::new(0),
+        survivors: AtomicU64::new(0),
+        exponentiations: AtomicU64::new(0),
+        found: AtomicUsize::new(0),
+        workers_left: Mutex::new(threads),
+        caller_cv: Condvar::new(),
+    });
+    let started = Instant::now();
+    for _ in 0..threads {
+        let sh = Arc::clone(&shared);
+        pool.spawn(move || {
+            let ok = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| sh.worker())).is_ok();
+            if !ok {
+                sh.panicked.store(true, Ordering::Release);
+                sh.stop.store(true, Ordering::Release);
+                sh.work_cv.notify_all();
+            }
+            let mut left = lock(&sh.workers_left);
+            *left -= 1;
+            sh.caller_cv.notify_all();
+        });
+    }
+
+    // The caller's thread only waits and reports progress; workers publish
+    // through atomics.
+    let snapshot = |sh: &Shared<S>| Progress {
+        candidates: stats.candidates + sh.candidates.load(Ordering::Relaxed),
+        survivors: stats.survivors + sh.survivors.load(Ordering::Relaxed),
+        exponentiations: stats.exponentiations + sh.exponentiations.load(Ordering::Relaxed),
+        elapsed: stats.elapsed + started.elapsed(),
+        primes_found: found_before + sh.found.load(Ordering::Acquire),
+        primes_needed: needed_total,
+    };
+    loop {
+        let left = {
+            let g = lock(&shared.workers_left);
+            if *g == 0 {
+                0
+            } else {
+                let (g, _) = shared
+                    .caller_cv
+                    .wait_timeout(g, PROGRESS_INTERVAL)
+                    .unwrap_or_else(|p| p.into_inner());
+                *g
+            }
+        };
+        if let Some(cb) = opts.progress.as_mut() {
+            if left > 0 && cb(&snapshot(&shared)) {
+                // Cancel: workers stop at their next check (at most one
+                // exponentiation away) and free everything they hold; the
+                // caller does not wait for them.
+                shared.stop.store(true, Ordering::Release);
+                shared.work_cv.notify_all();
+                stats.add(&snapshot_stats(&shared, started));
+                return Err(Error::Cancelled);
+            }
+        }
+        if left == 0 {
+            break;
+        }
+    }
+    stats.add(&snapshot_stats(&shared, started));
+    if shared.panicked.load(Ordering::Acquire) {
+        return Err(Error::Internal);
+    }
+    let mut st = lock(&shared.state);
+    let confirmed = std::mem::take(&mut st.confirmed);
+    drop(st);
+    if confirmed.len() < count {
+        return Err(Error::Internal);
+    }
+    let out = confirmed
+        .into_iter()
+        .take(count)
+        .map(|(index, cand)| Found {
+            index,
+            prime: Arc::try_unwrap(cand)
+                .map(|c| c.n)
+                .unwrap_or_else(|arc| arc.n.clone()),
+        })
+        .collect();
+    Ok(out)
+}
+
+fn snapshot_stats<S>(sh: &Shared<S>, started: Instant) -> Stats {
+    Stats {
+        candidates: sh.candidates.load(Ordering::Relaxed),
+        survivors: sh.survivors.load(Ordering::Relaxed),
+        exponentiations: sh.exponentiations.load(Ordering::Relaxed),
+        elapsed: started.elapsed(),
+    }
+}

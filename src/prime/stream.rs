@@ -1,0 +1,182 @@
+//! The seeded stream: every random value primeforge uses comes from ChaCha20
+//! (the `rand_chacha` crate) keyed with a 32-byte seed that is either drawn
+//! from the operating system (`getrandom`) or supplied by the caller. GMP's
+//! own random state is never used.
+//!
+//! Each use gets its own ChaCha20 stream, chosen by (purpose, index): the
+//! stream id is `purpose << 56 | index`. So candidate number k is a pure
+//! function of (seed, k), whichever thread builds it and in whatever order,
+//! which is what makes the parallel search's result independent of the
+//! thread count. Within one stream, `set_word_pos` selects sub-blocks (e.g.
+//! the base of Miller–Rabin round r).
+
+use rand_chacha::rand_core::{RngCore, SeedableRng};
+use rand_chacha::ChaCha20Rng;
+use rug::integer::Order;
+use rug::Integer;
+use zeroize::Zeroize;
+
+use crate::error::{Error, Result};
+
+/// Length of a seed in bytes.
+pub const SEED_LEN: usize = 32;
+
+/// What a stream is used for; keeps the streams of different uses apart.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[repr(u8)]
+pub enum Purpose {
+    /// RSA prime candidates (one stream per candidate index).
+    RsaCandidate = 1,
+    /// Miller–Rabin bases (one stream per candidate index, one block per round).
+    MillerRabinBase = 2,
+    /// The random message of the RSA pairwise consistency test.
+    PairwiseTest = 3,
+    /// The start of a DH safe-prime sieve interval.
+    DhStart = 4,
+}
+
+/// Largest index a stream can be selected by (56 bits).
+pub const MAX_INDEX: u64 = (1 << 56) - 1;
+
+/// A 32-byte generation seed, wiped when dropped.
+#[derive(Clone)]
+pub struct Seed([u8; SEED_LEN]);
+
+impl Drop for Seed {
+    fn drop(&mut self) {
+        self.0.zeroize();
+    }
+}
+
+impl Seed {
+    /// Draws a fresh seed from the operating system.
+    pub fn from_os() -> Result<Seed> {
+        let mut s = [0u8; SEED_LEN];
+        getrandom::fill(&mut s).map_err(|_| Error::Entropy)?;
+        let seed = Seed(s);
+        s.zeroize();
+        Ok(seed)
+    }
+
+    /// Takes a caller's seed, which must be exactly 32 bytes.
+    pub fn from_bytes(bytes: &[u8]) -> Result<Seed> {
+        let arr: [u8; SEED_LEN] = bytes
+            .try_into()
+            .map_err(|_| Error::InvalidArgument("seed must be 32 bytes"))?;
+        Ok(Seed(arr))
+    }
+
+    /// The caller's seed, or a fresh one from the OS.
+    pub fn from_option(bytes: Option<&[u8]>) -> Result<Seed> {
+        match bytes {
+            Some(b) => Seed::from_bytes(b),
+            None => Seed::from_os(),
+        }
+    }
+
+    /// The ChaCha20 stream for (purpose, index).
+    pub fn stream(&self, purpose: Purpose, index: u64) -> ChaCha20Rng {
+        debug_assert!(index <= MAX_INDEX);
+        let mut rng = ChaCha20Rng::from_seed(self.0);
+        rng.set_stream(((purpose as u64) << 56) | (index & MAX_INDEX));
+        rng
+    }
+}
+
+impl std::fmt::Debug for Seed {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str("Seed(..)")
+    }
+}
+
+/// Largest random integer we build, in 64-bit words (8192-bit primes plus
+/// 64 bits of slack for unbiased reduction).
+const MAX_WORDS: usize = 8192 / 64 + 2;
+
+/// Sets `out` to a uniformly random integer of `bits` bits (0 ≤ out < 2^bits)
+/// from `rng`. The words pass through a stack array that is wiped after use.
+pub fn random_bits(rng: &mut ChaCha20Rng, bits: u32, out: &mut Integer) {
+    let words = (bits as usize).div_ceil(64);
+    if words > MAX_WORDS {
+        // Large public values (DH starts) only: no wiping needed, but keep
+        // the same construction.
+        let mut big: Vec<u64> = (0..words).map(|_| rng.next_u64()).collect();
+        mask_top(&mut big, bits);
+        out.assign_digits(&big, Order::Lsf);
+        return;
+    }
+    let mut buf = [0u64; MAX_WORDS];
+    for w in buf[..words].iter_mut() {
+        *w = rng.next_u64();
+    }
+    mask_top(&mut buf[..words], bits);
+    out.assign_digits(&buf[..words], Order::Lsf);
+    buf.zeroize();
+}
+
+fn mask_top(words: &mut [u64], bits: u32) {
+    let extra = (words.len() * 64) as u32 - bits;
+    if extra > 0 {
+        if let Some(top) = words.last_mut() {
+            *top &= u64::MAX >> extra;
+        }
+    }
+}
+
+/// Sets `out` to a uniformly random value in `[lo, lo + width)` (bias below
+/// 2^-64: 64 extra random bits are reduced modulo `width`).
+pub fn random_in_range(rng: &mut ChaCha20Rng, lo: &Integer, width: &Integer, out: &mut Integer) {
+    random_bits(rng, width.significant_bits() + 64, out);
+    *out %= width;
+    *out += lo;
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn seed_length_is_enforced() {
+        assert!(Seed::from_bytes(&[0u8; 32]).is_ok());
+        for len in [0usize, 16, 31, 33, 64] {
+            assert!(matches!(
+                Seed::from_bytes(&vec![1u8; len]),
+                Err(Error::InvalidArgument(_))
+            ));
+        }
+    }
+
+    #[test]
+    fn os_seeds_differ() {
+        let a = Seed::from_os().unwrap();
+        let b = Seed::from_os().unwrap();
+        assert_ne!(a.0, b.0);
+    }
+
+    #[test]
+    fn streams_are_pure_functions_of_seed_purpose_index() {
+        let s = Seed::from_bytes(&[7u8; 32]).unwrap();
+        let mut x = Integer::new();
+        let mut y = Integer::new();
+        random_bits(&mut s.stream(Purpose::RsaCandidate, 5), 1024, &mut x);
+        random_bits(&mut s.stream(Purpose::RsaCandidate, 5), 1024, &mut y);
+        assert_eq!(x, y);
+        random_bits(&mut s.stream(Purpose::RsaCandidate, 6), 1024, &mut y);
+        assert_ne!(x, y);
+        random_bits(&mut s.stream(Purpose::MillerRabinBase, 5), 1024, &mut y);
+        assert_ne!(x, y);
+        assert!(x.significant_bits() <= 1024 && x.significant_bits() > 1000);
+    }
+
+    #[test]
+    fn range_is_respected() {
+        let s = Seed::from_bytes(&[9u8; 32]).unwrap();
+        let lo = Integer::from(1000);
+        let width = Integer::from(17);
+        let mut v = Integer::new();
+        for i in 0..200 {
+            random_in_range(&mut s.stream(Purpose::PairwiseTest, i), &lo, &width, &mut v);
+            assert!((1000..1017).contains(&v));
+        }
+    }
+}

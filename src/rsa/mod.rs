@@ -1,0 +1,356 @@
+//! RSA key generation (FIPS 186-5 A.1.3, probable primes), two to five
+//! primes (RFC 8017 multi-prime), on the parallel search engine.
+//!
+//! - Every candidate is a fresh random number from its own stream (no
+//!   incremental walk from one start, which would make keys fingerprintable).
+//! - Prime r_i of k_i bits is drawn uniformly from
+//!   [⌈2^(k_i − 1 + (u−1)/u)⌉, 2^k_i) for u primes, so the product of the u
+//!   primes is at least 2^(bits−1): the modulus has exactly `bits` bits.
+//!   For u = 2 the bound is FIPS 186-5's √2·2^(k−1).
+//! - gcd(r_i − 1, e) = 1 is a side condition of each candidate.
+//! - |p − q| > 2^(bits/2 − 100) and d > 2^(bits/2), else new primes.
+//! - A pairwise consistency test through the CRT path before returning.
+
+mod key;
+
+pub use key::{OtherPrime, RsaKey};
+
+use rand_chacha::ChaCha20Rng;
+use rug::Integer;
+
+use crate::error::{Error, Result};
+use crate::prime::mr::rounds_for_bits;
+use crate::prime::search::{search, CandidateSource};
+use crate::prime::small::{passes_trial_division, rem_u64, rsa_batches};
+use crate::prime::stream::{random_in_range, Purpose, Seed};
+use crate::prime::{Options, Stats};
+
+/// Smallest and largest modulus sizes.
+pub const MIN_BITS: u32 = 512;
+pub const MAX_BITS: u32 = 16384;
+/// The default public exponent.
+pub const DEFAULT_EXPONENT: u64 = 65537;
+
+/// Most primes allowed for a modulus size (OpenSSL's caps).
+pub fn max_primes(bits: u32) -> u32 {
+    match bits {
+        0..=1023 => 2,
+        1024..=4095 => 3,
+        4096..=8191 => 4,
+        _ => 5,
+    }
+}
+
+/// Checks the parameters of a generation request.
+pub fn validate(bits: u32, e: u64, primes: u32) -> Result<()> {
+    if !(MIN_BITS..=MAX_BITS).contains(&bits) || bits % 2 != 0 {
+        return Err(Error::InvalidArgument("bits must be even, 512..=16384"));
+    }
+    if e < 3 || e % 2 == 0 {
+        return Err(Error::InvalidArgument(
+            "public exponent must be odd and >= 3",
+        ));
+    }
+    if primes < 2 || primes > max_primes(bits) {
+        return Err(Error::InvalidArgument(
+            "number of primes out of range for this size",
+        ));
+    }
+    Ok(())
+}
+
+/// Sizes of the primes: `bits / u`, the remainder spread over the first.
+fn prime_sizes(bits: u32, u: u32) -> Vec<u32> {
+    (0..u).map(|i| bits / u + u32::from(i < bits % u)).collect()
+}
+
+/// ⌈2^(k − 1 + (u−1)/u)⌉ = ⌈(2^(u·k − 1))^(1/u)⌉.
+fn lower_bound(k: u32, u: u32) -> Integer {
+    let target = Integer::from(1u32) << (u * k - 1);
+    let mut r = Integer::from(target.root_ref(u));
+    if Integer::from(rug::ops::Pow::pow(&r, u)) < target {
+        r += 1u32;
+    }
+    r
+}
+
+fn gcd_u64(mut a: u64, mut b: u64) -> u64 {
+    while b != 0 {
+        (a, b) = (b, a % b);
+    }
+    a
+}
+
+/// (−a⁻¹) mod m for gcd(a, m) = 1, m ≥ 3.
+fn neg_inverse_mod_u64(a: u64, m: u64) -> u64 {
+    // Extended Euclid on i128 (no overflow for 64-bit inputs).
+    let (mut r0, mut r1) = (m as i128, (a % m) as i128);
+    let (mut t0, mut t1) = (0i128, 1i128);
+    while r1 != 0 {
+        let q = r0 / r1;
+        (r0, r1) = (r1, r0 - q * r1);
+        (t0, t1) = (t1, t0 - q * t1);
+    }
+    debug_assert_eq!(r0, 1);
+    let inv = t0.rem_euclid(m as i128);
+    ((m as i128 - inv) % m as i128) as u64
+}
+
+struct RsaSource {
+    lo: Integer,
+    width: Integer,
+    e: u64,
+    rounds: u32,
+}
+
+impl RsaSource {
+    fn new(k: u32, u: u32, e: u64) -> RsaSource {
+        let lo = lower_bound(k, u);
+        let width = (Integer::from(1u32) << k) - &lo;
+        RsaSource {
+            lo,
+            width,
+            e,
+            rounds: rounds_for_bits(k),
+        }
+    }
+}
+
+impl CandidateSource for RsaSource {
+    fn candidate(&self, rng: &mut ChaCha20Rng, out: &mut Integer) -> bool {
+        random_in_range(rng, &self.lo, &self.width, out);
+        out.set_bit(0, true);
+        if !passes_trial_division(out, rsa_batches()) {
+            return false;
+        }
+        // gcd(c − 1, e) = 1, from c mod e (e is public).
+        let r = rem_u64(out, self.e);
+        let c_minus_1 = if r == 0 { self.e - 1 } else { r - 1 };
+        gcd_u64(c_minus_1, self.e) == 1
+    }
+    fn rounds(&self) -> u32 {
+        self.rounds
+    }
+    fn secret(&self) -> bool {
+        true
+    }
+    fn purpose(&self) -> Purpose {
+        Purpose::RsaCandidate
+    }
+}
+
+/// Generates an RSA key of `bits` bits with public exponent `e` and `primes`
+/// primes. Returns the key and the work counters.
+pub fn generate(bits: u32, e: u64, primes: u32, opts: &mut Options<'_>) -> Result<(RsaKey, Stats)> {
+    validate(bits, e, primes)?;
+    crate::threads::resolve_threads(opts.threads)?;
+    let seed = Seed::from_option(opts.seed)?;
+    let sizes = prime_sizes(bits, primes);
+    let mut stats = Stats::default();
+    // Each distinct prime size is one search; sizes are non-increasing.
+    let mut groups: Vec<(u32, usize)> = Vec::new();
+    for &k in &sizes {
+        match groups.last_mut() {
+            Some((gk, n)) if *gk == k => *n += 1,
+            _ => groups.push((k, 1)),
+        }
+    }
+    // Candidate indices of different sizes never collide: each group has
+    // its own index range (group g starts at g << 48).
+    let mut next_index: Vec<u64> = (0..groups.len() as u64).map(|g| g << 48).collect();
+    loop {
+        let mut ps: Vec<Integer> = Vec::with_capacity(primes as usize);
+        for (g, &(k, count)) in groups.iter().enumerate() {
+            let found = search(
+                RsaSource::new(k, primes, e),
+                &seed,
+                next_index[g],
+                count,
+                opts,
+                ps.len(),
+                primes as usize,
+                &mut stats,
+            )?;
+            next_index[g] = found.last().map_or(next_index[g], |f| f.index + 1);
+            ps.extend(found.into_iter().map(|f| f.prime));
+        }
+        if ps[0] < ps[1] {
+            ps.swap(0, 1);
+        }
+        if let Some(key) = assemble(bits, e, &ps, &seed)? {
+            return Ok((key, stats));
+        }
+        // A FIPS condition failed (probability far below 2^-90): draw new
+        // primes from the following indices.
+    }
+}
+
+/// Builds the key from its primes; `None` when a FIPS condition fails.
+fn assemble(bits: u32, e: u64, ps: &[Integer], seed: &Seed) -> Result<Option<RsaKey>> {
+    let half = bits / 2;
+    if ps.len() == 2 {
+        let diff = Integer::from(&ps[0] - &ps[1]).abs();
+        if diff.significant_bits() <= half - 100 {
+            return Ok(None);
+        }
+    }
+    for i in 0..ps.len() {
+        for j in i + 1..ps.len() {
+            if ps[i] == ps[j] {
+                return Ok(None);
+            }
+        }
+    }
+    let n = ps.iter().fold(Integer::from(1u32), |acc, p| acc * p);
+    if n.significant_bits() != bits {
+        return Err(Error::Internal);
+    }
+    // λ = lcm(r_i − 1).
+    let mut lambda = Integer::from(1u32);
+    for p in ps {
+        lambda.lcm_mut(&Integer::from(p - 1u32));
+    }
+    // d = e⁻¹ mod λ without inverting modulo the secret λ: with
+    // a = λ mod e and x = (−a⁻¹) mod e, 1 + x·λ ≡ 1 − a⁻¹·a ≡ 0 (mod e),
+    // so d = (1 + x·λ)/e is exact, below λ, and d·e ≡ 1 (mod λ).
+    let a = rem_u64(&lambda, e);
+    let x = neg_inverse_mod_u64(a, e);
+    let mut d = Integer::from(&lambda * x) + 1u32;
+    d.div_exact_mut(&Integer::from(e));
+    if d.significant_bits() <= half {
+        return Ok(None);
+    }
+    // CRT exponents and coefficients; inverses modulo a prime r by
+    // constant-time exponentiation x^(r − 2) mod r.
+    let exps: Vec<Integer> = ps.iter().map(|p| &d % Integer::from(p - 1u32)).collect();
+    let inv_mod_prime = |v: &Integer, p: &Integer| -> Integer {
+        let exp = Integer::from(p - 2u32);
+        Integer::from(v % p).secure_pow_mod(&exp, p)
+    };
+    let qinv = inv_mod_prime(&ps[1], &ps[0]);
+    let mut coeffs = vec![qinv];
+    let mut prefix = Integer::from(&ps[0] * &ps[1]);
+    for p in &ps[2..] {
+        coeffs.push(inv_mod_prime(&prefix, p));
+        prefix *= p;
+    }
+    pairwise_test(&n, e, ps, &exps, &coeffs, seed)?;
+    RsaKey::from_parts(bits, e, &n, &d, ps, &exps, &coeffs).map(Some)
+}
+
+/// Encrypts a random message with (n, e) and decrypts it through the CRT
+/// path (RFC 8017 RSADP, multi-prime form); a mismatch is `CheckFailed`.
+fn pairwise_test(
+    n: &Integer,
+    e: u64,
+    ps: &[Integer],
+    exps: &[Integer],
+    coeffs: &[Integer],
+    seed: &Seed,
+) -> Result<()> {
+    let mut m = Integer::new();
+    let width = Integer::from(n - 3u32);
+    random_in_range(
+        &mut seed.stream(Purpose::PairwiseTest, 0),
+        &Integer::from(2u32),
+        &width,
+        &mut m,
+    );
+    let c = Integer::from(m.pow_mod_ref(&Integer::from(e), n).ok_or(Error::Internal)?);
+    let crt = |i: usize| Integer::from(&c % &ps[i]).secure_pow_mod(&exps[i], &ps[i]);
+    let m1 = crt(0);
+    let m2 = crt(1);
+    let mut h = Integer::from(&m1 - &m2) * &coeffs[0];
+    h.modulo_mut(&ps[0]);
+    let mut out = m2 + Integer::from(&ps[1] * &h);
+    let mut prefix = Integer::from(&ps[0] * &ps[1]);
+    for i in 2..ps.len() {
+        let mi = crt(i);
+        let mut h = Integer::from(&mi - &out) * &coeffs[i - 1];
+        h.modulo_mut(&ps[i]);
+        out += Integer::from(&prefix * &h);
+        prefix *= &ps[i];
+    }
+    if out == m {
+        Ok(())
+    } else {
+        Err(Error::CheckFailed)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn caps_and_validation() {
+        assert_eq!(max_primes(512), 2);
+        assert_eq!(max_primes(1024), 3);
+        assert_eq!(max_primes(4096), 4);
+        assert_eq!(max_primes(8192), 5);
+        assert!(validate(2048, 65537, 2).is_ok());
+        for (b, e, u) in [
+            (0, 65537, 2),
+            (511, 65537, 2),
+            (2047, 65537, 2),
+            (16386, 65537, 2),
+            (2048, 0, 2),
+            (2048, 1, 2),
+            (2048, 65536, 2),
+            (2048, 65537, 1),
+            (2048, 65537, 4),
+            (512, 65537, 3),
+            (16384, 3, 6),
+        ] {
+            assert!(validate(b, e, u).is_err(), "{b} {e} {u}");
+        }
+    }
+
+    #[test]
+    fn lower_bounds_guarantee_the_modulus_size() {
+        for (bits, u) in [
+            (512u32, 2u32),
+            (2048, 2),
+            (2048, 3),
+            (3072, 3),
+            (4096, 4),
+            (8192, 5),
+        ] {
+            let sizes = prime_sizes(bits, u);
+            assert_eq!(sizes.iter().sum::<u32>(), bits);
+            let prod = sizes
+                .iter()
+                .fold(Integer::from(1u32), |a, &k| a * lower_bound(k, u));
+            assert!(prod.significant_bits() == bits, "{bits}/{u}");
+            // Tight: one less in every bound would drop below 2^(bits-1).
+            let less = sizes
+                .iter()
+                .fold(Integer::from(1u32), |a, &k| a * (lower_bound(k, u) - 1u32));
+            assert!(
+                less.significant_bits() < bits || u > 2,
+                "{bits}/{u} bound not tight"
+            );
+        }
+        // u = 2: the bound is ⌈√2·2^(k−1)⌉.
+        let l = lower_bound(1024, 2);
+        let sq = Integer::from(l.square_ref());
+        assert!(sq >= Integer::from(1u32) << 2047);
+        assert!(Integer::from(&l - 1u32).square() < Integer::from(1u32) << 2047);
+    }
+
+    #[test]
+    fn neg_inverse() {
+        for (a, m) in [
+            (5u64, 65537u64),
+            (12345, 65537),
+            (2, 3),
+            (u64::MAX - 2, u64::MAX),
+        ] {
+            if gcd_u64(a, m) != 1 {
+                continue;
+            }
+            let x = neg_inverse_mod_u64(a, m);
+            assert_eq!((a as u128 * x as u128 + 1) % m as u128, 0, "{a} {m}");
+        }
+    }
+}

@@ -1,0 +1,532 @@
+//! RSA generation through the C ABI: FIPS 186-5 conditions checked from the
+//! components, OpenSSL accepting every format, identical output for a seed
+//! at any thread count, cancellation, work counters and bad input.
+
+mod common;
+
+use std::ffi::{c_int, c_void};
+use std::path::PathBuf;
+use std::process::Command;
+
+use primeforge::ffi::*;
+use rug::integer::Order;
+use rug::Integer;
+
+const SENTINEL: usize = 0xDEAD_BEEF;
+
+fn opts(threads: u32, seed: Option<&[u8; 32]>) -> pf_options {
+    let mut o = pf_options_default();
+    o.threads = threads;
+    if let Some(s) = seed {
+        o.seed = s.as_ptr();
+        o.seed_len = 32;
+    }
+    o
+}
+
+fn generate(bits: u32, e: u64, primes: u32, o: &pf_options) -> Result<*mut pf_rsa_key, pf_status> {
+    let mut key = SENTINEL as *mut pf_rsa_key;
+    let st = unsafe { pf_rsa_generate_ex(bits, e, primes, o, &mut key) };
+    if st == pf_status::PF_OK {
+        Ok(key)
+    } else {
+        assert_eq!(key as usize, SENTINEL, "*out written on failure");
+        Err(st)
+    }
+}
+
+fn take(buf: *mut pf_buffer) -> Vec<u8> {
+    let v = unsafe { std::slice::from_raw_parts(pf_buffer_data(buf), pf_buffer_len(buf)) }.to_vec();
+    unsafe { pf_buffer_free(buf) };
+    v
+}
+
+fn export(key: *const pf_rsa_key, format: pf_format) -> Vec<u8> {
+    let mut b = std::ptr::null_mut();
+    assert_eq!(
+        unsafe { pf_rsa_export(key, format as u32, &mut b) },
+        pf_status::PF_OK
+    );
+    take(b)
+}
+
+fn component(key: *const pf_rsa_key, part: u32) -> Integer {
+    let mut b = std::ptr::null_mut();
+    assert_eq!(
+        unsafe { pf_rsa_component(key, part, &mut b) },
+        pf_status::PF_OK,
+        "part {part}"
+    );
+    Integer::from_digits(&take(b), Order::Msf)
+}
+
+fn seed(n: u8) -> [u8; 32] {
+    let mut s = [0u8; 32];
+    s[0] = n;
+    s[31] = 0xA5;
+    s
+}
+
+/// Checks every FIPS 186-5 A.1.3 / RFC 8017 condition from the components.
+fn check_key(key: *const pf_rsa_key, bits: u32, e: u64, primes: u32) {
+    assert_eq!(unsafe { pf_rsa_bits(key) }, bits);
+    assert_eq!(unsafe { pf_rsa_primes(key) }, primes);
+    let n = component(key, 1);
+    let e_int = component(key, 2);
+    let d = component(key, 3);
+    assert_eq!(e_int, e);
+    assert_eq!(n.significant_bits(), bits, "modulus size");
+    let mut ps = vec![component(key, 4), component(key, 5)];
+    let mut exps = vec![component(key, 6), component(key, 7)];
+    let mut coeffs = vec![component(key, 8)];
+    for i in 0..primes - 2 {
+        ps.push(component(key, 9 + 3 * i));
+        exps.push(component(key, 10 + 3 * i));
+        coeffs.push(component(key, 11 + 3 * i));
+    }
+    let prod = ps.iter().fold(Integer::from(1), |a, p| a * p);
+    assert_eq!(prod, n);
+    let mut lambda = Integer::from(1);
+    for (i, p) in ps.iter().enumerate() {
+        assert_ne!(
+            p.is_probably_prime(40),
+            rug::integer::IsPrime::No,
+            "prime {i}"
+        );
+        let pm1 = Integer::from(p - 1);
+        assert_eq!(Integer::from(pm1.gcd_ref(&e_int)), 1, "gcd(p-1, e)");
+        assert_eq!(exps[i], Integer::from(&d % &pm1), "CRT exponent {i}");
+        lambda.lcm_mut(&pm1);
+    }
+    let ed = Integer::from(&e_int * &d) % &lambda;
+    assert_eq!(ed, 1, "e·d ≡ 1 mod λ");
+    assert!(d < lambda, "d < λ");
+    assert!(d.significant_bits() > bits / 2, "d > 2^(nlen/2)");
+    // qInv = q⁻¹ mod p; t_i = (r_1…r_{i−1})⁻¹ mod r_i.
+    assert_eq!(Integer::from(&coeffs[0] * &ps[1]) % &ps[0], 1);
+    let mut prefix = Integer::from(&ps[0] * &ps[1]);
+    for i in 2..ps.len() {
+        assert_eq!(
+            Integer::from(&coeffs[i - 1] * &prefix) % &ps[i],
+            1,
+            "t_{}",
+            i + 1
+        );
+        prefix *= &ps[i];
+    }
+    if primes == 2 {
+        // p, q ≥ √2·2^(nlen/2 − 1), |p − q| > 2^(nlen/2 − 100).
+        let half = bits / 2;
+        for p in &ps {
+            assert_eq!(p.significant_bits(), half);
+            assert!(Integer::from(p.square_ref()) >= Integer::from(1) << (bits - 1));
+        }
+        let diff = Integer::from(&ps[0] - &ps[1]).abs();
+        assert!(diff > Integer::from(1) << (half - 100));
+        assert!(ps[0] > ps[1], "p > q as OpenSSL orders them");
+    }
+}
+
+fn tmp(name: &str) -> PathBuf {
+    PathBuf::from(env!("CARGO_TARGET_TMPDIR")).join(name)
+}
+
+fn openssl(args: &[&str]) -> String {
+    let out = Command::new("openssl")
+        .args(args)
+        .output()
+        .expect("openssl is needed for interop tests");
+    assert!(
+        out.status.success(),
+        "openssl {args:?} failed:\n{}{}",
+        String::from_utf8_lossy(&out.stdout),
+        String::from_utf8_lossy(&out.stderr)
+    );
+    String::from_utf8_lossy(&out.stdout).into_owned()
+}
+
+#[test]
+fn openssl_accepts_every_format() {
+    let cases: &[(u32, u32)] = &[
+        (512, 2),
+        (1024, 2),
+        (1024, 3),
+        (2048, 2),
+        (2048, 3),
+        (3072, 2),
+        (3072, 3),
+        (4096, 2),
+        (4096, 3),
+    ];
+    for (i, &(bits, primes)) in cases.iter().enumerate() {
+        let s = seed(100 + i as u8);
+        let key = generate(bits, 65537, primes, &opts(0, Some(&s))).unwrap();
+        check_key(key, bits, 65537, primes);
+        let n_hex = format!("{:X}", component(key, 1));
+        let stem = format!("k{bits}-{primes}");
+        let write = |ext: &str, f: pf_format| {
+            let p = tmp(&format!("{stem}.{ext}"));
+            std::fs::write(&p, export(key, f)).unwrap();
+            p.to_str().unwrap().to_owned()
+        };
+        let p8 = write("p8.pem", pf_format::PF_FORMAT_PKCS8_PEM);
+        let p8d = write("p8.der", pf_format::PF_FORMAT_PKCS8_DER);
+        let p1 = write("p1.pem", pf_format::PF_FORMAT_PKCS1_PEM);
+        let p1d = write("p1.der", pf_format::PF_FORMAT_PKCS1_DER);
+        let spki = write("spki.pem", pf_format::PF_FORMAT_SPKI_PEM);
+        let spkid = write("spki.der", pf_format::PF_FORMAT_SPKI_DER);
+        let rp = write("rsapub.pem", pf_format::PF_FORMAT_RSA_PUBLIC_PEM);
+        let rpd = write("rsapub.der", pf_format::PF_FORMAT_RSA_PUBLIC_DER);
+        openssl(&["pkey", "-check", "-noout", "-in", &p8]);
+        openssl(&["pkey", "-check", "-noout", "-inform", "DER", "-in", &p8d]);
+        let m = openssl(&["rsa", "-check", "-noout", "-modulus", "-in", &p1]);
+        assert!(
+            m.contains(&format!("Modulus={n_hex}")),
+            "{bits}/{primes}: modulus differs"
+        );
+        openssl(&["rsa", "-check", "-noout", "-inform", "DER", "-in", &p1d]);
+        let m = openssl(&["pkey", "-pubin", "-noout", "-text", "-in", &spki]);
+        assert!(m.contains(&format!("Public-Key: ({bits} bit)")), "{m}");
+        openssl(&["pkey", "-pubin", "-noout", "-inform", "DER", "-in", &spkid]);
+        let m = openssl(&["rsa", "-RSAPublicKey_in", "-noout", "-modulus", "-in", &rp]);
+        assert!(m.contains(&format!("Modulus={n_hex}")));
+        openssl(&[
+            "rsa",
+            "-RSAPublicKey_in",
+            "-noout",
+            "-inform",
+            "DER",
+            "-in",
+            &rpd,
+        ]);
+        // The public half OpenSSL derives from the private key is ours.
+        let derived = openssl(&["pkey", "-pubout", "-in", &p8]);
+        assert_eq!(derived.as_bytes(), std::fs::read(&spki).unwrap().as_slice());
+        unsafe { pf_rsa_free(key) };
+    }
+}
+
+#[test]
+fn pem_layout_follows_rfc7468() {
+    let s = seed(1);
+    let key = generate(1024, 65537, 2, &opts(1, Some(&s))).unwrap();
+    for (f, label) in [
+        (pf_format::PF_FORMAT_PKCS8_PEM, "PRIVATE KEY"),
+        (pf_format::PF_FORMAT_PKCS1_PEM, "RSA PRIVATE KEY"),
+        (pf_format::PF_FORMAT_SPKI_PEM, "PUBLIC KEY"),
+        (pf_format::PF_FORMAT_RSA_PUBLIC_PEM, "RSA PUBLIC KEY"),
+    ] {
+        let pem = String::from_utf8(export(key, f)).unwrap();
+        assert!(pem.starts_with(&format!("-----BEGIN {label}-----\n")));
+        assert!(pem.ends_with(&format!("-----END {label}-----\n")));
+        assert!(!pem.contains('\r') && !pem.contains('\0'));
+        let body: Vec<&str> = pem.lines().skip(1).collect();
+        for line in &body[..body.len() - 2] {
+            assert_eq!(line.len(), 64);
+        }
+    }
+    unsafe { pf_rsa_free(key) };
+}
+
+#[test]
+fn other_exponents_and_five_primes() {
+    for (bits, e, primes) in [
+        (1024u32, 3u64, 2u32),
+        (2048, 0xFFFF_FFFF_FFFF_FFC5, 2),
+        (8192, 65537, 5),
+    ] {
+        let s = seed(7);
+        let key = generate(bits, e, primes, &opts(0, Some(&s))).unwrap();
+        check_key(key, bits, e, primes);
+        let p = tmp(&format!("e{e}-{primes}.pem"));
+        std::fs::write(&p, export(key, pf_format::PF_FORMAT_PKCS1_PEM)).unwrap();
+        openssl(&["rsa", "-check", "-noout", "-in", p.to_str().unwrap()]);
+        unsafe { pf_rsa_free(key) };
+    }
+}
+
+#[test]
+fn same_seed_same_key_at_any_thread_count() {
+    for (bits, primes) in [(1024u32, 2u32), (2048, 2), (2048, 3)] {
+        let s = seed(42);
+        let mut reference: Option<Vec<u8>> = None;
+        for threads in [1u32, 2, 3, 8] {
+            let key = generate(bits, 65537, primes, &opts(threads, Some(&s))).unwrap();
+            let der = export(key, pf_format::PF_FORMAT_PKCS1_DER);
+            unsafe { pf_rsa_free(key) };
+            match &reference {
+                None => reference = Some(der),
+                Some(r) => assert!(
+                    r == &der,
+                    "{bits}/{primes}: key differs at {threads} threads"
+                ),
+            }
+        }
+        let other = generate(bits, 65537, primes, &opts(2, Some(&seed(43)))).unwrap();
+        assert_ne!(
+            reference.unwrap(),
+            export(other, pf_format::PF_FORMAT_PKCS1_DER)
+        );
+        unsafe { pf_rsa_free(other) };
+    }
+    // Without a seed, two keys differ.
+    let a = generate(1024, 65537, 2, &opts(0, None)).unwrap();
+    let b = generate(1024, 65537, 2, &opts(0, None)).unwrap();
+    assert_ne!(component(a, 1), component(b, 1));
+    unsafe {
+        pf_rsa_free(a);
+        pf_rsa_free(b);
+    }
+}
+
+fn exps(bits: u32, threads: u32, s: &[u8; 32]) -> u64 {
+    let mut stats = pf_stats::default();
+    let mut o = opts(threads, Some(s));
+    o.stats = &mut stats;
+    let key = generate(bits, 65537, 2, &o).unwrap();
+    unsafe { pf_rsa_free(key) };
+    assert!(
+        stats.candidates >= stats.survivors && stats.survivors >= 2 && stats.exponentiations >= 2
+    );
+    assert!(stats.elapsed_ns > 0);
+    stats.exponentiations
+}
+
+#[test]
+fn work_at_16_threads_is_within_the_waste_bound() {
+    // Same seeds: 1 thread is deterministic; 16 threads may only add what is
+    // in flight when the answer becomes known.
+    let seeds: Vec<[u8; 32]> = (0..6).map(|i| seed(200 + i)).collect();
+    for s in &seeds {
+        let one = exps(2048, 1, s);
+        assert_eq!(one, exps(2048, 1, s), "1-thread work is not deterministic");
+        let sixteen = exps(2048, 16, s);
+        assert!(
+            sixteen as f64 <= 1.03 * one as f64 + 15.0,
+            "16 threads: {sixteen} exponentiations vs {one} at 1 thread"
+        );
+        assert!(sixteen >= one);
+    }
+}
+
+struct CancelState {
+    calls: u32,
+    cancel_after: u32,
+    thread: Option<std::thread::ThreadId>,
+    other_thread: bool,
+    cancelled_at: Option<std::time::Instant>,
+    last: pf_progress,
+}
+
+unsafe extern "C" fn cancel_cb(user: *mut c_void, ev: *const pf_progress) -> c_int {
+    let st = unsafe { &mut *(user as *mut CancelState) };
+    st.calls += 1;
+    st.last = unsafe { *ev };
+    if st.thread.is_some_and(|t| t != std::thread::current().id()) {
+        st.other_thread = true;
+    }
+    if st.calls >= st.cancel_after {
+        st.cancelled_at = Some(std::time::Instant::now());
+        1
+    } else {
+        0
+    }
+}
+
+#[test]
+fn progress_runs_on_the_caller_thread_and_cancel_is_prompt() {
+    for cancel_after in [1u32, 3] {
+        let mut state = CancelState {
+            calls: 0,
+            cancel_after,
+            thread: Some(std::thread::current().id()),
+            other_thread: false,
+            cancelled_at: None,
+            last: pf_progress::default(),
+        };
+        let mut stats = pf_stats {
+            candidates: 77,
+            ..Default::default()
+        };
+        let mut o = opts(2, None);
+        o.progress = Some(cancel_cb);
+        o.user_data = &mut state as *mut CancelState as *mut c_void;
+        o.stats = &mut stats;
+        // 8192 bits: far longer than the 50 ms between reports.
+        let st = generate(8192, 65537, 2, &o).unwrap_err();
+        let returned = std::time::Instant::now();
+        assert_eq!(st, pf_status::PF_ERR_CANCELLED);
+        assert_eq!(state.calls, cancel_after);
+        assert!(!state.other_thread, "callback ran on a worker thread");
+        let delay = returned - state.cancelled_at.unwrap();
+        assert!(
+            delay < std::time::Duration::from_millis(100),
+            "returned {delay:?} after cancel"
+        );
+        assert_eq!(state.last.primes_needed, 2);
+        assert_eq!(stats.candidates, 77, "stats written on failure");
+    }
+    // The library still works afterwards.
+    let key = generate(512, 65537, 2, &opts(2, None)).unwrap();
+    unsafe { pf_rsa_free(key) };
+}
+
+unsafe extern "C" fn count_cb(user: *mut c_void, ev: *const pf_progress) -> c_int {
+    let v = unsafe { &mut *(user as *mut Vec<pf_progress>) };
+    v.push(unsafe { *ev });
+    0
+}
+
+#[test]
+fn progress_reports_each_prime_found() {
+    let mut events: Vec<pf_progress> = Vec::new();
+    let s = seed(9);
+    let mut o = opts(2, Some(&s));
+    o.progress = Some(count_cb);
+    o.user_data = &mut events as *mut Vec<pf_progress> as *mut c_void;
+    let key = generate(2048, 65537, 2, &o).unwrap();
+    unsafe { pf_rsa_free(key) };
+    assert!(!events.is_empty());
+    assert!(
+        events.iter().any(|e| e.primes_found == 1),
+        "no report after the first prime"
+    );
+    assert!(events
+        .windows(2)
+        .all(|w| w[0].candidates <= w[1].candidates && w[0].primes_found <= w[1].primes_found));
+    assert!(events.iter().all(|e| e.primes_needed == 2));
+}
+
+#[test]
+fn bad_input_gets_a_status_and_leaves_out_untouched() {
+    use pf_status::*;
+    let d = pf_options_default();
+    let cases: &[(u32, u64, u32, &str)] = &[
+        (0, 65537, 2, "bits 0"),
+        (511, 65537, 2, "bits 511"),
+        (2047, 65537, 2, "odd bits"),
+        (16386, 65537, 2, "bits 16386"),
+        (u32::MAX, 65537, 2, "bits max"),
+        (2048, 0, 2, "e 0"),
+        (2048, 1, 2, "e 1"),
+        (2048, 65536, 2, "even e"),
+        (2048, 65537, 0, "primes 0"),
+        (2048, 65537, 1, "primes 1"),
+        (2048, 65537, 6, "primes 6"),
+        (2048, 65537, 4, "primes above the cap for 2048"),
+        (512, 65537, 3, "primes above the cap for 512"),
+    ];
+    for &(bits, e, primes, what) in cases {
+        assert_eq!(
+            generate(bits, e, primes, &d).unwrap_err(),
+            PF_ERR_INVALID_ARGUMENT,
+            "{what}"
+        );
+    }
+    // NULL out.
+    assert_eq!(
+        unsafe { pf_rsa_generate_ex(2048, 65537, 2, &d, std::ptr::null_mut()) },
+        PF_ERR_NULL_ARGUMENT
+    );
+    assert_eq!(
+        unsafe { pf_rsa_generate(2048, 1, std::ptr::null_mut()) },
+        PF_ERR_NULL_ARGUMENT
+    );
+    // Seeds of the wrong length, or a length without a seed.
+    let long = [0u8; 64];
+    for (ptr, len) in [
+        (long.as_ptr(), 31usize),
+        (long.as_ptr(), 33),
+        (long.as_ptr(), 0),
+        (std::ptr::null(), 32),
+    ] {
+        let mut o = pf_options_default();
+        o.seed = ptr;
+        o.seed_len = len;
+        assert_eq!(
+            generate(1024, 65537, 2, &o).unwrap_err(),
+            PF_ERR_INVALID_ARGUMENT,
+            "seed_len {len}"
+        );
+    }
+    // Thread counts.
+    for t in [1025u32, u32::MAX] {
+        assert_eq!(
+            generate(1024, 65537, 2, &opts(t, None)).unwrap_err(),
+            PF_ERR_INVALID_ARGUMENT
+        );
+        let mut k = SENTINEL as *mut pf_rsa_key;
+        assert_eq!(
+            unsafe { pf_rsa_generate(1024, t, &mut k) },
+            PF_ERR_INVALID_ARGUMENT
+        );
+        assert_eq!(k as usize, SENTINEL);
+    }
+    // struct_size too small; larger with non-zero unknown fields.
+    let mut o = pf_options_default();
+    o.struct_size = 8;
+    assert_eq!(
+        generate(1024, 65537, 2, &o).unwrap_err(),
+        PF_ERR_INVALID_ARGUMENT
+    );
+    #[repr(C)]
+    struct Bigger {
+        base: pf_options,
+        extra: u64,
+    }
+    let mut big = Bigger {
+        base: pf_options_default(),
+        extra: 0,
+    };
+    big.base.struct_size = std::mem::size_of::<Bigger>() as u32;
+    big.base.threads = 1;
+    let k = generate(512, 65537, 2, &big.base).unwrap();
+    unsafe { pf_rsa_free(k) };
+    big.extra = 1;
+    assert_eq!(
+        generate(512, 65537, 2, &big.base).unwrap_err(),
+        PF_ERR_UNSUPPORTED
+    );
+
+    // Export and component: NULLs, unknown formats and parts.
+    let key = generate(512, 65537, 2, &opts(1, Some(&seed(3)))).unwrap();
+    let mut b = SENTINEL as *mut pf_buffer;
+    unsafe {
+        for f in [0u32, 9, 12, 1000, u32::MAX] {
+            assert_eq!(
+                pf_rsa_export(key, f, &mut b),
+                PF_ERR_INVALID_ARGUMENT,
+                "format {f}"
+            );
+        }
+        for part in [0u32, 9, 11, 17, 18, u32::MAX] {
+            assert_eq!(
+                pf_rsa_component(key, part, &mut b),
+                PF_ERR_INVALID_ARGUMENT,
+                "part {part}"
+            );
+        }
+        assert_eq!(b as usize, SENTINEL);
+        assert_eq!(
+            pf_rsa_export(std::ptr::null(), 1, &mut b),
+            PF_ERR_NULL_ARGUMENT
+        );
+        assert_eq!(
+            pf_rsa_export(key, 1, std::ptr::null_mut()),
+            PF_ERR_NULL_ARGUMENT
+        );
+        assert_eq!(
+            pf_rsa_component(std::ptr::null(), 1, &mut b),
+            PF_ERR_NULL_ARGUMENT
+        );
+        assert_eq!(
+            pf_rsa_component(key, 1, std::ptr::null_mut()),
+            PF_ERR_NULL_ARGUMENT
+        );
+        assert_eq!(b as usize, SENTINEL);
+        assert_eq!(pf_rsa_bits(std::ptr::null()), 0);
+        assert_eq!(pf_rsa_primes(std::ptr::null()), 0);
+        pf_rsa_free(key);
+        pf_rsa_free(std::ptr::null_mut());
+    }
+}
