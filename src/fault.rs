@@ -22,7 +22,6 @@ pub fn arm(name: &'static str) {
 /// Arms `name` once for whichever thread reaches it first (for points that
 /// run on pool workers). Use names that only one test reaches.
 #[cfg(test)]
-#[allow(dead_code)] // used by the engine's panic tests
 pub fn arm_any_thread(name: &'static str) {
     ARMED_ANY_THREAD.lock().unwrap().push(name);
 }

@@ -262,3 +262,26 @@ pub unsafe extern "C" fn pf_rsa_free(key: *mut pf_rsa_key) {
         }
     })
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::fault;
+
+    /// A panic on a pool worker (inside a Miller–Rabin round) comes back as
+    /// PF_ERR_INTERNAL, `*out` untouched, and the library keeps working.
+    #[test]
+    fn panic_on_a_worker_thread_becomes_internal_error() {
+        let sentinel = 0x9999usize as *mut pf_rsa_key;
+        let mut key = sentinel;
+        let mut opts = super::super::options::pf_options_default();
+        opts.threads = 2;
+        fault::arm_any_thread("search_round");
+        let st = unsafe { pf_rsa_generate_ex(512, 65537, 2, &opts, &mut key) };
+        assert_eq!(st, pf_status::PF_ERR_INTERNAL);
+        assert_eq!(key, sentinel);
+        let st = unsafe { pf_rsa_generate_ex(512, 65537, 2, &opts, &mut key) };
+        assert_eq!(st, pf_status::PF_OK);
+        unsafe { pf_rsa_free(key) };
+    }
+}
