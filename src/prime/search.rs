@@ -60,7 +60,7 @@ const PROGRESS_INTERVAL: Duration = Duration::from_millis(50);
 /// What the search needs to know about the primes it looks for.
 pub trait CandidateSource: Send + Sync + 'static {
     /// Builds candidate number `index` from its stream and applies the cheap
-    /// tests (trial division, side conditions). `None` rejects it.
+    /// tests (trial division, side conditions); `false` rejects it.
     fn candidate(&self, rng: &mut ChaCha20Rng, out: &mut Integer) -> bool;
     /// Total Miller–Rabin rounds a candidate must pass.
     fn rounds(&self) -> u32;
@@ -203,21 +203,16 @@ impl<S: CandidateSource> Shared<S> {
     /// Records the verdict of a confirmation round.
     fn finish_round(&self, index: u64, pass: bool) {
         let mut st = lock(&self.state);
-        let done = match st.pending.get_mut(&index) {
-            None => return, // already failed by another round
-            Some(p) if !pass => {
-                let _ = p;
-                st.pending.remove(&index);
-                false
-            }
-            Some(p) => {
-                p.passed += 1;
-                p.passed == self.rounds
-            }
+        // Absent: another round already failed it, or the bound dropped it.
+        let Some(p) = st.pending.get_mut(&index) else {
+            return;
         };
-        if done {
+        p.passed += u32::from(pass);
+        if !pass || p.passed == self.rounds {
             let p = st.pending.remove(&index).expect("pending entry");
-            self.confirm(&mut st, index, p.cand);
+            if pass {
+                self.confirm(&mut st, index, p.cand);
+            }
         }
         st.prune();
         drop(st);
