@@ -11,6 +11,7 @@
 
 pub mod error;
 pub mod ffi;
+pub mod gmp;
 pub mod secure;
 pub mod threads;
 

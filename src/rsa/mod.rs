@@ -21,7 +21,7 @@ use rug::Integer;
 use crate::error::{Error, Result};
 use crate::prime::mr::rounds_for_bits;
 use crate::prime::search::{search, CandidateSource};
-use crate::prime::small::{passes_trial_division, rem_u64, rsa_batches};
+use crate::prime::small::{rem_u64, rsa_trial_bound, TrialTable};
 use crate::prime::stream::{random_in_range, Purpose, Seed};
 use crate::prime::{Options, Stats};
 
@@ -101,6 +101,7 @@ struct RsaSource {
     width: Integer,
     e: u64,
     rounds: u32,
+    trial: std::sync::Arc<TrialTable>,
 }
 
 impl RsaSource {
@@ -112,6 +113,7 @@ impl RsaSource {
             width,
             e,
             rounds: rounds_for_bits(k),
+            trial: TrialTable::shared(k.div_ceil(64) as usize, rsa_trial_bound(k)),
         }
     }
 }
@@ -120,7 +122,7 @@ impl CandidateSource for RsaSource {
     fn candidate(&self, rng: &mut ChaCha20Rng, out: &mut Integer) -> bool {
         random_in_range(rng, &self.lo, &self.width, out);
         out.set_bit(0, true);
-        if !passes_trial_division(out, rsa_batches()) {
+        if !self.trial.passes(out) {
             return false;
         }
         // gcd(c − 1, e) = 1, from c mod e (e is public).
@@ -143,6 +145,7 @@ impl CandidateSource for RsaSource {
 /// primes. Returns the key and the work counters.
 pub fn generate(bits: u32, e: u64, primes: u32, opts: &mut Options<'_>) -> Result<(RsaKey, Stats)> {
     validate(bits, e, primes)?;
+    crate::gmp::init();
     crate::threads::resolve_threads(opts.threads)?;
     let seed = Seed::from_option(opts.seed)?;
     let sizes = prime_sizes(bits, primes);

@@ -1,0 +1,167 @@
+//! Process-wide set-up of the private, bundled GMP, run once before
+//! primeforge uses GMP from any entry point ([`init`]).
+//!
+//! ## Dispatch fix for AMD Zen (measured, guarded)
+//! rug's GMP is a "fat" build: it picks assembly routines for the CPU at
+//! run time through a table of function pointers (`__gmpn_cpuvec`). For
+//! AMD family 17h/19h (Zen 1–4) GMP 6.3 fills the table with Zen routines
+//! for multiplication but leaves `mpn_addmul_2` and `mpn_redc_2` on their
+//! portable C fallbacks. Montgomery reduction, which is most of every
+//! modular exponentiation, then runs in C through pairs of `addmul_1`
+//! calls. On such a CPU [`init`] points those two entries at GMP's own
+//! assembly for Haswell-class CPUs (which needs only BMI2, present on
+//! every Zen): `addmul_2` directly, and `redc_2` through a shim that calls
+//! `redc_1` with the low limb of the inverse (both compute the same
+//! Montgomery reduction; `mpn_sec_powm` and `mpn_powm` pass −m⁻¹ mod 2^128
+//! to `redc_2`, whose low limb is exactly `redc_1`'s −m⁻¹ mod 2^64).
+//! Measured on the development machine (AMD EPYC, family 19h), per
+//! `mpz_powm_sec`: 1024-bit 0.69 → 0.56 ms, 1536-bit 1.59 → 1.41 ms,
+//! 2048-bit 4.27 → 3.97 ms (minimum of 60 interleaved runs).
+//!
+//! The patch is applied only when both entries still hold exactly the
+//! portable fallbacks we expect, so a different GMP build, layout or CPU
+//! leaves the table untouched. Our GMP is private to this library (its
+//! symbols are not exported), so a host's own GMP is never affected.
+
+use std::sync::Once;
+
+/// Runs the one-time set-up. Cheap after the first call; call it before
+/// any GMP object is created on behalf of a caller.
+pub fn init() {
+    static ONCE: Once = Once::new();
+    ONCE.call_once(|| {
+        #[cfg(all(target_arch = "x86_64", target_os = "linux"))]
+        zen::patch();
+    });
+}
+
+/// Whether the Zen dispatch fix is active in this process.
+pub fn zen_fix_active() -> bool {
+    init();
+    #[cfg(all(target_arch = "x86_64", target_os = "linux"))]
+    {
+        zen::ACTIVE.load(std::sync::atomic::Ordering::Relaxed)
+    }
+    #[cfg(not(all(target_arch = "x86_64", target_os = "linux")))]
+    {
+        false
+    }
+}
+
+#[cfg(all(target_arch = "x86_64", target_os = "linux"))]
+mod zen {
+    use std::ffi::c_void;
+    use std::ptr::addr_of_mut;
+    use std::sync::atomic::{AtomicBool, Ordering};
+
+    type Limb = u64;
+
+    pub static ACTIVE: AtomicBool = AtomicBool::new(false);
+
+    // Slots of `struct cpuvec_t` in GMP 6.3.0 (gmp-impl.h), which lists the
+    // fat functions in alphabetical order: addmul_2 is the 5th entry,
+    // redc_2 the 32nd. Checked against the expected contents below.
+    const SLOT_ADDMUL_2: usize = 4;
+    const SLOT_REDC_2: usize = 31;
+    const SLOTS: usize = 37;
+
+    extern "C" {
+        static mut __gmpn_cpuvec: [*const c_void; SLOTS];
+        fn __gmpn_cpuvec_init();
+        fn __gmpn_addmul_2_fat();
+        fn __gmpn_redc_2_fat();
+        fn __gmpn_addmul_2_coreihwl();
+        fn __gmpn_redc_1_coreihwl(
+            rp: *mut Limb,
+            up: *mut Limb,
+            mp: *const Limb,
+            n: isize,
+            invm: Limb,
+        ) -> Limb;
+    }
+
+    /// `mpn_redc_2` contract on top of the assembly `mpn_redc_1`.
+    unsafe extern "C" fn redc_2_via_redc_1(
+        rp: *mut Limb,
+        up: *mut Limb,
+        mp: *const Limb,
+        n: isize,
+        mip: *const Limb,
+    ) -> Limb {
+        // SAFETY: same buffers as GMP passed to redc_2; mip has 2 limbs.
+        unsafe { __gmpn_redc_1_coreihwl(rp, up, mp, n, *mip) }
+    }
+
+    pub fn patch() {
+        if !std::arch::is_x86_feature_detected!("bmi2") {
+            return;
+        }
+        // SAFETY: __gmpn_cpuvec_init fills GMP's dispatch table (idempotent).
+        // We read and write two aligned pointer slots of that table, once,
+        // under `Once`, before primeforge creates any GMP object, and only if
+        // they hold the exact fallbacks we expect; the replacements have the
+        // same contracts (see the module docs).
+        unsafe {
+            __gmpn_cpuvec_init();
+            let table = addr_of_mut!(__gmpn_cpuvec) as *mut *const c_void;
+            let addmul_2 = table.add(SLOT_ADDMUL_2);
+            let redc_2 = table.add(SLOT_REDC_2);
+            if std::ptr::read_volatile(addmul_2) != __gmpn_addmul_2_fat as *const c_void
+                || std::ptr::read_volatile(redc_2) != __gmpn_redc_2_fat as *const c_void
+            {
+                return;
+            }
+            std::ptr::write_volatile(addmul_2, __gmpn_addmul_2_coreihwl as *const c_void);
+            std::ptr::write_volatile(redc_2, redc_2_via_redc_1 as *const c_void);
+        }
+        ACTIVE.store(true, Ordering::Relaxed);
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use rug::Integer;
+
+    /// With the fix active, exponentiation still agrees with a plain
+    /// square-and-multiply reference on many sizes (including odd limb
+    /// counts and moduli with the top limb small).
+    #[test]
+    fn exponentiation_agrees_with_reference() {
+        super::init();
+        let mut x = Integer::from(0x1234_5678_9abc_def1u64);
+        for bits in [64u32, 130, 500, 1024, 1100, 1536, 2048, 3000] {
+            for _ in 0..3 {
+                x = (Integer::from(&x * &x) + 0x9e37_79b9u32).keep_bits(bits + 17);
+                let m = Integer::from(&x >> 16u32) | 1u32;
+                let base = Integer::from(&x % &m);
+                let e = Integer::from(&x >> 40u32);
+                let fast = base.clone().secure_pow_mod(&e, &m);
+                let plain = base.clone().pow_mod(&e, &m).unwrap();
+                let mut r = Integer::from(1u32);
+                for i in (0..e.significant_bits()).rev() {
+                    r.square_mut();
+                    r %= &m;
+                    if e.get_bit(i) {
+                        r *= &base;
+                        r %= &m;
+                    }
+                }
+                assert_eq!(fast, r, "powm_sec, {bits} bits");
+                assert_eq!(plain, r, "powm, {bits} bits");
+            }
+        }
+    }
+
+    #[test]
+    fn fix_is_active_on_zen() {
+        let zen = std::fs::read_to_string("/proc/cpuinfo")
+            .map(|s| {
+                s.contains("AuthenticAMD")
+                    && (s.contains("cpu family\t: 23") || s.contains("cpu family\t: 25"))
+            })
+            .unwrap_or(false);
+        if zen {
+            assert!(super::zen_fix_active());
+        }
+    }
+}
