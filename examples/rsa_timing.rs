@@ -1,47 +1,104 @@
 //! Times RSA key generation through the Rust core with fixed seeds
 //! (seed i = [i; 32] for i in 0..N), so every thread count does the same
-//! work. The full benchmark suite with peers is issue 6's `pf-bench`.
+//! work, interleaved per seed so that machine drift hits every column alike.
+//! With `--openssl`, `openssl genpkey` (one thread, as users run it) is
+//! timed in the same loop. The full benchmark suite with peers is issue
+//! 6's `pf-bench`.
 //!
-//!     cargo run --release --example rsa_timing -- BITS THREADS N
+//!     cargo run --release --example rsa_timing -- BITS N THREADS... [--openssl]
+use std::process::{Command, Stdio};
+use std::time::Instant;
+
 use primeforge::prime::Options;
 
+#[path = "common/timing.rs"]
+mod timing;
+
+use timing::{cpu_seconds, summary};
+
 fn main() {
-    let args: Vec<u32> = std::env::args()
-        .skip(1)
-        .map(|a| a.parse().expect("BITS THREADS N"))
+    let mut args: Vec<String> = std::env::args().skip(1).collect();
+    let openssl = args.iter().any(|a| a == "--openssl");
+    args.retain(|a| a != "--openssl");
+    let nums: Vec<u32> = args
+        .iter()
+        .map(|a| {
+            a.parse()
+                .expect("usage: rsa_timing BITS N THREADS... [--openssl]")
+        })
         .collect();
-    let [bits, threads, n] = args[..] else {
-        panic!("usage: rsa_timing BITS THREADS N")
-    };
-    let mut times = Vec::new();
-    let mut exps = 0;
-    let mut cands = 0;
-    let mut survs = 0;
+    assert!(
+        nums.len() >= 3,
+        "usage: rsa_timing BITS N THREADS... [--openssl]"
+    );
+    let (bits, n, threads) = (nums[0], nums[1], &nums[2..]);
+    assert!(n <= 256, "at most 256 seeds");
+    let mut times = vec![Vec::new(); threads.len()];
+    let mut ossl = Vec::new();
+    let mut work = vec![(0u64, 0u64, 0u64); threads.len()];
+    let mut cpu = vec![0f64; threads.len()];
     for i in 0..n {
         let seed = [i as u8; 32];
-        let mut o = Options {
-            threads,
-            seed: Some(&seed),
-            progress: None,
-        };
-        let t = std::time::Instant::now();
-        let (k, st) = primeforge::rsa::generate(bits, 65537, 2, &mut o).expect("generation");
-        times.push(t.elapsed().as_secs_f64());
-        exps += st.exponentiations;
-        cands += st.candidates;
-        survs += st.survivors;
-        assert_eq!(k.bits(), bits);
+        for (j, &t) in threads.iter().enumerate() {
+            let mut o = Options {
+                threads: t,
+                seed: Some(&seed),
+                progress: None,
+            };
+            let start = Instant::now();
+            let cpu0 = cpu_seconds();
+            let (k, st) = primeforge::rsa::generate(bits, 65537, 2, &mut o).expect("generation");
+            times[j].push(start.elapsed().as_secs_f64());
+            cpu[j] += cpu_seconds() - cpu0;
+            assert_eq!(k.bits(), bits);
+            work[j].0 += st.candidates;
+            work[j].1 += st.survivors;
+            work[j].2 += st.exponentiations;
+        }
+        if openssl {
+            let start = Instant::now();
+            let ok = Command::new("openssl")
+                .args(["genpkey", "-algorithm", "RSA", "-pkeyopt"])
+                .arg(format!("rsa_keygen_bits:{bits}"))
+                .stdout(Stdio::null())
+                .stderr(Stdio::null())
+                .status()
+                .expect("openssl")
+                .success();
+            assert!(ok, "openssl genpkey failed");
+            ossl.push(start.elapsed().as_secs_f64());
+        }
     }
-    times.sort_by(f64::total_cmp);
-    let mean = times.iter().sum::<f64>() / n as f64;
-    let sd = (times.iter().map(|t| (t - mean).powi(2)).sum::<f64>() / n as f64).sqrt();
-    println!(
-        "RSA-{bits} threads {threads} keys {n}: mean {mean:.4} s, median {:.4} s, sd {sd:.4} s, min {:.4}, max {:.4}, exponentiations/key {:.1}, candidates/key {:.0}, survivors/key {:.1}",
-        times[times.len() / 2],
-        times[0],
-        times[times.len() - 1],
-        exps as f64 / n as f64,
-        cands as f64 / n as f64,
-        survs as f64 / n as f64
-    );
+    println!("RSA-{bits}, {n} keys (seeds [i; 32], i < {n}):");
+    let mut means = Vec::new();
+    for (j, &t) in threads.iter().enumerate() {
+        means.push(summary(&format!("{t} thread(s)"), &times[j]));
+        let (c, s, e) = work[j];
+        let nf = n as f64;
+        println!(
+            "  {:<16} per key: candidates {:.0}, survivors {:.1}, exponentiations {:.1}, CPU {:.4} s; busy {:.1}% of {t} thread(s); CPU per exponentiation {:.2} ms",
+            "",
+            c as f64 / nf,
+            s as f64 / nf,
+            e as f64 / nf,
+            cpu[j] / nf,
+            100.0 * cpu[j] / (t as f64 * times[j].iter().sum::<f64>()),
+            1e3 * cpu[j] / e as f64
+        );
+    }
+    for (j, &t) in threads.iter().enumerate().skip(1) {
+        println!(
+            "  speedup {} → {t} threads: {:.2}×",
+            threads[0],
+            means[0] / means[j]
+        );
+    }
+    if openssl {
+        let m = summary("openssl genpkey", &ossl);
+        println!(
+            "  primeforge ({} thread) vs openssl genpkey: {:.2}× faster",
+            threads[0],
+            m / means[0]
+        );
+    }
 }

@@ -19,6 +19,7 @@ mod fault;
 
 pub use error::{Error, Result};
 pub use secure::SecureBuf;
+pub mod dh;
 pub mod encode;
 pub mod prime;
 pub mod rsa;

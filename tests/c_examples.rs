@@ -15,7 +15,7 @@ fn example(name: &str) -> PathBuf {
 #[test]
 fn every_example_has_a_test() {
     // A new example must be added to this file, so it is built and run.
-    let tested = ["basics", "rsa_keygen"];
+    let tested = ["basics", "rsa_keygen", "dh_params"];
     for entry in std::fs::read_dir(common::manifest_dir().join("c-examples")).unwrap() {
         let path = entry.unwrap().path();
         if path.extension().is_some_and(|e| e == "c") {
@@ -80,4 +80,40 @@ fn rsa_keygen_writes_a_key_openssl_accepts() {
     let r = common::run(&exe, &["1001", "1"]);
     assert_eq!(r.code, Some(1));
     assert!(r.stderr.contains("invalid argument"), "{}", r.stderr);
+}
+
+#[test]
+fn dh_params_writes_parameters_openssl_accepts() {
+    let exe = common::compile_c("dh_params", &[&example("dh_params")], &[]);
+    let out = std::path::PathBuf::from(env!("CARGO_TARGET_TMPDIR")).join("dh_params.pem");
+    let r = common::run(&exe, &["768", "2", "2", out.to_str().unwrap()]);
+    assert_eq!(r.code, Some(0), "stderr:\n{}", r.stderr);
+    assert!(
+        r.stderr
+            .contains("dh_params: 768-bit safe prime, g = 2, in "),
+        "{}",
+        r.stderr
+    );
+    assert!(r.stderr.contains("exponentiations "), "{}", r.stderr);
+    let pem = std::fs::read_to_string(&out).unwrap();
+    assert!(pem.starts_with("-----BEGIN DH PARAMETERS-----\n"));
+    let check = std::process::Command::new("openssl")
+        .args(["dhparam", "-check", "-noout", "-in"])
+        .arg(&out)
+        .output()
+        .expect("openssl");
+    let text = String::from_utf8_lossy(&check.stdout).into_owned()
+        + &String::from_utf8_lossy(&check.stderr);
+    assert!(
+        check.status.success() && text.contains("appear to be ok"),
+        "{text}"
+    );
+    // Bad input: a clear message and a non-zero exit.
+    let r = common::run(&exe, &["1024", "1"]);
+    assert_eq!(r.code, Some(1));
+    assert!(
+        r.stderr.contains("dh_params: invalid argument"),
+        "{}",
+        r.stderr
+    );
 }

@@ -8,21 +8,12 @@ use std::ffi::{c_int, c_void};
 use std::path::PathBuf;
 use std::process::Command;
 
+use common::{opts, take};
 use primeforge::ffi::*;
 use rug::integer::Order;
 use rug::Integer;
 
 const SENTINEL: usize = 0xDEAD_BEEF;
-
-fn opts(threads: u32, seed: Option<&[u8; 32]>) -> pf_options {
-    let mut o = pf_options_default();
-    o.threads = threads;
-    if let Some(s) = seed {
-        o.seed = s.as_ptr();
-        o.seed_len = 32;
-    }
-    o
-}
 
 fn generate(bits: u32, e: u64, primes: u32, o: &pf_options) -> Result<*mut pf_rsa_key, pf_status> {
     let mut key = SENTINEL as *mut pf_rsa_key;
@@ -33,12 +24,6 @@ fn generate(bits: u32, e: u64, primes: u32, o: &pf_options) -> Result<*mut pf_rs
         assert_eq!(key as usize, SENTINEL, "*out written on failure");
         Err(st)
     }
-}
-
-fn take(buf: *mut pf_buffer) -> Vec<u8> {
-    let v = unsafe { std::slice::from_raw_parts(pf_buffer_data(buf), pf_buffer_len(buf)) }.to_vec();
-    unsafe { pf_buffer_free(buf) };
-    v
 }
 
 fn export(key: *const pf_rsa_key, format: pf_format) -> Vec<u8> {

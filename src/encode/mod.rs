@@ -144,3 +144,133 @@ pub fn rsa_export(key: &RsaKey, format: RsaFormat) -> Result<SecureBuf> {
         }
     }
 }
+
+/// Output formats for DH parameters.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum DhFormat {
+    /// PKCS#3 DHParameter, PEM "DH PARAMETERS".
+    Pkcs3Pem,
+    /// PKCS#3 DHParameter, DER.
+    Pkcs3Der,
+    /// X9.42 DomainParameters (carries q), PEM "X9.42 DH PARAMETERS".
+    X942Pem,
+    /// X9.42 DomainParameters, DER.
+    X942Der,
+}
+
+/// PKCS#3 `DHParameter ::= SEQUENCE { prime, base }` or X9.42
+/// `DomainParameters ::= SEQUENCE { p, g, q }`: a SEQUENCE of unsigned
+/// INTEGERs.
+struct IntSeq<'a>(Vec<UintRef<'a>>);
+
+impl der::EncodeValue for IntSeq<'_> {
+    fn value_len(&self) -> der::Result<der::Length> {
+        self.0
+            .iter()
+            .try_fold(der::Length::ZERO, |acc, u| acc + u.encoded_len()?)
+    }
+    fn encode_value(&self, writer: &mut impl der::Writer) -> der::Result<()> {
+        for u in &self.0 {
+            u.encode(writer)?;
+        }
+        Ok(())
+    }
+}
+
+impl der::FixedTag for IntSeq<'_> {
+    const TAG: der::Tag = der::Tag::Sequence;
+}
+
+/// DH parameters as decoded: p, g, and q for X9.42.
+pub struct DecodedDh {
+    pub p: Vec<u8>,
+    pub g: Vec<u8>,
+    pub q: Option<Vec<u8>>,
+}
+
+/// Big-endian bytes of a public value ≥ 0.
+fn be_bytes(v: &rug::Integer) -> Vec<u8> {
+    let mut b = vec![0u8; v.significant_digits::<u8>()];
+    v.write_digits(&mut b, rug::integer::Order::Msf);
+    b
+}
+
+/// Encodes DH parameters. X9.42 needs q.
+pub fn dh_export(params: &crate::dh::DhParams, format: DhFormat) -> Result<SecureBuf> {
+    let p = be_bytes(params.p());
+    let g = be_bytes(params.g());
+    let q = params.q().map(be_bytes);
+    let mut ints = vec![uint(&p)?, uint(&g)?];
+    let x942 = matches!(format, DhFormat::X942Pem | DhFormat::X942Der);
+    if x942 {
+        ints.push(uint(q.as_deref().ok_or(Error::Unsupported)?)?);
+    }
+    let der = der_to_secure(&IntSeq(ints))?;
+    match format {
+        DhFormat::Pkcs3Der | DhFormat::X942Der => Ok(der),
+        DhFormat::Pkcs3Pem => pem_to_secure("DH PARAMETERS", der.as_slice()),
+        DhFormat::X942Pem => pem_to_secure("X9.42 DH PARAMETERS", der.as_slice()),
+    }
+}
+
+/// Decodes PKCS#3 or X9.42 DH parameters from PEM (by label) or DER (by
+/// shape: a third INTEGER above 2^32 is X9.42's q, a small one PKCS#3's
+/// privateValueLength). X9.42's optional j and validation parameters are
+/// accepted and ignored. Anything else is [`Error::Decode`].
+pub fn dh_decode(data: &[u8]) -> Result<DecodedDh> {
+    let trimmed = data
+        .iter()
+        .position(|b| !b.is_ascii_whitespace())
+        .map_or(&data[..0], |i| &data[i..]);
+    if trimmed.starts_with(b"-----BEGIN") {
+        let mut buf = vec![0u8; trimmed.len()];
+        let (label, der) = pem_rfc7468::decode(trimmed, &mut buf).map_err(|_| Error::Decode)?;
+        let x942 = match label {
+            "DH PARAMETERS" => false,
+            "X9.42 DH PARAMETERS" => true,
+            _ => return Err(Error::Decode),
+        };
+        let der = der.to_vec();
+        return dh_decode_der(&der, Some(x942));
+    }
+    dh_decode_der(data, None)
+}
+
+fn dh_decode_der(der_bytes: &[u8], x942: Option<bool>) -> Result<DecodedDh> {
+    use der::{Decode, Reader, SliceReader, Tag, Tagged};
+    let dec = |_| Error::Decode;
+    let mut reader = SliceReader::new(der_bytes).map_err(dec)?;
+    let outer = der::asn1::AnyRef::decode(&mut reader).map_err(dec)?;
+    reader.finish().map_err(dec)?;
+    if outer.tag() != Tag::Sequence {
+        return Err(Error::Decode);
+    }
+    let mut inner = SliceReader::new(outer.value()).map_err(dec)?;
+    let mut ints: Vec<Vec<u8>> = Vec::new();
+    let mut tail = false;
+    while !inner.is_finished() {
+        let any = der::asn1::AnyRef::decode(&mut inner).map_err(dec)?;
+        match any.tag() {
+            Tag::Integer if !tail => {
+                let u = UintRef::try_from(any).map_err(dec)?;
+                ints.push(u.as_bytes().to_vec());
+            }
+            // X9.42 validationParms (a SEQUENCE) ends the list.
+            Tag::Sequence if ints.len() >= 3 && !tail => tail = true,
+            _ => return Err(Error::Decode),
+        }
+    }
+    let is_x942 = match x942 {
+        Some(v) => v,
+        None => ints.len() >= 4 || (ints.len() == 3 && ints[2].len() > 4) || tail,
+    };
+    let (max, min) = if is_x942 { (4, 3) } else { (3, 2) };
+    if ints.len() < min || ints.len() > max || (tail && !is_x942) {
+        return Err(Error::Decode);
+    }
+    let mut it = ints.into_iter();
+    let p = it.next().ok_or(Error::Decode)?;
+    let g = it.next().ok_or(Error::Decode)?;
+    let q = if is_x942 { it.next() } else { None };
+    Ok(DecodedDh { p, g, q })
+}

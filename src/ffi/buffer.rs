@@ -33,14 +33,8 @@ pub unsafe extern "C" fn pf_buffer_new(len: usize, out: *mut *mut pf_buffer) -> 
         if out.is_null() {
             return pf_status::PF_ERR_NULL_ARGUMENT;
         }
-        match SecureBuf::new(len) {
-            Ok(b) => {
-                // SAFETY: `out` was checked for NULL; the caller guarantees it is writable.
-                unsafe { write_out(out, pf_buffer::boxed(b)) };
-                pf_status::PF_OK
-            }
-            Err(e) => e.into(),
-        }
+        // SAFETY: `out` checked for NULL.
+        unsafe { deliver(SecureBuf::new(len), out) }
     })
 }
 
@@ -133,6 +127,22 @@ pub unsafe extern "C" fn pf_buffer_free(buf: *mut pf_buffer) {
             drop(unsafe { Box::from_raw(buf) });
         }
     })
+}
+
+/// Hands a core result to C: on success boxes the buffer into `*out` and
+/// returns PF_OK; on failure leaves `*out` untouched and maps the error.
+///
+/// # Safety
+/// `out` must be non-NULL and valid for a write.
+pub(crate) unsafe fn deliver(res: crate::Result<SecureBuf>, out: *mut *mut pf_buffer) -> pf_status {
+    match res {
+        Ok(buf) => {
+            // SAFETY: the caller checked `out` for NULL.
+            unsafe { write_out(out, pf_buffer::boxed(buf)) };
+            pf_status::PF_OK
+        }
+        Err(e) => e.into(),
+    }
 }
 
 #[cfg(test)]

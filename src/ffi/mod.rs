@@ -14,11 +14,13 @@
 #![allow(clippy::missing_safety_doc)]
 
 mod buffer;
+mod dh;
 mod options;
 mod rsa;
 mod status;
 
 pub use buffer::*;
+pub use dh::*;
 pub use options::*;
 pub use rsa::*;
 pub use status::*;

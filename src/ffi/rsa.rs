@@ -1,5 +1,6 @@
 //! RSA key generation, export and components.
 
+use super::buffer::deliver;
 use super::buffer::pf_buffer;
 use super::options::{check_options, pf_options};
 use super::{guard, guard_value, pf_status, write_out};
@@ -33,6 +34,16 @@ pub enum pf_format {
     PF_FORMAT_RSA_PUBLIC_PEM = 7,
     /// PKCS#1 RSAPublicKey, DER.
     PF_FORMAT_RSA_PUBLIC_DER = 8,
+    /// PKCS#3 DHParameter in PEM ("-----BEGIN DH PARAMETERS-----"), as
+    /// `openssl dhparam` writes it (p and g).
+    PF_FORMAT_PKCS3_PEM = 9,
+    /// PKCS#3 DHParameter, DER.
+    PF_FORMAT_PKCS3_DER = 10,
+    /// X9.42 DomainParameters in PEM ("-----BEGIN X9.42 DH PARAMETERS-----"),
+    /// carrying q as well (p, g, q).
+    PF_FORMAT_X942_PEM = 11,
+    /// X9.42 DomainParameters, DER.
+    PF_FORMAT_X942_DER = 12,
 }
 
 /// Components of an RSA key, passed to `pf_rsa_component` as `uint32_t`.
@@ -171,14 +182,8 @@ pub unsafe extern "C" fn pf_rsa_export(
         let Some(fmt) = format_from_u32(format) else {
             return pf_status::PF_ERR_INVALID_ARGUMENT;
         };
-        match rsa_export(&key.inner, fmt) {
-            Ok(buf) => {
-                // SAFETY: `out` checked for NULL.
-                unsafe { write_out(out, pf_buffer::boxed(buf)) };
-                pf_status::PF_OK
-            }
-            Err(e) => e.into(),
-        }
+        // SAFETY: `out` checked for NULL.
+        unsafe { deliver(rsa_export(&key.inner, fmt), out) }
     })
 }
 
@@ -224,14 +229,8 @@ pub unsafe extern "C" fn pf_rsa_component(
             }
             _ => return pf_status::PF_ERR_INVALID_ARGUMENT,
         };
-        match SecureBuf::from_slice(bytes) {
-            Ok(buf) => {
-                // SAFETY: `out` checked for NULL.
-                unsafe { write_out(out, pf_buffer::boxed(buf)) };
-                pf_status::PF_OK
-            }
-            Err(e) => e.into(),
-        }
+        // SAFETY: `out` checked for NULL.
+        unsafe { deliver(SecureBuf::from_slice(bytes), out) }
     })
 }
 

@@ -14,9 +14,21 @@
 //! `redc_1` with the low limb of the inverse (both compute the same
 //! Montgomery reduction; `mpn_sec_powm` and `mpn_powm` pass −m⁻¹ mod 2^128
 //! to `redc_2`, whose low limb is exactly `redc_1`'s −m⁻¹ mod 2^64).
-//! Measured on the development machine (AMD EPYC, family 19h), per
-//! `mpz_powm_sec`: 1024-bit 0.69 → 0.56 ms, 1536-bit 1.59 → 1.41 ms,
-//! 2048-bit 4.27 → 3.97 ms (minimum of 60 interleaved runs).
+//!
+//! A second fat-build limit: `mpn_sec_powm` squares with
+//! `mpn_sqr_basecase` only below the run-time SQR_TOOM2_THRESHOLD (32
+//! limbs on Zen) and falls back to a full multiplication at and above it
+//! ("play it safe", says its source), so 2048-bit moduli, RSA-4096's
+//! primes, pay multiplications for every squaring. Zen's assembly
+//! `sqr_basecase` has no size limit (no stack buffer), so the threshold is
+//! raised by one, to 33: 32-limb squarings use the basecase everywhere,
+//! which costs ordinary (non-secret) squaring nothing measurable at 32
+//! limbs, and leaves larger sizes to Toom as tuned.
+//!
+//! Measured on the development machine (AMD EPYC, family 19h), minimum of
+//! 30–60 interleaved runs per `mpz_powm_sec`: 1024-bit 0.62 → 0.54 ms,
+//! 1536-bit 1.88 → 1.65 ms, 2048-bit 4.25 → 3.19 ms; plain `mpz_powm`
+//! 2048-bit 3.20 → 2.79 ms.
 //!
 //! The patch is applied only when both entries still hold exactly the
 //! portable fallbacks we expect, so a different GMP build, layout or CPU
@@ -50,7 +62,6 @@ pub fn zen_fix_active() -> bool {
 
 #[cfg(all(target_arch = "x86_64", target_os = "linux"))]
 mod zen {
-    use std::ffi::c_void;
     use std::ptr::addr_of_mut;
     use std::sync::atomic::{AtomicBool, Ordering};
 
@@ -63,10 +74,17 @@ mod zen {
     // redc_2 the 32nd. Checked against the expected contents below.
     const SLOT_ADDMUL_2: usize = 4;
     const SLOT_REDC_2: usize = 31;
-    const SLOTS: usize = 37;
+    // After the 37 function pointers come the run-time thresholds
+    // (mp_size_t): mul_toom22, mul_toom33, sqr_toom2, sqr_toom3, bmod_1.
+    const SLOT_SQR_TOOM2: usize = 39;
+    const SLOT_SQR_TOOM3: usize = 40;
+    const SLOTS: usize = 42;
+    /// GMP's tuned Zen value of SQR_TOOM2_THRESHOLD, and ours.
+    const ZEN_SQR_TOOM2: usize = 32;
+    const OUR_SQR_TOOM2: usize = 33;
 
     extern "C" {
-        static mut __gmpn_cpuvec: [*const c_void; SLOTS];
+        static mut __gmpn_cpuvec: [usize; SLOTS];
         fn __gmpn_cpuvec_init();
         fn __gmpn_addmul_2_fat();
         fn __gmpn_redc_2_fat();
@@ -97,22 +115,29 @@ mod zen {
             return;
         }
         // SAFETY: __gmpn_cpuvec_init fills GMP's dispatch table (idempotent).
-        // We read and write two aligned pointer slots of that table, once,
+        // We read and write three aligned word slots of that table, once,
         // under `Once`, before primeforge creates any GMP object, and only if
         // they hold the exact fallbacks we expect; the replacements have the
         // same contracts (see the module docs).
         unsafe {
             __gmpn_cpuvec_init();
-            let table = addr_of_mut!(__gmpn_cpuvec) as *mut *const c_void;
-            let addmul_2 = table.add(SLOT_ADDMUL_2);
-            let redc_2 = table.add(SLOT_REDC_2);
-            if std::ptr::read_volatile(addmul_2) != __gmpn_addmul_2_fat as *const c_void
-                || std::ptr::read_volatile(redc_2) != __gmpn_redc_2_fat as *const c_void
+            let table = addr_of_mut!(__gmpn_cpuvec) as *mut usize;
+            let slot = |i: usize| table.add(i);
+            if std::ptr::read_volatile(slot(SLOT_ADDMUL_2))
+                != __gmpn_addmul_2_fat as *const () as usize
+                || std::ptr::read_volatile(slot(SLOT_REDC_2))
+                    != __gmpn_redc_2_fat as *const () as usize
+                || std::ptr::read_volatile(slot(SLOT_SQR_TOOM2)) != ZEN_SQR_TOOM2
+                || std::ptr::read_volatile(slot(SLOT_SQR_TOOM3)) <= OUR_SQR_TOOM2
             {
                 return;
             }
-            std::ptr::write_volatile(addmul_2, __gmpn_addmul_2_coreihwl as *const c_void);
-            std::ptr::write_volatile(redc_2, redc_2_via_redc_1 as *const c_void);
+            std::ptr::write_volatile(
+                slot(SLOT_ADDMUL_2),
+                __gmpn_addmul_2_coreihwl as *const () as usize,
+            );
+            std::ptr::write_volatile(slot(SLOT_REDC_2), redc_2_via_redc_1 as *const () as usize);
+            std::ptr::write_volatile(slot(SLOT_SQR_TOOM2), OUR_SQR_TOOM2);
         }
         ACTIVE.store(true, Ordering::Relaxed);
     }

@@ -1,6 +1,7 @@
 //! The prime-search engine shared by RSA and DH: the seeded stream, trial
 //! division, Miller–Rabin, and the deterministic parallel search.
 
+pub mod lucas;
 pub mod mr;
 pub mod search;
 pub mod small;

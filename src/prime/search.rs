@@ -9,7 +9,8 @@
 //! same at 1, 2 or 64 threads.
 //!
 //! ## Why scheduling cannot change the result
-//! - Workers claim indices from one atomic counter, in small chunks, so
+//! - Workers claim indices from one atomic counter, one at a time (a
+//!   source with a sieve lets a claim skip indices it rejects unbuilt), so
 //!   when any worker claims index j every index below j has been claimed.
 //! - A claimed candidate is tested to its verdict, or abandoned only when
 //!   `count` confirmed primes with *lower* indices exist — then it cannot
@@ -40,7 +41,6 @@ use std::sync::atomic::{AtomicBool, AtomicU64, AtomicUsize, Ordering};
 use std::sync::{Arc, Condvar, Mutex, MutexGuard};
 use std::time::{Duration, Instant};
 
-use rand_chacha::ChaCha20Rng;
 use rug::Integer;
 
 use super::mr::MrCandidate;
@@ -49,25 +49,65 @@ use super::{Options, Progress, Stats};
 use crate::error::{Error, Result};
 use crate::threads::build_pool;
 
-/// Indices claimed at once by a worker. One: a worker busy with one index
-/// must not hold unprocessed lower indices, which would pin the
-/// speculation window (see `gate`) and idle the other workers.
-const CHUNK: u64 = 1;
-
 /// How often, at most, the caller's thread wakes to report progress.
 const PROGRESS_INTERVAL: Duration = Duration::from_millis(50);
 
 /// What the search needs to know about the primes it looks for.
+///
+/// Everything here must be a pure function of (seed, index, round): that is
+/// what makes the answer independent of scheduling.
 pub trait CandidateSource: Send + Sync + 'static {
-    /// Builds candidate number `index` from its stream and applies the cheap
-    /// tests (trial division, side conditions); `false` rejects it.
-    fn candidate(&self, rng: &mut ChaCha20Rng, out: &mut Integer) -> bool;
-    /// Total Miller–Rabin rounds a candidate must pass.
+    /// A candidate that passed the cheap tests, ready for its rounds.
+    type Cand: Send + Sync + 'static;
+    /// The smallest index ≥ `index` that is worth building; indices skipped
+    /// over are rejected without being built (a sieve). Default: `index`.
+    fn next_viable(&self, index: u64) -> u64 {
+        index
+    }
+    /// Builds candidate number `index` and applies the cheap tests (trial
+    /// division, side conditions); `None` rejects it. `scratch` is a
+    /// reusable allocation.
+    fn candidate(&self, seed: &Seed, index: u64, scratch: &mut Integer) -> Option<Self::Cand>;
+    /// Gives a rejected candidate's allocation back.
+    fn recycle(&self, cand: Self::Cand, scratch: &mut Integer) {
+        let _ = (cand, scratch);
+    }
+    /// Total rounds a candidate must pass; round 0 is the first test, which
+    /// nearly every composite fails, the others confirm.
     fn rounds(&self) -> u32;
-    /// Whether candidates are secret (constant-time exponentiation).
-    fn secret(&self) -> bool;
-    /// The stream purpose for candidates.
-    fn purpose(&self) -> Purpose;
+    /// Runs round `round` on candidate `index`, adding the modular
+    /// exponentiations it starts to `exps`.
+    fn round(
+        &self,
+        seed: &Seed,
+        index: u64,
+        round: u32,
+        cand: &Self::Cand,
+        exps: &AtomicU64,
+    ) -> bool;
+    /// The prime a confirmed candidate stands for.
+    fn prime(&self, cand: &Self::Cand) -> Integer;
+}
+
+/// Miller–Rabin round `round` on candidate `index` with a base drawn from
+/// the seeded stream (purpose `MillerRabinBase`, one block of words per
+/// round), for sources whose rounds are all Miller–Rabin rounds.
+pub fn mr_round_from_stream(
+    seed: &Seed,
+    index: u64,
+    round: u32,
+    cand: &MrCandidate,
+    secret: bool,
+    exps: &AtomicU64,
+) -> bool {
+    let mut rng = seed.stream(Purpose::MillerRabinBase, index);
+    let words_per_round = (cand.n.significant_bits() as u128 + 64).div_ceil(32) + 2;
+    rng.set_word_pos(words_per_round * round as u128);
+    let width = Integer::from(&cand.n - 3u32);
+    let mut base = Integer::new();
+    random_in_range(&mut rng, &Integer::from(2u32), &width, &mut base);
+    exps.fetch_add(1, Ordering::Relaxed);
+    cand.round(base, secret)
 }
 
 /// A confirmed prime and its candidate index.
@@ -76,18 +116,17 @@ pub struct Found {
     pub prime: Integer,
 }
 
-struct Pending {
-    cand: Arc<MrCandidate>,
+struct Pending<C> {
+    cand: Arc<C>,
     /// Next round number to hand out (round 0 was the first test).
     next_round: u32,
     /// Rounds that passed, round 0 included.
     passed: u32,
 }
 
-#[derive(Default)]
-struct State {
-    confirmed: BTreeMap<u64, Arc<MrCandidate>>,
-    pending: BTreeMap<u64, Pending>,
+struct State<C> {
+    confirmed: BTreeMap<u64, Arc<C>>,
+    pending: BTreeMap<u64, Pending<C>>,
     /// Claimed indices whose verdict is open and that are not pending:
     /// in trial division, waiting at the gate, or in their first round.
     open: BTreeSet<u64>,
@@ -96,7 +135,18 @@ struct State {
     speculative: BTreeSet<u64>,
 }
 
-impl State {
+impl<C> Default for State<C> {
+    fn default() -> Self {
+        State {
+            confirmed: BTreeMap::new(),
+            pending: BTreeMap::new(),
+            open: BTreeSet::new(),
+            speculative: BTreeSet::new(),
+        }
+    }
+}
+
+impl<C> State<C> {
     /// The lowest survivor whose verdict is still open.
     fn lowest_unresolved(&self) -> Option<u64> {
         let a = self.open.first().copied();
@@ -117,7 +167,7 @@ impl State {
     }
 }
 
-struct Shared<S> {
+struct Shared<S: CandidateSource> {
     source: S,
     /// Worker threads; at most `threads − 1` first rounds may be started
     /// above the lowest unresolved survivor.
@@ -128,7 +178,7 @@ struct Shared<S> {
     next: AtomicU64,
     /// Index of the `count`-th lowest confirmed prime, or u64::MAX.
     bound: AtomicU64,
-    state: Mutex<State>,
+    state: Mutex<State<S::Cand>>,
     work_cv: Condvar,
     /// Workers waiting on `work_cv` (changed under the state lock), so that
     /// the common case — nobody waiting — costs no wake-up system call.
@@ -150,23 +200,10 @@ fn lock<T>(m: &Mutex<T>) -> MutexGuard<'_, T> {
 }
 
 impl<S: CandidateSource> Shared<S> {
-    fn base_for(&self, index: u64, round: u32, cand: &MrCandidate) -> Integer {
-        // Base in [2, n-2], from the stream (MillerRabinBase, index),
-        // one block of words per round.
-        let mut rng = self.seed.stream(Purpose::MillerRabinBase, index);
-        let words_per_round = (cand.n.significant_bits() as u128 + 64).div_ceil(32) + 2;
-        rng.set_word_pos(words_per_round * round as u128);
-        let width = Integer::from(&cand.n - 3u32);
-        let mut base = Integer::new();
-        random_in_range(&mut rng, &Integer::from(2u32), &width, &mut base);
-        base
-    }
-
-    fn run_round(&self, index: u64, round: u32, cand: &MrCandidate) -> bool {
+    fn run_round(&self, index: u64, round: u32, cand: &S::Cand) -> bool {
         crate::fault::point("search_round");
-        let base = self.base_for(index, round, cand);
-        self.exponentiations.fetch_add(1, Ordering::Relaxed);
-        cand.round(base, self.source.secret())
+        self.source
+            .round(&self.seed, index, round, cand, &self.exponentiations)
     }
 
     /// Takes the lowest pending confirmation round that is certainly needed:
@@ -174,7 +211,7 @@ impl<S: CandidateSource> Shared<S> {
     /// `count` candidates below it are confirmed or unresolved, i.e. it is
     /// in the answer unless it fails itself. Otherwise its rounds would be
     /// speculative and wait until the lower ones are decided.
-    fn take_round(&self, st: &mut State) -> Option<(u64, u32, Arc<MrCandidate>)> {
+    fn take_round(&self, st: &mut State<S::Cand>) -> Option<(u64, u32, Arc<S::Cand>)> {
         let bound = self.bound.load(Ordering::Acquire);
         let State {
             confirmed,
@@ -219,7 +256,7 @@ impl<S: CandidateSource> Shared<S> {
         self.wake();
     }
 
-    fn confirm(&self, st: &mut State, index: u64, cand: Arc<MrCandidate>) {
+    fn confirm(&self, st: &mut State<S::Cand>, index: u64, cand: Arc<S::Cand>) {
         st.confirmed.insert(index, cand);
         if st.confirmed.len() >= self.count {
             let b = *st
@@ -309,21 +346,19 @@ impl<S: CandidateSource> Shared<S> {
     }
 
     fn test_candidate(&self, k: u64, scratch: &mut Integer) {
-        self.candidates.fetch_add(1, Ordering::Relaxed);
-        let mut rng = self.seed.stream(self.source.purpose(), k);
-        if !self.source.candidate(&mut rng, scratch) {
+        let Some(cand) = self.source.candidate(&self.seed, k, scratch) else {
             let mut st = lock(&self.state);
             st.open.remove(&k);
             st.prune();
             drop(st);
             self.wake();
             return;
-        }
+        };
         self.survivors.fetch_add(1, Ordering::Relaxed);
         if !self.gate(k) {
+            self.source.recycle(cand, scratch);
             return;
         }
-        let cand = MrCandidate::new(std::mem::take(scratch));
         let pass = self.run_round(k, 0, &cand);
         let mut st = lock(&self.state);
         st.open.remove(&k);
@@ -342,11 +377,43 @@ impl<S: CandidateSource> Shared<S> {
                 );
             }
         } else {
-            *scratch = cand.n; // reuse the allocation
+            self.source.recycle(cand, scratch);
         }
         st.prune();
         drop(st);
         self.wake();
+    }
+
+    /// Claims the next viable index: every index below it is claimed (the
+    /// skipped ones are rejected by the source's sieve without a test), so
+    /// the claim order is the index order, as the contract needs.
+    fn claim(&self) -> u64 {
+        loop {
+            let cur = self.next.load(Ordering::Acquire);
+            let v = if cur > MAX_INDEX {
+                cur
+            } else {
+                self.source.next_viable(cur).max(cur)
+            };
+            // Register under the lock, so that the set of open indices never
+            // misses a claimed one.
+            let mut st = lock(&self.state);
+            if self
+                .next
+                .compare_exchange(
+                    cur,
+                    v.saturating_add(1),
+                    Ordering::AcqRel,
+                    Ordering::Acquire,
+                )
+                .is_ok()
+            {
+                st.open.insert(v);
+                self.candidates
+                    .fetch_add(v.saturating_sub(cur).saturating_add(1), Ordering::Relaxed);
+                return v;
+            }
+        }
     }
 
     fn worker(&self) {
@@ -360,33 +427,22 @@ impl<S: CandidateSource> Shared<S> {
             if self.stop.load(Ordering::Relaxed) {
                 break;
             }
-            let start = {
-                // Claim and register under the lock, so that the set of open
-                // indices never misses a claimed one.
+            let k = self.claim();
+            if k > self.bound.load(Ordering::Acquire)
+                || k > MAX_INDEX
+                || self.stop.load(Ordering::Relaxed)
+            {
+                // Every lower index is claimed; pending rounds below the
+                // bound are taken by whoever is still running.
                 let mut st = lock(&self.state);
-                let start = self.next.fetch_add(CHUNK, Ordering::AcqRel);
-                st.open.extend(start..start + CHUNK);
-                start
-            };
-            for k in start..start + CHUNK {
-                if k > self.bound.load(Ordering::Acquire)
-                    || k > MAX_INDEX
-                    || self.stop.load(Ordering::Relaxed)
-                {
-                    // Every lower index is claimed; pending rounds below the
-                    // bound are taken by whoever is still running.
-                    let mut st = lock(&self.state);
-                    for j in k..start + CHUNK {
-                        st.open.remove(&j);
-                    }
-                    st.prune();
-                    drop(st);
-                    self.wake();
-                    while self.help() {}
-                    break 'outer;
-                }
-                self.test_candidate(k, &mut scratch);
+                st.open.remove(&k);
+                st.prune();
+                drop(st);
+                self.wake();
+                while self.help() {}
+                break 'outer;
             }
+            self.test_candidate(k, &mut scratch);
         }
     }
 }
@@ -500,15 +556,13 @@ pub fn search<S: CandidateSource>(
         .take(count)
         .map(|(index, cand)| Found {
             index,
-            prime: Arc::try_unwrap(cand)
-                .map(|c| c.n)
-                .unwrap_or_else(|arc| arc.n.clone()),
+            prime: shared.source.prime(&cand),
         })
         .collect();
     Ok(out)
 }
 
-fn snapshot_stats<S>(sh: &Shared<S>, started: Instant) -> Stats {
+fn snapshot_stats<S: CandidateSource>(sh: &Shared<S>, started: Instant) -> Stats {
     Stats {
         candidates: sh.candidates.load(Ordering::Relaxed),
         survivors: sh.survivors.load(Ordering::Relaxed),

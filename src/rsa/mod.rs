@@ -15,12 +15,14 @@ mod key;
 
 pub use key::{OtherPrime, RsaKey};
 
-use rand_chacha::ChaCha20Rng;
+use std::sync::atomic::AtomicU64;
+
 use rug::Integer;
 
 use crate::error::{Error, Result};
 use crate::prime::mr::rounds_for_bits;
-use crate::prime::search::{search, CandidateSource};
+use crate::prime::mr::MrCandidate;
+use crate::prime::search::{mr_round_from_stream, search, CandidateSource};
 use crate::prime::small::{rem_u64, rsa_trial_bound, TrialTable};
 use crate::prime::stream::{random_in_range, Purpose, Seed};
 use crate::prime::{Options, Stats};
@@ -119,25 +121,43 @@ impl RsaSource {
 }
 
 impl CandidateSource for RsaSource {
-    fn candidate(&self, rng: &mut ChaCha20Rng, out: &mut Integer) -> bool {
-        random_in_range(rng, &self.lo, &self.width, out);
+    type Cand = MrCandidate;
+
+    fn candidate(&self, seed: &Seed, index: u64, out: &mut Integer) -> Option<MrCandidate> {
+        let mut rng = seed.stream(Purpose::RsaCandidate, index);
+        random_in_range(&mut rng, &self.lo, &self.width, out);
         out.set_bit(0, true);
         if !self.trial.passes(out) {
-            return false;
+            return None;
         }
         // gcd(c − 1, e) = 1, from c mod e (e is public).
         let r = rem_u64(out, self.e);
         let c_minus_1 = if r == 0 { self.e - 1 } else { r - 1 };
-        gcd_u64(c_minus_1, self.e) == 1
+        if gcd_u64(c_minus_1, self.e) != 1 {
+            return None;
+        }
+        Some(MrCandidate::new(std::mem::take(out)))
+    }
+    fn recycle(&self, cand: MrCandidate, scratch: &mut Integer) {
+        *scratch = cand.n;
     }
     fn rounds(&self) -> u32 {
         self.rounds
     }
-    fn secret(&self) -> bool {
-        true
+    /// Every round is Miller–Rabin with a base from the seeded stream and
+    /// GMP's constant-time `mpz_powm_sec`: the winning candidate is secret.
+    fn round(
+        &self,
+        seed: &Seed,
+        index: u64,
+        round: u32,
+        cand: &MrCandidate,
+        exps: &AtomicU64,
+    ) -> bool {
+        mr_round_from_stream(seed, index, round, cand, true, exps)
     }
-    fn purpose(&self) -> Purpose {
-        Purpose::RsaCandidate
+    fn prime(&self, cand: &MrCandidate) -> Integer {
+        cand.n.clone()
     }
 }
 

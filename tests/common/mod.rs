@@ -102,3 +102,22 @@ pub fn run(exe: &Path, args: &[&str]) -> Run {
         stderr: String::from_utf8_lossy(&out.stderr).into_owned(),
     }
 }
+
+/// Default options with a thread count and an optional 32-byte seed.
+pub fn opts(threads: u32, seed: Option<&[u8; 32]>) -> primeforge::ffi::pf_options {
+    let mut o = primeforge::ffi::pf_options_default();
+    o.threads = threads;
+    if let Some(s) = seed {
+        o.seed = s.as_ptr();
+        o.seed_len = 32;
+    }
+    o
+}
+
+/// Copies a buffer's bytes and frees it.
+pub fn take(buf: *mut primeforge::ffi::pf_buffer) -> Vec<u8> {
+    use primeforge::ffi::*;
+    let v = unsafe { std::slice::from_raw_parts(pf_buffer_data(buf), pf_buffer_len(buf)) }.to_vec();
+    unsafe { pf_buffer_free(buf) };
+    v
+}

@@ -1,0 +1,171 @@
+//! Parameter checks in the spirit of OpenSSL's `DH_check`, with the same
+//! problem bits, so callers that know OpenSSL's flags can read ours.
+
+use rug::Integer;
+
+use super::DhParams;
+use crate::error::Result;
+use crate::prime::lucas::strong_lucas;
+use crate::prime::mr::{rounds_for_bits, MrCandidate};
+use crate::prime::stream::{random_in_range, Purpose, Seed};
+
+/// p is not prime.
+pub const P_NOT_PRIME: u32 = 0x01;
+/// p is prime but (p − 1)/2 is not (checked when q is absent).
+pub const P_NOT_SAFE_PRIME: u32 = 0x02;
+/// g is outside 2 … p − 2, or (when q is given) g^q ≢ 1 (mod p).
+pub const NOT_SUITABLE_GENERATOR: u32 = 0x08;
+/// q is given but not prime.
+pub const Q_NOT_PRIME: u32 = 0x10;
+/// q is given but does not divide p − 1 (or is out of range).
+pub const INVALID_Q: u32 = 0x20;
+/// p has fewer than [`MIN_CHECK_BITS`] bits.
+pub const MODULUS_TOO_SMALL: u32 = 0x80;
+/// p has more than [`MAX_CHECK_BITS`] bits (nothing else is checked).
+pub const MODULUS_TOO_LARGE: u32 = 0x100;
+
+/// Smallest modulus accepted without a problem bit (OpenSSL's minimum).
+pub const MIN_CHECK_BITS: u32 = 512;
+/// Largest modulus checked at all.
+pub const MAX_CHECK_BITS: u32 = super::MAX_BITS;
+
+/// Probable-prime test for checking supplied numbers: Miller–Rabin to
+/// base 2, a strong Lucas test (together Baillie–PSW), and Miller–Rabin
+/// rounds with bases from a fresh OS seed, so that crafted input cannot
+/// target known bases.
+pub fn is_probable_prime(n: &Integer, seed: &Seed, index: u64) -> bool {
+    if *n < 5u32 {
+        return *n == 2u32 || *n == 3u32;
+    }
+    if n.is_even() {
+        return false;
+    }
+    let c = MrCandidate::new(n.clone());
+    if !c.round(Integer::from(2u32), false) || !strong_lucas(n) {
+        return false;
+    }
+    let width = Integer::from(n - 3u32);
+    let mut rng = seed.stream(Purpose::MillerRabinBase, index);
+    for _ in 0..rounds_for_bits(n.significant_bits()) {
+        let mut base = Integer::new();
+        random_in_range(&mut rng, &Integer::from(2u32), &width, &mut base);
+        if !c.round(base, false) {
+            return false;
+        }
+    }
+    true
+}
+
+/// Checks `params`; returns the problem bits (0: no problem found).
+pub fn check(params: &DhParams) -> Result<u32> {
+    let p = &params.p;
+    let bits = p.significant_bits();
+    if bits > MAX_CHECK_BITS {
+        return Ok(MODULUS_TOO_LARGE);
+    }
+    if let Some(q) = &params.q {
+        if q.significant_bits() > MAX_CHECK_BITS {
+            return Ok(INVALID_Q);
+        }
+    }
+    let seed = Seed::from_os()?;
+    let mut problems = 0;
+    if bits < MIN_CHECK_BITS {
+        problems |= MODULUS_TOO_SMALL;
+    }
+    let g = &params.g;
+    let p_minus_1 = Integer::from(p - 1u32);
+    if *g < 2u32 || *g >= p_minus_1 {
+        problems |= NOT_SUITABLE_GENERATOR;
+    }
+    let p_prime = is_probable_prime(p, &seed, 0);
+    if !p_prime {
+        problems |= P_NOT_PRIME;
+    }
+    match &params.q {
+        Some(q) => {
+            if *q < 2u32 || *q >= *p || !p_minus_1.is_divisible(q) {
+                problems |= INVALID_Q;
+            } else if !is_probable_prime(q, &seed, 1) {
+                problems |= Q_NOT_PRIME;
+            }
+            if problems & NOT_SUITABLE_GENERATOR == 0 && *p > 2u32 {
+                let ok = g.clone().pow_mod(q, p).map(|x| x == 1u32).unwrap_or(false);
+                if !ok {
+                    problems |= NOT_SUITABLE_GENERATOR;
+                }
+            }
+        }
+        None => {
+            if p_prime {
+                let q = Integer::from(&p_minus_1 >> 1u32);
+                if p.is_even() || !is_probable_prime(&q, &seed, 1) {
+                    problems |= P_NOT_SAFE_PRIME;
+                }
+            }
+        }
+    }
+    Ok(problems)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::dh::named::Group;
+
+    #[test]
+    fn named_groups_pass_and_broken_ones_fail() {
+        let good = Group::Ffdhe2048.params().clone();
+        assert_eq!(check(&good).unwrap(), 0);
+        let pkcs3 = DhParams::from_parts(good.p.clone(), Integer::from(2u32), None);
+        assert_eq!(check(&pkcs3).unwrap(), 0);
+
+        // Composite p.
+        let bad = DhParams::from_parts(Integer::from(&good.p + 2u32), Integer::from(2u32), None);
+        assert_eq!(check(&bad).unwrap() & P_NOT_PRIME, P_NOT_PRIME);
+        // Prime but not safe: the next prime after p.
+        let np = good.p.clone().next_prime();
+        let ns = DhParams::from_parts(np, Integer::from(2u32), None);
+        assert_eq!(check(&ns).unwrap(), P_NOT_SAFE_PRIME);
+        // Generators out of range, and g of order 2q with q declared.
+        for g in [
+            Integer::from(0u32),
+            Integer::from(1u32),
+            Integer::from(&good.p - 1u32),
+        ] {
+            let d = DhParams::from_parts(good.p.clone(), g, None);
+            assert_eq!(check(&d).unwrap(), NOT_SUITABLE_GENERATOR);
+        }
+        let mut order_2q = None;
+        for g in 3u32..100 {
+            let d = DhParams::from_parts(good.p.clone(), Integer::from(g), good.q.clone());
+            if !d.g_in_q_subgroup() {
+                order_2q = Some(d);
+                break;
+            }
+        }
+        assert_eq!(check(&order_2q.unwrap()).unwrap(), NOT_SUITABLE_GENERATOR);
+        // q inconsistent.
+        let wrong_q = DhParams::from_parts(
+            good.p.clone(),
+            Integer::from(2u32),
+            Some(Integer::from(7u32)),
+        );
+        assert_eq!(check(&wrong_q).unwrap() & INVALID_Q, INVALID_Q);
+        // Too small and too large.
+        let small = DhParams::from_parts(Integer::from(23u32), Integer::from(2u32), None);
+        assert_eq!(check(&small).unwrap(), MODULUS_TOO_SMALL);
+        let huge = DhParams::from_parts(Integer::from(1u32) << 20000u32, Integer::from(2u32), None);
+        assert_eq!(check(&huge).unwrap(), MODULUS_TOO_LARGE);
+    }
+
+    #[test]
+    fn probable_prime_agrees_with_gmp() {
+        let seed = Seed::from_os().unwrap();
+        for n in 0u32..3000 {
+            let ours = is_probable_prime(&Integer::from(n), &seed, 0);
+            let gmp = Integer::from(n).is_probably_prime(30) != rug::integer::IsPrime::No;
+            assert_eq!(ours, gmp, "{n}");
+        }
+    }
+}

@@ -1,0 +1,391 @@
+//! Diffie-Hellman parameters: safe primes p = 2q + 1 on the parallel
+//! search engine with a segmented combined sieve, generator conventions,
+//! named groups (RFC 7919, RFC 3526) and parameter checks.
+//!
+//! ## Test order and the primality proof of p
+//! For each sieve survivor j (p = p0 + M·j, q = (p − 1)/2):
+//! 1. one Miller–Rabin round to base 2 on q — nearly every survivor fails
+//!    here, at the cost of one exponentiation;
+//! 2. an Euler test to base 2 on p: 2^q ≡ (2/p) (mod p), the Legendre
+//!    symbol, which is +1 for p ≡ ±1 (mod 8) and −1 otherwise;
+//! 3. confirmation of q: Miller–Rabin rounds with bases from the seeded
+//!    stream, enough for an error below 2^-128 on a random candidate of
+//!    q's size (FIPS 186-5 C.1 bound, see `prime::mr`), then a strong Lucas
+//!    test (with round 1 this is Baillie–PSW, for which no composite is
+//!    known);
+//! 4. p is then *proven* prime from q by Pocklington's criterion: if q is
+//!    prime, q | p − 1, q > √p − 1, and some a has a^(p−1) ≡ 1 (mod p) and
+//!    gcd(a^((p−1)/q) − 1, p) = 1, then p is prime. (Proof: a prime factor
+//!    f of p has a^(p−1) ≡ 1 and a^((p−1)/q) ≢ 1 mod f, so the order of a
+//!    mod f divides p − 1 = 2q but not 2, hence q | order | f − 1, so
+//!    f > q ≥ √p, and p cannot have two such factors.) With a = 2: step 2
+//!    gives 2^(p−1) = (2^q)² ≡ 1, and 2^((p−1)/q) − 1 = 3, coprime to p
+//!    because every convention below makes p ≡ 2 (mod 3).
+//!
+//! Nothing here is secret (DH parameters are public), so exponentiations
+//! use GMP's fast `mpz_powm`.
+//!
+//! ## Generator conventions (p mod M ≡ a)
+//! | g | condition | why |
+//! |---|---|---|
+//! | 2 (default) | p ≡ 23 (mod 24) | 2 is a square mod p, so g = 2 generates the subgroup of prime order q (OpenSSL 3) |
+//! | 2, legacy flag | p ≡ 11 (mod 24) | OpenSSL 1.1 / BoringSSL's `DH_check` expectation; g generates the whole group of order 2q |
+//! | 5 | p ≡ 59 (mod 60) | 5 is a square mod p (p ≡ ±1 mod 5), order q |
+//! | other g in 3 … 2^31 − 1 | p ≡ 11 (mod 12) | p ≡ 3 (mod 4) and q ≢ 0 (mod 3) |
+
+pub mod check;
+pub mod named;
+pub mod sieve;
+
+use std::sync::atomic::{AtomicU64, Ordering};
+
+use rug::Integer;
+
+use crate::error::{Error, Result};
+use crate::prime::lucas::strong_lucas;
+use crate::prime::mr::{rounds_for_bits, MrCandidate};
+use crate::prime::search::{mr_round_from_stream, search, CandidateSource};
+use crate::prime::stream::{random_in_range, Purpose, Seed};
+use crate::prime::{Options, Stats};
+
+use sieve::Sieve;
+
+/// Smallest and largest sizes of p.
+pub const MIN_BITS: u32 = 256;
+pub const MAX_BITS: u32 = 16384;
+/// The default generator.
+pub const DEFAULT_GENERATOR: u32 = 2;
+/// Largest generator accepted.
+pub const MAX_GENERATOR: u32 = (1 << 31) - 1;
+/// Flag: for g = 2, the legacy form p ≡ 11 (mod 24).
+pub const FLAG_LEGACY_G2: u32 = 1;
+
+/// DH parameters: a safe prime p, q = (p − 1)/2 and a generator g.
+/// Everything is public.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct DhParams {
+    pub(crate) p: Integer,
+    pub(crate) q: Option<Integer>,
+    pub(crate) g: Integer,
+}
+
+impl DhParams {
+    /// Builds parameters from their parts (no checks; see [`check`]).
+    pub fn from_parts(p: Integer, g: Integer, q: Option<Integer>) -> DhParams {
+        DhParams { p, q, g }
+    }
+    /// Builds parameters from big-endian unsigned bytes (public values).
+    pub fn from_bytes(p: &[u8], g: &[u8], q: Option<&[u8]>) -> DhParams {
+        let int = |b: &[u8]| Integer::from_digits(b, rug::integer::Order::Msf);
+        DhParams {
+            p: int(p),
+            q: q.map(int),
+            g: int(g),
+        }
+    }
+    /// Size of p in bits.
+    pub fn bits(&self) -> u32 {
+        self.p.significant_bits()
+    }
+    pub fn p(&self) -> &Integer {
+        &self.p
+    }
+    /// The subgroup order, when known.
+    pub fn q(&self) -> Option<&Integer> {
+        self.q.as_ref()
+    }
+    pub fn g(&self) -> &Integer {
+        &self.g
+    }
+    /// Whether g lies in the subgroup of order q (g^q ≡ 1 mod p).
+    pub fn g_in_q_subgroup(&self) -> bool {
+        match &self.q {
+            Some(q) => self
+                .g
+                .clone()
+                .pow_mod(q, &self.p)
+                .map(|x| x == 1u32)
+                .unwrap_or(false),
+            None => false,
+        }
+    }
+}
+
+/// A component of DH parameters.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum DhPart {
+    P,
+    Q,
+    G,
+}
+
+impl DhParams {
+    /// Big-endian unsigned bytes of a component (`None`: q is unknown).
+    pub fn part_bytes(&self, part: DhPart) -> Option<Vec<u8>> {
+        let v = match part {
+            DhPart::P => &self.p,
+            DhPart::Q => self.q.as_ref()?,
+            DhPart::G => &self.g,
+        };
+        let mut b = vec![0u8; v.significant_digits::<u8>()];
+        v.write_digits(&mut b, rug::integer::Order::Msf);
+        Some(b)
+    }
+}
+
+/// The congruence p ≡ a (mod M) for a generator and flags.
+pub fn convention(generator: u32, flags: u32) -> Result<(u64, u64)> {
+    if flags & !FLAG_LEGACY_G2 != 0 {
+        return Err(Error::InvalidArgument("unknown DH flags"));
+    }
+    if !(2..=MAX_GENERATOR).contains(&generator) {
+        return Err(Error::InvalidArgument(
+            "generator must be in 2 ..= 2^31 - 1",
+        ));
+    }
+    if flags & FLAG_LEGACY_G2 != 0 {
+        if generator != 2 {
+            return Err(Error::InvalidArgument(
+                "the legacy flag applies to g = 2 only",
+            ));
+        }
+        return Ok((24, 11));
+    }
+    Ok(match generator {
+        2 => (24, 23),
+        5 => (60, 59),
+        _ => (12, 11),
+    })
+}
+
+/// Checks a generation request.
+pub fn validate(bits: u32, generator: u32, flags: u32) -> Result<(u64, u64)> {
+    if !(MIN_BITS..=MAX_BITS).contains(&bits) {
+        return Err(Error::InvalidArgument("bits must be in 256 ..= 16384"));
+    }
+    convention(generator, flags)
+}
+
+/// Sieve bound for safe primes of `bits` bits. Chosen by measurement:
+/// `cargo run --release --example dh_sieve_bound` (see BENCHMARKS.md / the
+/// README for the table).
+pub fn sieve_bound(bits: u32) -> u32 {
+    match bits {
+        0..=511 => 1 << 16,
+        512..=767 => 1 << 18,
+        768..=1535 => 1 << 22,
+        1536..=3071 => 1 << 24,
+        _ => 1 << 25,
+    }
+}
+
+/// A sieve survivor ready for testing.
+pub struct DhCand {
+    q: MrCandidate,
+    p: Integer,
+}
+
+struct DhSource {
+    p0: Integer,
+    m: u64,
+    sieve: Sieve,
+    /// Miller–Rabin rounds on q with random bases.
+    mr_rounds: u32,
+}
+
+impl DhSource {
+    fn new(bits: u32, m: u64, a: u64, seed: &Seed, bound: u32) -> DhSource {
+        // p0: uniform in [2^(bits−1), 2^bits − 2^(bits−2)), moved up to the
+        // class a mod M. At least 2^(bits−2)/M candidates lie above it,
+        // far more than any search visits, so every p_j has `bits` bits.
+        let lo = Integer::from(1u32) << (bits - 1);
+        let width = Integer::from(1u32) << (bits - 2);
+        let mut x = Integer::new();
+        random_in_range(&mut seed.stream(Purpose::DhStart, 0), &lo, &width, &mut x);
+        let r = Integer::from(&x % m).to_u64().expect("small");
+        x += (a + m - r) % m;
+        let sieve = Sieve::new(&x, m, bound);
+        DhSource {
+            p0: x,
+            m,
+            sieve,
+            mr_rounds: rounds_for_bits(bits - 1),
+        }
+    }
+}
+
+impl CandidateSource for DhSource {
+    type Cand = DhCand;
+
+    fn next_viable(&self, index: u64) -> u64 {
+        self.sieve.next_viable(index)
+    }
+
+    fn candidate(&self, _seed: &Seed, index: u64, scratch: &mut Integer) -> Option<DhCand> {
+        let mut p = std::mem::take(scratch);
+        p.assign_product(self.m, index);
+        p += &self.p0;
+        let q = Integer::from(&p >> 1u32);
+        Some(DhCand {
+            q: MrCandidate::new(q),
+            p,
+        })
+    }
+
+    fn recycle(&self, cand: DhCand, scratch: &mut Integer) {
+        *scratch = cand.p;
+    }
+
+    /// Round 0: MR base 2 on q and the Euler test on p; rounds 1 ..= t:
+    /// MR with stream bases on q; round t + 1: strong Lucas on q.
+    fn rounds(&self) -> u32 {
+        self.mr_rounds + 2
+    }
+
+    fn round(&self, seed: &Seed, index: u64, round: u32, c: &DhCand, exps: &AtomicU64) -> bool {
+        if round == 0 {
+            exps.fetch_add(1, Ordering::Relaxed);
+            if !c.q.round(Integer::from(2u32), false) {
+                return false;
+            }
+            exps.fetch_add(1, Ordering::Relaxed);
+            let x = match Integer::from(2u32).pow_mod(&c.q.n, &c.p) {
+                Ok(x) => x,
+                Err(_) => return false,
+            };
+            let p_mod_8 = c.p.mod_u(8);
+            if p_mod_8 == 1 || p_mod_8 == 7 {
+                x == 1u32
+            } else {
+                x == Integer::from(&c.p - 1u32)
+            }
+        } else if round <= self.mr_rounds {
+            // Stream rounds are numbered from 0 for the base derivation.
+            mr_round_from_stream(seed, index, round - 1, &c.q, false, exps)
+        } else {
+            // The Lucas chain costs about two exponentiations; it is counted
+            // as one.
+            exps.fetch_add(1, Ordering::Relaxed);
+            strong_lucas(&c.q.n)
+        }
+    }
+
+    fn prime(&self, c: &DhCand) -> Integer {
+        c.p.clone()
+    }
+}
+
+trait AssignProduct {
+    fn assign_product(&mut self, a: u64, b: u64);
+}
+
+impl AssignProduct for Integer {
+    fn assign_product(&mut self, a: u64, b: u64) {
+        use rug::Assign;
+        self.assign(a);
+        *self *= b;
+    }
+}
+
+/// Generates DH parameters: a safe prime of exactly `bits` bits with the
+/// congruence of `generator`'s convention (see the module docs).
+pub fn generate(
+    bits: u32,
+    generator: u32,
+    flags: u32,
+    opts: &mut Options<'_>,
+) -> Result<(DhParams, Stats)> {
+    generate_with_bound(bits, generator, flags, opts, sieve_bound(bits))
+}
+
+/// [`generate`] with an explicit sieve bound (for measuring the choice of
+/// [`sieve_bound`]; the output depends on the bound).
+#[doc(hidden)]
+pub fn generate_with_bound(
+    bits: u32,
+    generator: u32,
+    flags: u32,
+    opts: &mut Options<'_>,
+    bound: u32,
+) -> Result<(DhParams, Stats)> {
+    let (m, a) = validate(bits, generator, flags)?;
+    if !(1 << 10..=1 << 28).contains(&bound) {
+        return Err(Error::InvalidArgument("sieve bound"));
+    }
+    crate::gmp::init();
+    crate::threads::resolve_threads(opts.threads)?;
+    let seed = Seed::from_option(opts.seed)?;
+    let mut stats = Stats::default();
+    let source = DhSource::new(bits, m, a, &seed, bound);
+    let found = search(source, &seed, 0, 1, opts, 0, 1, &mut stats)?;
+    let p = found.into_iter().next().ok_or(Error::Internal)?.prime;
+    if p.significant_bits() != bits || p.mod_u(m as u32) as u64 != a {
+        return Err(Error::Internal);
+    }
+    let q = Integer::from(&p >> 1u32);
+    Ok((
+        DhParams {
+            p,
+            q: Some(q),
+            g: Integer::from(generator),
+        },
+        stats,
+    ))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn conventions() {
+        assert_eq!(convention(2, 0), Ok((24, 23)));
+        assert_eq!(convention(2, FLAG_LEGACY_G2), Ok((24, 11)));
+        assert_eq!(convention(5, 0), Ok((60, 59)));
+        assert_eq!(convention(3, 0), Ok((12, 11)));
+        assert_eq!(convention(MAX_GENERATOR, 0), Ok((12, 11)));
+        for (g, f) in [
+            (0, 0),
+            (1, 0),
+            (MAX_GENERATOR + 1, 0),
+            (5, FLAG_LEGACY_G2),
+            (2, 2),
+        ] {
+            assert!(
+                matches!(convention(g, f), Err(Error::InvalidArgument(_))),
+                "{g} {f}"
+            );
+        }
+    }
+
+    #[test]
+    fn small_safe_primes_for_every_convention() {
+        for (g, flags) in [(2u32, 0u32), (2, FLAG_LEGACY_G2), (5, 0), (3, 0), (7, 0)] {
+            let seed = [g as u8 + flags as u8 * 16; 32];
+            let mut o = Options {
+                threads: 2,
+                seed: Some(&seed),
+                progress: None,
+            };
+            let (params, st) = generate(256, g, flags, &mut o).unwrap();
+            let p = params.p();
+            let q = params.q().unwrap();
+            assert_eq!(p.significant_bits(), 256);
+            assert_eq!(*p, Integer::from(q * 2u32) + 1u32);
+            assert_ne!(p.is_probably_prime(30), rug::integer::IsPrime::No);
+            assert_ne!(q.is_probably_prime(30), rug::integer::IsPrime::No);
+            let (m, a) = convention(g, flags).unwrap();
+            assert_eq!(p.mod_u(m as u32) as u64, a);
+            // g = 2 and 5 (default forms) generate the order-q subgroup.
+            // g = 2 and 5 (default forms) generate the order-q subgroup; the
+            // legacy g = 2 form generates the whole group. (g = 3 is also a
+            // square for p ≡ 11 mod 12; 7 depends on p mod 7.)
+            match (g, flags) {
+                (2, 0) | (5, 0) | (3, 0) => assert!(params.g_in_q_subgroup(), "g={g}"),
+                (2, _) => assert!(!params.g_in_q_subgroup()),
+                _ => {}
+            }
+            assert!(st.exponentiations >= 2 + rounds_for_bits(255) as u64);
+        }
+    }
+}

@@ -1,0 +1,329 @@
+//! DH parameter generation, named groups, export, components and checks.
+
+use super::buffer::deliver;
+use super::buffer::pf_buffer;
+use super::options::{check_options, pf_options};
+use super::{guard, guard_value, pf_status, write_out};
+use crate::dh::{self, check, named::Group, DhParams, DhPart};
+use crate::encode::{dh_decode, dh_export, DhFormat};
+use crate::secure::SecureBuf;
+
+/// Diffie-Hellman parameters (p, q, g). Opaque; public values.
+pub struct pf_dh_params {
+    inner: DhParams,
+}
+
+/// Components of DH parameters, passed to `pf_dh_component` as `uint32_t`.
+#[repr(u32)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum pf_dh_part {
+    /// The safe prime p.
+    PF_DH_P = 1,
+    /// q = (p − 1) / 2, the order of the subgroup.
+    PF_DH_Q = 2,
+    /// The generator g.
+    PF_DH_G = 3,
+}
+
+/// Named groups for `pf_dh_named`, passed as `uint32_t`. All have g = 2
+/// and q = (p − 1)/2 prime. The RFC 7919 FFDHE groups are what TLS 1.3
+/// and RFC 7919-aware TLS 1.2 peers negotiate: for most servers a named
+/// group is the right choice, generated parameters are for those who
+/// need their own.
+#[repr(u32)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum pf_dh_group {
+    PF_DH_FFDHE2048 = 1,
+    PF_DH_FFDHE3072 = 2,
+    PF_DH_FFDHE4096 = 3,
+    PF_DH_FFDHE6144 = 4,
+    PF_DH_FFDHE8192 = 5,
+    /// RFC 3526 MODP group 14.
+    PF_DH_MODP2048 = 6,
+    /// RFC 3526 MODP group 15.
+    PF_DH_MODP3072 = 7,
+    /// RFC 3526 MODP group 16.
+    PF_DH_MODP4096 = 8,
+    /// RFC 3526 MODP group 17.
+    PF_DH_MODP6144 = 9,
+    /// RFC 3526 MODP group 18.
+    PF_DH_MODP8192 = 10,
+}
+
+/// Flag for `pf_dh_generate_ex`: with g = 2, generate the legacy form
+/// p ≡ 11 (mod 24) that OpenSSL 1.1 and BoringSSL's DH_check expect (g then
+/// generates the whole group of order 2q) instead of p ≡ 23 (mod 24).
+pub const PF_DH_FLAG_LEGACY_G2: u32 = 0x1;
+
+/// `pf_dh_check` problem bit: p is not prime (same value as OpenSSL's
+/// DH_CHECK_P_NOT_PRIME).
+pub const PF_DH_CHECK_P_NOT_PRIME: u32 = 0x01;
+/// Problem bit: p is prime but (p − 1)/2 is not (checked when q is absent).
+pub const PF_DH_CHECK_P_NOT_SAFE_PRIME: u32 = 0x02;
+/// Problem bit: g is outside 2 … p − 2, or q is given and g^q ≢ 1 (mod p).
+pub const PF_DH_CHECK_NOT_SUITABLE_GENERATOR: u32 = 0x08;
+/// Problem bit: q is given but not prime.
+pub const PF_DH_CHECK_Q_NOT_PRIME: u32 = 0x10;
+/// Problem bit: q is given but does not divide p − 1.
+pub const PF_DH_CHECK_INVALID_Q: u32 = 0x20;
+/// Problem bit: p has fewer than 512 bits.
+pub const PF_DH_CHECK_MODULUS_TOO_SMALL: u32 = 0x80;
+/// Problem bit: p has more than 16384 bits; nothing else was checked.
+pub const PF_DH_CHECK_MODULUS_TOO_LARGE: u32 = 0x100;
+
+// The C constants mirror the core's; a mismatch fails to compile.
+const _: () = {
+    assert!(PF_DH_CHECK_P_NOT_PRIME == check::P_NOT_PRIME);
+    assert!(PF_DH_CHECK_P_NOT_SAFE_PRIME == check::P_NOT_SAFE_PRIME);
+    assert!(PF_DH_CHECK_NOT_SUITABLE_GENERATOR == check::NOT_SUITABLE_GENERATOR);
+    assert!(PF_DH_CHECK_Q_NOT_PRIME == check::Q_NOT_PRIME);
+    assert!(PF_DH_CHECK_INVALID_Q == check::INVALID_Q);
+    assert!(PF_DH_CHECK_MODULUS_TOO_SMALL == check::MODULUS_TOO_SMALL);
+    assert!(PF_DH_CHECK_MODULUS_TOO_LARGE == check::MODULUS_TOO_LARGE);
+    assert!(PF_DH_FLAG_LEGACY_G2 == dh::FLAG_LEGACY_G2);
+};
+
+fn boxed(params: DhParams) -> *mut pf_dh_params {
+    Box::into_raw(Box::new(pf_dh_params { inner: params }))
+}
+
+/// Generates DH parameters: a safe prime p = 2q + 1 of exactly `bits` bits
+/// (256 to 16384) for generator `generator` (2 to 2^31 − 1; 2 is the usual
+/// choice), with fresh OS randomness on `threads` threads (0 = all cores,
+/// at most 1024). Same as `pf_dh_generate_ex` with flags 0 and default
+/// options.
+///
+/// On success `*out` receives parameters the caller owns (free with
+/// `pf_dh_free`); on failure it is untouched. Thread-safe.
+#[no_mangle]
+pub unsafe extern "C" fn pf_dh_generate(
+    bits: u32,
+    generator: u32,
+    threads: u32,
+    out: *mut *mut pf_dh_params,
+) -> pf_status {
+    let mut opts = super::options::pf_options_default();
+    opts.threads = threads;
+    unsafe { pf_dh_generate_ex(bits, generator, 0, &opts, out) }
+}
+
+/// Generates DH parameters (see `pf_dh_generate`) with `flags` (0 or
+/// `PF_DH_FLAG_LEGACY_G2`) and options.
+///
+/// The prime follows the generator's convention: g = 2 → p ≡ 23 (mod 24),
+/// so that 2 generates the subgroup of prime order q (OpenSSL 3); with
+/// `PF_DH_FLAG_LEGACY_G2`, p ≡ 11 (mod 24) (OpenSSL 1.1, BoringSSL);
+/// g = 5 → p ≡ 59 (mod 60), order q; any other g → p ≡ 11 (mod 12).
+/// q is proven prime to within 2^-128 by Miller–Rabin plus a strong Lucas
+/// test, and p is then proven prime by Pocklington's criterion.
+///
+/// `opts` may be NULL (defaults). With `opts->seed` set, the output is a
+/// deterministic function of the seed and the arguments, byte-identical at
+/// any thread count. The progress callback, cancellation and
+/// `opts->stats` work as for `pf_rsa_generate_ex` (candidates are positions
+/// of the sieve, survivors the positions that pass it; a strong Lucas test
+/// counts as one exponentiation).
+///
+/// On success `*out` receives parameters the caller owns (free with
+/// `pf_dh_free`); on failure `*out` and `*opts->stats` are untouched.
+/// Returns `PF_ERR_NULL_ARGUMENT`, `PF_ERR_INVALID_ARGUMENT` (bits,
+/// generator 0 or 1 or above 2^31 − 1, unknown flags, the legacy flag with
+/// g ≠ 2, threads, seed length, struct_size), `PF_ERR_UNSUPPORTED`,
+/// `PF_ERR_CANCELLED`, `PF_ERR_ENTROPY`, `PF_ERR_THREADS`,
+/// `PF_ERR_NO_MEMORY`, `PF_ERR_INTERNAL`. Thread-safe.
+#[no_mangle]
+pub unsafe extern "C" fn pf_dh_generate_ex(
+    bits: u32,
+    generator: u32,
+    flags: u32,
+    opts: *const pf_options,
+    out: *mut *mut pf_dh_params,
+) -> pf_status {
+    guard(|| {
+        if out.is_null() {
+            return pf_status::PF_ERR_NULL_ARGUMENT;
+        }
+        // SAFETY: documented contract of `opts`.
+        let checked = match unsafe { check_options(opts) } {
+            Ok(c) => c,
+            Err(st) => return st,
+        };
+        if let Err(e) = dh::validate(bits, generator, flags) {
+            return e.into();
+        }
+        match checked.with_core(|o| dh::generate(bits, generator, flags, o)) {
+            Ok((params, stats)) => {
+                checked.write_stats(&stats);
+                // SAFETY: `out` checked for NULL.
+                unsafe { write_out(out, boxed(params)) };
+                pf_status::PF_OK
+            }
+            Err(e) => e.into(),
+        }
+    })
+}
+
+/// Returns the parameters of a named group (a `pf_dh_group` value):
+/// instant, and for TLS the right answer for most deployments (RFC 7919).
+///
+/// On success `*out` receives parameters the caller owns (free with
+/// `pf_dh_free`); on failure it is untouched. Returns
+/// `PF_ERR_NULL_ARGUMENT`, `PF_ERR_INVALID_ARGUMENT` (unknown group),
+/// `PF_ERR_NO_MEMORY`. Thread-safe.
+#[no_mangle]
+pub unsafe extern "C" fn pf_dh_named(group: u32, out: *mut *mut pf_dh_params) -> pf_status {
+    guard(|| {
+        if out.is_null() {
+            return pf_status::PF_ERR_NULL_ARGUMENT;
+        }
+        let Some(g) = Group::from_u32(group) else {
+            return pf_status::PF_ERR_INVALID_ARGUMENT;
+        };
+        crate::gmp::init();
+        let params = g.params().clone();
+        // SAFETY: `out` checked for NULL.
+        unsafe { write_out(out, boxed(params)) };
+        pf_status::PF_OK
+    })
+}
+
+fn dh_format(format: u32) -> Option<DhFormat> {
+    Some(match format {
+        9 => DhFormat::Pkcs3Pem,
+        10 => DhFormat::Pkcs3Der,
+        11 => DhFormat::X942Pem,
+        12 => DhFormat::X942Der,
+        _ => return None,
+    })
+}
+
+/// Encodes `params` in `format`: `PF_FORMAT_PKCS3_PEM` / `_DER` ("DH
+/// PARAMETERS": p, g — what `openssl dhparam` reads and writes) or
+/// `PF_FORMAT_X942_PEM` / `_DER` ("X9.42 DH PARAMETERS": p, g, q — what
+/// `openssl pkeyparam` reads as DHX). PEM per RFC 7468: 64 columns, LF,
+/// final newline, no trailing NUL.
+///
+/// On success `*out` receives a buffer the caller owns (free with
+/// `pf_buffer_free`); on failure it is untouched. Returns
+/// `PF_ERR_NULL_ARGUMENT`, `PF_ERR_INVALID_ARGUMENT` (unknown format,
+/// including the RSA formats), `PF_ERR_UNSUPPORTED` (X9.42 for parameters
+/// whose g does not lie in the subgroup of order q, e.g. the legacy g = 2
+/// form: X9.42 would declare a wrong q), `PF_ERR_NO_MEMORY`. Thread-safe.
+#[no_mangle]
+pub unsafe extern "C" fn pf_dh_export(
+    params: *const pf_dh_params,
+    format: u32,
+    out: *mut *mut pf_buffer,
+) -> pf_status {
+    guard(|| {
+        // SAFETY: NULL or live parameters.
+        let (Some(params), false) = (unsafe { params.as_ref() }, out.is_null()) else {
+            return pf_status::PF_ERR_NULL_ARGUMENT;
+        };
+        let Some(fmt) = dh_format(format) else {
+            return pf_status::PF_ERR_INVALID_ARGUMENT;
+        };
+        if matches!(fmt, DhFormat::X942Pem | DhFormat::X942Der) && !params.inner.g_in_q_subgroup() {
+            return pf_status::PF_ERR_UNSUPPORTED;
+        }
+        // SAFETY: `out` checked for NULL.
+        unsafe { deliver(dh_export(&params.inner, fmt), out) }
+    })
+}
+
+/// Copies one component (a `pf_dh_part` value) as big-endian unsigned
+/// bytes without leading zeros into a new buffer.
+///
+/// On success `*out` receives a buffer the caller owns (free with
+/// `pf_buffer_free`); on failure it is untouched. Returns
+/// `PF_ERR_NULL_ARGUMENT`, `PF_ERR_INVALID_ARGUMENT` (unknown part),
+/// `PF_ERR_NO_MEMORY`. Thread-safe.
+#[no_mangle]
+pub unsafe extern "C" fn pf_dh_component(
+    params: *const pf_dh_params,
+    part: u32,
+    out: *mut *mut pf_buffer,
+) -> pf_status {
+    guard(|| {
+        // SAFETY: NULL or live parameters.
+        let (Some(params), false) = (unsafe { params.as_ref() }, out.is_null()) else {
+            return pf_status::PF_ERR_NULL_ARGUMENT;
+        };
+        let which = match part {
+            1 => DhPart::P,
+            2 => DhPart::Q,
+            3 => DhPart::G,
+            _ => return pf_status::PF_ERR_INVALID_ARGUMENT,
+        };
+        let Some(bytes) = params.inner.part_bytes(which) else {
+            return pf_status::PF_ERR_INVALID_ARGUMENT;
+        };
+        // SAFETY: `out` checked for NULL.
+        unsafe { deliver(SecureBuf::from_slice(&bytes), out) }
+    })
+}
+
+/// Returns the size of p in bits, or 0 if `params` is NULL. Thread-safe.
+#[no_mangle]
+pub unsafe extern "C" fn pf_dh_bits(params: *const pf_dh_params) -> u32 {
+    // SAFETY: NULL or live parameters.
+    guard_value(0, || {
+        unsafe { params.as_ref() }.map_or(0, |d| d.inner.bits())
+    })
+}
+
+/// Frees `params`. NULL is a no-op. Not thread-safe for the same object.
+#[no_mangle]
+pub unsafe extern "C" fn pf_dh_free(params: *mut pf_dh_params) {
+    guard_value((), || {
+        if !params.is_null() {
+            // SAFETY: came from Box::into_raw in this module; freed once.
+            drop(unsafe { Box::from_raw(params) });
+        }
+    })
+}
+
+/// Checks encoded DH parameters, in the spirit of OpenSSL's `DH_check`:
+/// `data` holds `len` bytes of PEM ("DH PARAMETERS" or "X9.42 DH
+/// PARAMETERS") or DER (PKCS#3 or X9.42, told apart by shape).
+///
+/// On `PF_OK`, `*problems` receives 0 (nothing wrong found) or an OR of
+/// `PF_DH_CHECK_*` bits: p not prime, p not a safe prime (when q is
+/// absent), unsuitable generator (outside 2 … p − 2, or g^q ≢ 1 when q is
+/// given), q not prime, q not dividing p − 1, p under 512 bits, p over
+/// 16384 bits (then nothing else is examined: no arithmetic is done on
+/// oversized input). Primality uses Baillie–PSW plus Miller–Rabin rounds
+/// with fresh random bases.
+///
+/// `data` may be NULL only if `len` is 0 (which is malformed input).
+/// On failure `*problems` is untouched. Returns `PF_ERR_NULL_ARGUMENT`
+/// (problems NULL, or data NULL with len > 0), `PF_ERR_DECODE` (malformed
+/// or unknown input), `PF_ERR_ENTROPY`, `PF_ERR_NO_MEMORY`. Thread-safe.
+#[no_mangle]
+pub unsafe extern "C" fn pf_dh_check(data: *const u8, len: usize, problems: *mut u32) -> pf_status {
+    guard(|| {
+        if problems.is_null() || (data.is_null() && len > 0) {
+            return pf_status::PF_ERR_NULL_ARGUMENT;
+        }
+        let bytes: &[u8] = if len == 0 {
+            &[]
+        } else {
+            // SAFETY: caller guarantees `len` readable bytes at `data`.
+            unsafe { std::slice::from_raw_parts(data, len) }
+        };
+        let decoded = match dh_decode(bytes) {
+            Ok(d) => d,
+            Err(e) => return e.into(),
+        };
+        crate::gmp::init();
+        let params = DhParams::from_bytes(&decoded.p, &decoded.g, decoded.q.as_deref());
+        match check::check(&params) {
+            Ok(bits) => {
+                // SAFETY: `problems` checked for NULL.
+                unsafe { write_out(problems, bits) };
+                pf_status::PF_OK
+            }
+            Err(e) => e.into(),
+        }
+    })
+}
