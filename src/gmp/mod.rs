@@ -35,17 +35,36 @@
 //! leaves the table untouched. Our GMP is private to this library (its
 //! symbols are not exported), so a host's own GMP is never affected.
 
+pub mod alloc;
+
 use std::sync::Once;
 
-/// Runs the one-time set-up. Cheap after the first call; call it before
-/// any GMP object is created on behalf of a caller.
+/// Runs the one-time set-up: the wiping memory functions ([`alloc`]) and
+/// the Zen dispatch fix. Cheap after the first call. Every entry point
+/// that uses GMP calls it first; on Linux it also runs from the library's
+/// constructor (`.init_array`), before any caller code.
 pub fn init() {
     static ONCE: Once = Once::new();
     ONCE.call_once(|| {
+        alloc::install();
         #[cfg(all(target_arch = "x86_64", target_os = "linux"))]
         zen::patch();
     });
 }
+
+/// Runs [`init`] when the library is loaded (or the program starts), so
+/// that our GMP's memory functions are in place before any GMP object can
+/// exist.
+#[cfg(target_os = "linux")]
+#[used]
+#[link_section = ".init_array"]
+static CONSTRUCTOR: extern "C" fn() = {
+    extern "C" fn constructor() {
+        // Never unwind out of a constructor.
+        let _ = std::panic::catch_unwind(init);
+    }
+    constructor
+};
 
 /// Whether the Zen dispatch fix is active in this process.
 pub fn zen_fix_active() -> bool {

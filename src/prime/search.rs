@@ -500,6 +500,9 @@ pub fn search<S: CandidateSource>(
         let sh = Arc::clone(&shared);
         pool.spawn(move || {
             let ok = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| sh.worker())).is_ok();
+            // GMP's stack temporaries (candidates, powers) die with the
+            // worker's frames; wipe them before the thread is reused.
+            crate::secure::wipe_stack();
             if !ok {
                 sh.panicked.store(true, Ordering::Release);
                 sh.stop.store(true, Ordering::Release);

@@ -11,6 +11,7 @@
 //! - |p − q| > 2^(bits/2 − 100) and d > 2^(bits/2), else new primes.
 //! - A pairwise consistency test through the CRT path before returning.
 
+mod ct;
 mod key;
 
 pub use key::{OtherPrime, RsaKey};
@@ -98,6 +99,19 @@ fn neg_inverse_mod_u64(a: u64, m: u64) -> u64 {
     ((m as i128 - inv) % m as i128) as u64
 }
 
+/// e⁻¹ mod m for a secret m with gcd(e, m) = 1, without inverting modulo
+/// m: with a = m mod e (a remainder by the public e, computed limb by limb
+/// in data-independent time) and x = (−a⁻¹) mod e (public-size
+/// arithmetic), 1 + x·m ≡ 1 − a⁻¹·a ≡ 0 (mod e), so (1 + x·m)/e is an exact
+/// division by the public e, lies below m, and times e is ≡ 1 (mod m).
+fn inverse_of_e_mod(m: &Integer, e: u64) -> Integer {
+    let a = rem_u64(m, e);
+    let x = neg_inverse_mod_u64(a, e);
+    let mut d = Integer::from(m * x) + 1u32;
+    d.div_exact_mut(&Integer::from(e));
+    d
+}
+
 struct RsaSource {
     lo: Integer,
     width: Integer,
@@ -164,6 +178,19 @@ impl CandidateSource for RsaSource {
 /// Generates an RSA key of `bits` bits with public exponent `e` and `primes`
 /// primes. Returns the key and the work counters.
 pub fn generate(bits: u32, e: u64, primes: u32, opts: &mut Options<'_>) -> Result<(RsaKey, Stats)> {
+    let result = generate_inner(bits, e, primes, opts);
+    // The calling thread ran the key assembly (powm_sec, pairwise test):
+    // wipe GMP's stack temporaries below this frame.
+    crate::secure::wipe_stack();
+    result
+}
+
+fn generate_inner(
+    bits: u32,
+    e: u64,
+    primes: u32,
+    opts: &mut Options<'_>,
+) -> Result<(RsaKey, Stats)> {
     validate(bits, e, primes)?;
     crate::gmp::init();
     crate::threads::resolve_threads(opts.threads)?;
@@ -228,24 +255,30 @@ fn assemble(bits: u32, e: u64, ps: &[Integer], seed: &Seed) -> Result<Option<Rsa
     if n.significant_bits() != bits {
         return Err(Error::Internal);
     }
-    // λ = lcm(r_i − 1).
-    let mut lambda = Integer::from(1u32);
-    for p in ps {
-        lambda.lcm_mut(&Integer::from(p - 1u32));
+    // λ = lcm(r_i − 1), with a constant-time GCD (see `ct`): λ ← λ·(r − 1)
+    // / gcd(λ, r − 1). The exact division is by the gcd, which is a single
+    // limb except with negligible probability; GMP's time for it depends
+    // only on the operand sizes.
+    let mut lambda = Integer::from(&ps[0] - 1u32);
+    for p in &ps[1..] {
+        let pm1 = Integer::from(p - 1u32);
+        let g = ct::gcd(&lambda, &pm1, bits);
+        lambda *= &pm1;
+        lambda.div_exact_mut(&g);
     }
-    // d = e⁻¹ mod λ without inverting modulo the secret λ: with
-    // a = λ mod e and x = (−a⁻¹) mod e, 1 + x·λ ≡ 1 − a⁻¹·a ≡ 0 (mod e),
-    // so d = (1 + x·λ)/e is exact, below λ, and d·e ≡ 1 (mod λ).
-    let a = rem_u64(&lambda, e);
-    let x = neg_inverse_mod_u64(a, e);
-    let mut d = Integer::from(&lambda * x) + 1u32;
-    d.div_exact_mut(&Integer::from(e));
+    // d = e⁻¹ mod λ, and the CRT exponents d mod (r_i − 1) = e⁻¹ mod
+    // (r_i − 1), all without inverting modulo a secret (see
+    // `inverse_of_e_mod`).
+    let d = inverse_of_e_mod(&lambda, e);
     if d.significant_bits() <= half {
         return Ok(None);
     }
     // CRT exponents and coefficients; inverses modulo a prime r by
     // constant-time exponentiation x^(r − 2) mod r.
-    let exps: Vec<Integer> = ps.iter().map(|p| &d % Integer::from(p - 1u32)).collect();
+    let exps: Vec<Integer> = ps
+        .iter()
+        .map(|p| inverse_of_e_mod(&Integer::from(p - 1u32), e))
+        .collect();
     let inv_mod_prime = |v: &Integer, p: &Integer| -> Integer {
         let exp = Integer::from(p - 2u32);
         Integer::from(v % p).secure_pow_mod(&exp, p)

@@ -1,0 +1,141 @@
+//! GMP memory functions that wipe: every block GMP frees, and the old
+//! block of every reallocation, is overwritten with zeros (`zeroize`, which
+//! the compiler may not elide) before it goes back to the C allocator.
+//! Limbs of p, q, d and every intermediate therefore never linger in freed
+//! heap.
+//!
+//! - Blocks come from the C library's `malloc`, like GMP's defaults, so a
+//!   block allocated before the functions were installed is still freed
+//!   correctly.
+//! - The wipe covers the whole usable block (`malloc_usable_size`), not
+//!   only the size GMP passes.
+//! - GMP cannot handle a NULL return and must not be unwound through: on
+//!   allocation failure these functions abort the process, as GMP's own
+//!   default functions do.
+//! - The functions belong to *our* GMP, which is linked statically and not
+//!   exported; a host program's own libgmp keeps its own functions (tested
+//!   with a C program that links the system libgmp next to primeforge).
+
+use std::ffi::c_void;
+
+use zeroize::Zeroize;
+
+extern "C" fn gmp_alloc(size: usize) -> *mut c_void {
+    // SAFETY: plain malloc; a non-zero size so the result is unique.
+    let p = unsafe { libc::malloc(size.max(1)) };
+    if p.is_null() {
+        std::process::abort();
+    }
+    p
+}
+
+/// Zeroes the whole usable block at `p` (non-NULL, from malloc).
+unsafe fn wipe(p: *mut c_void) {
+    // SAFETY: `p` is a live malloc block; malloc_usable_size bytes of it
+    // are ours to write.
+    unsafe {
+        let n = libc::malloc_usable_size(p);
+        std::slice::from_raw_parts_mut(p as *mut u8, n).zeroize();
+    }
+    #[cfg(test)]
+    tests::after_wipe(p);
+}
+
+unsafe extern "C" fn gmp_realloc(p: *mut c_void, old: usize, new: usize) -> *mut c_void {
+    let q = gmp_alloc(new);
+    if !p.is_null() {
+        // SAFETY: GMP passes a live block of at least `old` bytes; `q` has
+        // at least `new` bytes; they are distinct blocks.
+        unsafe {
+            std::ptr::copy_nonoverlapping(p as *const u8, q as *mut u8, old.min(new));
+            wipe(p);
+            libc::free(p);
+        }
+    }
+    q
+}
+
+unsafe extern "C" fn gmp_free(p: *mut c_void, _size: usize) {
+    if !p.is_null() {
+        // SAFETY: GMP frees blocks it got from gmp_alloc/gmp_realloc (or,
+        // before installation, from malloc): all malloc blocks.
+        unsafe {
+            wipe(p);
+            libc::free(p);
+        }
+    }
+}
+
+/// Installs the wiping functions into our GMP (idempotent).
+pub fn install() {
+    // SAFETY: mp_set_memory_functions only stores the pointers; blocks
+    // allocated earlier are malloc blocks, which gmp_free handles.
+    unsafe {
+        gmp_mpfr_sys::gmp::set_memory_functions(Some(gmp_alloc), Some(gmp_realloc), Some(gmp_free));
+    }
+}
+
+/// Whether our GMP currently uses the wiping functions.
+pub fn installed() -> bool {
+    let mut f: gmp_mpfr_sys::gmp::free_function = None;
+    // SAFETY: writes the current functions into our locals.
+    unsafe {
+        gmp_mpfr_sys::gmp::get_memory_functions(std::ptr::null_mut(), std::ptr::null_mut(), &mut f);
+    }
+    f.map(|f| f as usize) == Some(gmp_free as *const () as usize)
+}
+
+#[cfg(test)]
+pub(crate) mod tests {
+    use std::cell::RefCell;
+    use std::ffi::c_void;
+
+    use rug::Integer;
+
+    thread_local! {
+        /// (address, all-zero?) of blocks wiped on this thread while armed.
+        static SEEN: RefCell<Option<Vec<(usize, bool)>>> = const { RefCell::new(None) };
+    }
+
+    /// The test hook: after a wipe, record whether the block is all zero.
+    pub(crate) fn after_wipe(p: *mut c_void) {
+        let _ = SEEN.try_with(|s| {
+            if let Ok(mut s) = s.try_borrow_mut() {
+                if let Some(v) = s.as_mut() {
+                    // SAFETY: still a live block (freed right after).
+                    let n = unsafe { libc::malloc_usable_size(p) };
+                    let bytes = unsafe { std::slice::from_raw_parts(p as *const u8, n) };
+                    v.push((p as usize, bytes.iter().all(|&b| b == 0)));
+                }
+            }
+        });
+    }
+
+    #[test]
+    fn freed_and_reallocated_gmp_blocks_are_zero() {
+        crate::gmp::init();
+        assert!(super::installed());
+        SEEN.with(|s| *s.borrow_mut() = Some(Vec::new()));
+        // A recognisable value, grown (realloc) and then dropped (free).
+        let mut x = Integer::from(0xA5A5_A5A5_A5A5_A5A5u64);
+        let limbs_addr = x.as_limbs().as_ptr() as usize;
+        for _ in 0..6 {
+            x *= 0xA5A5_A5A5_A5A5_A5A5u64; // forces reallocations
+        }
+        let grown_addr = x.as_limbs().as_ptr() as usize;
+        drop(x);
+        let seen = SEEN.with(|s| s.borrow_mut().take().unwrap());
+        assert!(
+            seen.iter().any(|&(a, _)| a == limbs_addr),
+            "first block was not wiped"
+        );
+        assert!(
+            seen.iter().any(|&(a, _)| a == grown_addr),
+            "final block was not wiped"
+        );
+        assert!(
+            seen.iter().all(|&(_, zero)| zero),
+            "a freed block still held data"
+        );
+    }
+}

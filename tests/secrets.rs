@@ -1,0 +1,117 @@
+//! Secrets stay secret (issue 5): fork behaviour of OS-seeded generation,
+//! isolation from a host's own libgmp, and a memcheck run of a C example.
+//! The memory scan for leftover key bytes is in `memscan.rs`; freed-block
+//! wiping is a unit test of `gmp::alloc`; DONTDUMP is checked in `buffer.rs`.
+
+mod common;
+
+use std::io::Read;
+
+use primeforge::ffi::*;
+
+fn modulus(key: *const pf_rsa_key) -> Vec<u8> {
+    let mut b = std::ptr::null_mut();
+    assert_eq!(
+        unsafe { pf_rsa_component(key, 1, &mut b) },
+        pf_status::PF_OK
+    );
+    common::take(b)
+}
+
+#[test]
+fn parent_and_child_generate_different_keys_after_fork() {
+    // Warm up: the library is initialised and has generated before forking.
+    let mut key = std::ptr::null_mut();
+    assert_eq!(
+        unsafe { pf_rsa_generate(512, 1, &mut key) },
+        pf_status::PF_OK
+    );
+    unsafe { pf_rsa_free(key) };
+
+    let mut fds = [0i32; 2];
+    assert_eq!(unsafe { libc::pipe(fds.as_mut_ptr()) }, 0);
+    // SAFETY: the child generates a key, writes its modulus and _exits.
+    let pid = unsafe { libc::fork() };
+    assert!(pid >= 0);
+    if pid == 0 {
+        unsafe {
+            let mut k = std::ptr::null_mut();
+            let st = pf_rsa_generate(512, 1, &mut k);
+            let mut code = 1;
+            if st == pf_status::PF_OK {
+                let mut b = std::ptr::null_mut();
+                if pf_rsa_component(k, 1, &mut b) == pf_status::PF_OK {
+                    let n = pf_buffer_len(b);
+                    if libc::write(fds[1], pf_buffer_data(b).cast(), n) == n as isize {
+                        code = 0;
+                    }
+                    pf_buffer_free(b);
+                }
+                pf_rsa_free(k);
+            }
+            libc::_exit(code);
+        }
+    }
+    unsafe { libc::close(fds[1]) };
+    let mut parent_key = std::ptr::null_mut();
+    assert_eq!(
+        unsafe { pf_rsa_generate(512, 1, &mut parent_key) },
+        pf_status::PF_OK
+    );
+    let parent_n = modulus(parent_key);
+    unsafe { pf_rsa_free(parent_key) };
+    let mut child_n = Vec::new();
+    let mut f = unsafe { <std::fs::File as std::os::fd::FromRawFd>::from_raw_fd(fds[0]) };
+    f.read_to_end(&mut child_n).unwrap();
+    let mut status = 0;
+    unsafe { libc::waitpid(pid, &mut status, 0) };
+    assert!(
+        libc::WIFEXITED(status) && libc::WEXITSTATUS(status) == 0,
+        "child failed: {status:#x}"
+    );
+    assert_eq!(child_n.len(), 64);
+    assert_ne!(child_n, parent_n, "parent and child generated the same key");
+}
+
+#[test]
+fn a_host_using_its_own_libgmp_is_unaffected() {
+    let src = common::manifest_dir().join("tests/c/host_gmp.c");
+    let exe = common::compile_c("host_gmp", &[&src], &["-lgmp"]);
+    let r = common::run(&exe, &[]);
+    assert_eq!(
+        r.code,
+        Some(0),
+        "stdout:\n{}\nstderr:\n{}",
+        r.stdout,
+        r.stderr
+    );
+    assert!(r.stdout.contains("host_gmp: ok"), "{}", r.stdout);
+}
+
+#[test]
+fn memcheck_finds_no_errors_in_a_c_example() {
+    let src = common::manifest_dir().join("c-examples/rsa_keygen.c");
+    let exe = common::compile_c("rsa_keygen_memcheck", &[&src], &[]);
+    let out = std::path::PathBuf::from(env!("CARGO_TARGET_TMPDIR")).join("memcheck.pem");
+    let r = std::process::Command::new("valgrind")
+        .args([
+            "--tool=memcheck",
+            "--error-exitcode=99",
+            "--leak-check=full",
+            "--errors-for-leak-kinds=definite",
+            "-q",
+        ])
+        .arg(&exe)
+        .args(["768", "2"])
+        .arg(&out)
+        .env("LD_LIBRARY_PATH", common::lib_dir())
+        .output()
+        .expect("valgrind is needed (installed by .ci/deps)");
+    let stderr = String::from_utf8_lossy(&r.stderr);
+    assert_eq!(
+        r.status.code(),
+        Some(0),
+        "valgrind reported errors:\n{stderr}"
+    );
+    assert!(stderr.contains("rsa_keygen: 768-bit key"), "{stderr}");
+}
