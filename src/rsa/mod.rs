@@ -260,9 +260,12 @@ fn assemble(bits: u32, e: u64, ps: &[Integer], seed: &Seed) -> Result<Option<Rsa
     // limb except with negligible probability; GMP's time for it depends
     // only on the operand sizes.
     let mut lambda = Integer::from(&ps[0] - 1u32);
+    // Public bound on λ's size: the sum of the (public) prime sizes so far.
+    let mut lambda_bound = ps[0].significant_bits();
     for p in &ps[1..] {
         let pm1 = Integer::from(p - 1u32);
-        let g = ct::gcd(&lambda, &pm1, bits);
+        let g = ct::gcd(&lambda, &pm1, lambda_bound.max(p.significant_bits()));
+        lambda_bound += p.significant_bits();
         lambda *= &pm1;
         lambda.div_exact_mut(&g);
     }
