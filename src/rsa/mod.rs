@@ -11,6 +11,7 @@
 //! - |p − q| > 2^(bits/2 − 100) and d > 2^(bits/2), else new primes.
 //! - A pairwise consistency test through the CRT path before returning.
 
+pub mod check;
 mod ct;
 mod key;
 
