@@ -383,17 +383,43 @@ fn run_dh(a: DhArgs) -> Result<(), Fail> {
     emit(out.as_slice(), c.out.as_deref(), 0o644, c.der)
 }
 
-fn run_check(file: &Path) -> Result<bool, Fail> {
-    let data = if file.as_os_str() == "-" {
-        let mut v = Vec::new();
-        std::io::Read::read_to_end(&mut std::io::stdin(), &mut v)
-            .map_err(|e| Fail(format!("stdin: {e}"), 1))?;
-        v
+/// Reads a file (or stdin for "-") into a secure buffer.
+fn read_secret(file: &Path) -> Result<SecureBuf, Fail> {
+    use std::io::Read;
+    let err = |e: std::io::Error| Fail(format!("{}: {e}", file.display()), 1);
+    let mut reader: Box<dyn Read> = if file.as_os_str() == "-" {
+        Box::new(std::io::stdin())
     } else {
-        std::fs::read(file).map_err(|e| Fail(format!("{}: {e}", file.display()), 1))?
+        Box::new(std::fs::File::open(file).map_err(err)?)
     };
-    if primeforge::rsa::check::looks_like_private_key(&data) {
-        let r = primeforge::rsa::check::check_private_key(&data).map_err(from_core)?;
+    let mut buf = SecureBuf::new(64 * 1024).map_err(from_core)?;
+    let mut len = 0;
+    loop {
+        if len == buf.len() {
+            if len >= 64 << 20 {
+                return Err(Fail(format!("{}: larger than 64 MiB", file.display()), 1));
+            }
+            let mut bigger = SecureBuf::new(len * 2).map_err(from_core)?;
+            bigger.as_mut_slice()[..len].copy_from_slice(&buf.as_slice()[..len]);
+            buf = bigger;
+        }
+        match reader.read(&mut buf.as_mut_slice()[len..]) {
+            Ok(0) => break,
+            Ok(n) => len += n,
+            Err(e) if e.kind() == std::io::ErrorKind::Interrupted => {}
+            Err(e) => return Err(err(e)),
+        }
+    }
+    SecureBuf::from_slice(&buf.as_slice()[..len]).map_err(from_core)
+}
+
+fn run_check(file: &Path) -> Result<bool, Fail> {
+    // The file may hold a private key: read it straight into a secure
+    // buffer, never into an ordinary heap buffer.
+    let secret = read_secret(file)?;
+    let data = secret.as_slice();
+    if primeforge::rsa::check::looks_like_private_key(data) {
+        let r = primeforge::rsa::check::check_private_key(data).map_err(from_core)?;
         let e = r.e.map_or("(over 64 bits)".to_string(), |e| e.to_string());
         print!(
             "RSA private key ({}), {} bits, {} primes, e = {e}: ",
@@ -409,7 +435,7 @@ fn run_check(file: &Path) -> Result<bool, Fail> {
         }
         return Ok(r.problems.is_empty());
     }
-    let decoded = dh_decode(&data).map_err(|_| {
+    let decoded = dh_decode(data).map_err(|_| {
         Fail(
             format!(
                 "{}: neither an RSA private key nor DH parameters (PEM or DER)",

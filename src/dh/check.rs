@@ -58,6 +58,7 @@ pub fn is_probable_prime(n: &Integer, seed: &Seed, index: u64) -> bool {
 
 /// Checks `params`; returns the problem bits (0: no problem found).
 pub fn check(params: &DhParams) -> Result<u32> {
+    crate::gmp::init();
     let p = &params.p;
     let bits = p.significant_bits();
     if bits > MAX_CHECK_BITS {

@@ -100,6 +100,7 @@ impl Group {
 
     /// The group's parameters (computed once per process).
     pub fn params(self) -> &'static DhParams {
+        crate::gmp::init();
         static CACHE: [OnceLock<DhParams>; 10] = [const { OnceLock::new() }; 10];
         CACHE[self as usize - 1].get_or_init(|| {
             let n = self.bits();
