@@ -15,7 +15,7 @@ fn example(name: &str) -> PathBuf {
 #[test]
 fn every_example_has_a_test() {
     // A new example must be added to this file, so it is built and run.
-    let tested = ["basics", "rsa_keygen", "dh_params"];
+    let tested = ["basics", "rsa_keygen", "dh_params", "tls_dhe_server"];
     for entry in std::fs::read_dir(common::manifest_dir().join("c-examples")).unwrap() {
         let path = entry.unwrap().path();
         if path.extension().is_some_and(|e| e == "c") {
@@ -115,5 +115,29 @@ fn dh_params_writes_parameters_openssl_accepts() {
         r.stderr.contains("dh_params: invalid argument"),
         "{}",
         r.stderr
+    );
+}
+
+#[test]
+fn tls_dhe_server_completes_a_handshake_with_primeforge_keys() {
+    let exe = common::compile_c(
+        "tls_dhe_server",
+        &[&example("tls_dhe_server")],
+        &["-lssl", "-lcrypto"],
+    );
+    // 2048-bit RSA, 1536-bit DH on 2 threads keeps the test quick.
+    let r = common::run(&exe, &["2", "2048", "1536"]);
+    assert_eq!(
+        r.code,
+        Some(0),
+        "stdout:\n{}\nstderr:\n{}",
+        r.stdout,
+        r.stderr
+    );
+    assert!(
+        r.stdout
+            .contains("TLSv1.2, DHE-RSA-AES128-GCM-SHA256, DH 1536 bits, RSA 2048 bits: ok"),
+        "{}",
+        r.stdout
     );
 }

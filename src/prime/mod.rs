@@ -25,7 +25,8 @@ pub struct Stats {
 }
 
 impl Stats {
-    pub(crate) fn add(&mut self, o: &Stats) {
+    /// Adds another generation's counters.
+    pub fn add(&mut self, o: &Stats) {
         self.candidates += o.candidates;
         self.survivors += o.survivors;
         self.exponentiations += o.exponentiations;

@@ -54,28 +54,41 @@ pub fn lib_dir() -> PathBuf {
 /// Compiles `sources` with the project's strict C flags against the header
 /// and the cdylib; returns the executable's path.
 pub fn compile_c(name: &str, sources: &[&Path], extra: &[&str]) -> PathBuf {
+    compile(
+        name,
+        sources,
+        extra,
+        &std::env::var("CC").unwrap_or_else(|_| "cc".into()),
+        "-std=c11",
+    )
+}
+
+/// Like [`compile_c`], for C++17 sources with `c++`.
+pub fn compile_cxx(name: &str, sources: &[&Path], extra: &[&str]) -> PathBuf {
+    compile(
+        name,
+        sources,
+        extra,
+        &std::env::var("CXX").unwrap_or_else(|_| "c++".into()),
+        "-std=c++17",
+    )
+}
+
+fn compile(name: &str, sources: &[&Path], extra: &[&str], compiler: &str, std: &str) -> PathBuf {
     let lib = lib_dir();
     let out = PathBuf::from(env!("CARGO_TARGET_TMPDIR")).join(format!("c-{name}"));
-    let mut cmd = Command::new(std::env::var("CC").unwrap_or_else(|_| "cc".into()));
-    cmd.args([
-        "-std=c11",
-        "-Wall",
-        "-Wextra",
-        "-Werror",
-        "-pedantic",
-        "-O1",
-        "-g",
-    ])
-    .arg("-I")
-    .arg(manifest_dir().join("include"))
-    .args(sources)
-    .arg("-o")
-    .arg(&out)
-    .arg("-L")
-    .arg(&lib)
-    .arg(format!("-Wl,-rpath,{}", lib.display()))
-    .arg("-lprimeforge")
-    .args(extra);
+    let mut cmd = Command::new(compiler);
+    cmd.args([std, "-Wall", "-Wextra", "-Werror", "-pedantic", "-O1", "-g"])
+        .arg("-I")
+        .arg(manifest_dir().join("include"))
+        .args(sources)
+        .arg("-o")
+        .arg(&out)
+        .arg("-L")
+        .arg(&lib)
+        .arg(format!("-Wl,-rpath,{}", lib.display()))
+        .arg("-lprimeforge")
+        .args(extra);
     let res = cmd
         .output()
         .expect("a C compiler (cc) is needed for the C tests");

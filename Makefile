@@ -1,0 +1,40 @@
+# Install primeforge's C library: the shared library with its SONAME links,
+# the static library, the headers and a pkg-config file.
+#
+#   cargo build --release && make install PREFIX=/usr/local [DESTDIR=...]
+#
+# (The Rust side needs nothing of this: use the crate. The C examples have
+# their own Makefile in c-examples/.)
+
+PREFIX     ?= /usr/local
+LIBDIR     ?= $(PREFIX)/lib
+INCLUDEDIR ?= $(PREFIX)/include
+PROFILE    ?= release
+TARGET     ?= target/$(PROFILE)
+VERSION    := $(shell sed -n 's/^version = "\(.*\)"/\1/p' Cargo.toml | head -n1)
+MAJOR      := $(firstword $(subst ., ,$(VERSION)))
+# What a static link of the Rust standard library needs besides libc.
+PRIVATE_LIBS := -lgcc_s -lutil -lrt -lpthread -lm -ldl -lc
+
+all:
+	cargo build --release
+
+install:
+	test -f $(TARGET)/libprimeforge.so || { echo "run cargo build --release first"; exit 1; }
+	install -d $(DESTDIR)$(LIBDIR)/pkgconfig $(DESTDIR)$(INCLUDEDIR)
+	install -m 0755 $(TARGET)/libprimeforge.so $(DESTDIR)$(LIBDIR)/libprimeforge.so.$(VERSION)
+	ln -sf libprimeforge.so.$(VERSION) $(DESTDIR)$(LIBDIR)/libprimeforge.so.$(MAJOR)
+	ln -sf libprimeforge.so.$(MAJOR) $(DESTDIR)$(LIBDIR)/libprimeforge.so
+	install -m 0644 $(TARGET)/libprimeforge.a $(DESTDIR)$(LIBDIR)/libprimeforge.a
+	install -m 0644 include/primeforge.h include/primeforge.hpp $(DESTDIR)$(INCLUDEDIR)/
+	sed -e 's|@PREFIX@|$(PREFIX)|' -e 's|@LIBDIR@|$(LIBDIR)|' -e 's|@INCLUDEDIR@|$(INCLUDEDIR)|' \
+	    -e 's|@VERSION@|$(VERSION)|' -e 's|@PRIVATE_LIBS@|$(PRIVATE_LIBS)|' \
+	    primeforge.pc.in > $(DESTDIR)$(LIBDIR)/pkgconfig/primeforge.pc
+
+uninstall:
+	rm -f $(DESTDIR)$(LIBDIR)/libprimeforge.so.$(VERSION) $(DESTDIR)$(LIBDIR)/libprimeforge.so.$(MAJOR) \
+	      $(DESTDIR)$(LIBDIR)/libprimeforge.so $(DESTDIR)$(LIBDIR)/libprimeforge.a \
+	      $(DESTDIR)$(INCLUDEDIR)/primeforge.h $(DESTDIR)$(INCLUDEDIR)/primeforge.hpp \
+	      $(DESTDIR)$(LIBDIR)/pkgconfig/primeforge.pc
+
+.PHONY: all install uninstall

@@ -1,0 +1,430 @@
+"""primeforge for Python: RSA keys and DH parameters on every core.
+
+A ctypes binding to libprimeforge (standard library only)::
+
+    import primeforge
+    key = primeforge.generate_rsa(3072)             # all cores
+    open("key.pem", "wb").write(key.pem())
+    dh = primeforge.generate_dh(2048, progress=lambda ev: print(ev.candidates))
+    ff = primeforge.named_group("ffdhe2048")         # RFC 7919, instant
+    problems = primeforge.check_dh(ff.pem())         # 0: fine
+
+The library is found through $PRIMEFORGE_LIB, then the system's library
+path (libprimeforge.so.0). Failures raise primeforge.Error (a subclass per
+status); a progress callback returning True cancels (Cancelled); Ctrl-C
+during a generation cancels it and raises KeyboardInterrupt.
+"""
+
+import ctypes
+import ctypes.util
+import os
+import signal
+import threading
+
+__all__ = [
+    "Error", "NullArgument", "InvalidArgument", "BufferTooSmall", "Cancelled",
+    "NoMemory", "ThreadsError", "EntropyError", "InternalError", "Unsupported",
+    "DecodeError", "CheckFailed", "RsaKey", "DhParams", "Progress",
+    "generate_rsa", "generate_dh", "named_group", "check_dh", "version",
+    "NAMED_GROUPS", "DH_CHECK_BITS",
+]
+
+
+def _load():
+    candidates = []
+    if os.environ.get("PRIMEFORGE_LIB"):
+        candidates.append(os.environ["PRIMEFORGE_LIB"])
+    found = ctypes.util.find_library("primeforge")
+    if found:
+        candidates.append(found)
+    candidates.append("libprimeforge.so.0")
+    last = None
+    for c in candidates:
+        try:
+            return ctypes.CDLL(c)
+        except OSError as e:  # try the next one
+            last = e
+    raise ImportError("libprimeforge not found (set PRIMEFORGE_LIB): %s" % last)
+
+
+_lib = _load()
+
+u8p = ctypes.POINTER(ctypes.c_uint8)
+
+
+class _Progress(ctypes.Structure):
+    _fields_ = [
+        ("candidates", ctypes.c_uint64),
+        ("survivors", ctypes.c_uint64),
+        ("exponentiations", ctypes.c_uint64),
+        ("elapsed_ns", ctypes.c_uint64),
+        ("primes_found", ctypes.c_uint32),
+        ("primes_needed", ctypes.c_uint32),
+    ]
+
+
+class _Stats(ctypes.Structure):
+    _fields_ = [
+        ("candidates", ctypes.c_uint64),
+        ("survivors", ctypes.c_uint64),
+        ("exponentiations", ctypes.c_uint64),
+        ("elapsed_ns", ctypes.c_uint64),
+    ]
+
+
+_PROGRESS_FN = ctypes.CFUNCTYPE(ctypes.c_int, ctypes.c_void_p, ctypes.POINTER(_Progress))
+
+
+class _Options(ctypes.Structure):
+    _fields_ = [
+        ("struct_size", ctypes.c_uint32),
+        ("threads", ctypes.c_uint32),
+        ("seed", u8p),
+        ("seed_len", ctypes.c_size_t),
+        ("progress", _PROGRESS_FN),
+        ("user_data", ctypes.c_void_p),
+        ("stats", ctypes.POINTER(_Stats)),
+    ]
+
+
+class _Opaque(ctypes.Structure):
+    pass
+
+
+_h = ctypes.POINTER(_Opaque)
+_hp = ctypes.POINTER(_h)
+_status = ctypes.c_uint32
+
+
+def _fn(name, restype, *argtypes):
+    f = getattr(_lib, name)
+    f.restype = restype
+    f.argtypes = list(argtypes)
+    return f
+
+
+_pf_status_str = _fn("pf_status_str", ctypes.c_char_p, ctypes.c_uint32)
+_pf_version = _fn("pf_version", ctypes.c_char_p)
+_pf_options_default = _fn("pf_options_default", _Options)
+_pf_buffer_new = _fn("pf_buffer_new", _status, ctypes.c_size_t, _hp)
+_pf_buffer_data = _fn("pf_buffer_data", u8p, _h)
+_pf_buffer_data_mut = _fn("pf_buffer_data_mut", u8p, _h)
+_pf_buffer_len = _fn("pf_buffer_len", ctypes.c_size_t, _h)
+_pf_buffer_locked = _fn("pf_buffer_locked", ctypes.c_bool, _h)
+_pf_buffer_check = _fn("pf_buffer_check", _status, _h)
+_pf_buffer_free = _fn("pf_buffer_free", None, _h)
+_pf_rsa_generate = _fn("pf_rsa_generate", _status, ctypes.c_uint32, ctypes.c_uint32, _hp)
+_pf_rsa_generate_ex = _fn("pf_rsa_generate_ex", _status, ctypes.c_uint32, ctypes.c_uint64,
+                          ctypes.c_uint32, ctypes.POINTER(_Options), _hp)
+_pf_rsa_export = _fn("pf_rsa_export", _status, _h, ctypes.c_uint32, _hp)
+_pf_rsa_component = _fn("pf_rsa_component", _status, _h, ctypes.c_uint32, _hp)
+_pf_rsa_bits = _fn("pf_rsa_bits", ctypes.c_uint32, _h)
+_pf_rsa_primes = _fn("pf_rsa_primes", ctypes.c_uint32, _h)
+_pf_rsa_free = _fn("pf_rsa_free", None, _h)
+_pf_dh_generate = _fn("pf_dh_generate", _status, ctypes.c_uint32, ctypes.c_uint32,
+                      ctypes.c_uint32, _hp)
+_pf_dh_generate_ex = _fn("pf_dh_generate_ex", _status, ctypes.c_uint32, ctypes.c_uint32,
+                         ctypes.c_uint32, ctypes.POINTER(_Options), _hp)
+_pf_dh_named = _fn("pf_dh_named", _status, ctypes.c_uint32, _hp)
+_pf_dh_export = _fn("pf_dh_export", _status, _h, ctypes.c_uint32, _hp)
+_pf_dh_component = _fn("pf_dh_component", _status, _h, ctypes.c_uint32, _hp)
+_pf_dh_bits = _fn("pf_dh_bits", ctypes.c_uint32, _h)
+_pf_dh_free = _fn("pf_dh_free", None, _h)
+_pf_dh_check = _fn("pf_dh_check", _status, u8p, ctypes.c_size_t,
+                   ctypes.POINTER(ctypes.c_uint32))
+
+
+class Error(Exception):
+    """A primeforge call failed; .status is the pf_status code."""
+
+    status = None
+
+    def __init__(self, status, message=None):
+        self.status = status
+        super().__init__(message or _pf_status_str(status).decode())
+
+
+class NullArgument(Error): pass
+class InvalidArgument(Error, ValueError): pass
+class BufferTooSmall(Error): pass
+class Cancelled(Error): pass
+class NoMemory(Error, MemoryError): pass
+class ThreadsError(Error): pass
+class EntropyError(Error): pass
+class InternalError(Error): pass
+class Unsupported(Error): pass
+class DecodeError(Error, ValueError): pass
+class CheckFailed(Error): pass
+
+
+_ERRORS = {1: NullArgument, 2: InvalidArgument, 3: BufferTooSmall, 4: Cancelled,
+           5: NoMemory, 6: ThreadsError, 7: EntropyError, 8: InternalError,
+           9: Unsupported, 10: DecodeError, 11: CheckFailed}
+
+
+def _check(status):
+    if status != 0:
+        raise _ERRORS.get(status, Error)(status)
+
+
+def version():
+    """The library version, e.g. '0.1.0'."""
+    return _pf_version().decode()
+
+
+class Progress:
+    """A progress event: counters, elapsed seconds, primes found/needed."""
+
+    __slots__ = ("candidates", "survivors", "exponentiations", "elapsed",
+                 "primes_found", "primes_needed")
+
+    def __init__(self, ev):
+        self.candidates = ev.candidates
+        self.survivors = ev.survivors
+        self.exponentiations = ev.exponentiations
+        self.elapsed = ev.elapsed_ns / 1e9
+        self.primes_found = ev.primes_found
+        self.primes_needed = ev.primes_needed
+
+
+def _take(buf):
+    """Copies a pf_buffer's bytes and frees it. (The copy is an ordinary
+    Python bytes object: secrets you export leave secure memory here.)"""
+    try:
+        n = _pf_buffer_len(buf)
+        return ctypes.string_at(_pf_buffer_data(buf), n) if n else b""
+    finally:
+        _pf_buffer_free(buf)
+
+
+class _Call:
+    """Options for one generation: seed, threads, the progress callback,
+    Ctrl-C, and the work counters."""
+
+    def __init__(self, threads, seed, progress):
+        self.opts = _pf_options_default()
+        self.opts.threads = threads
+        self.stats = _Stats()
+        self.opts.stats = ctypes.pointer(self.stats)
+        self._seed = None
+        if seed is not None:
+            seed = bytes(seed)
+            # Any length is passed on; the library insists on 32 bytes.
+            self._seed = (ctypes.c_uint8 * max(len(seed), 1)).from_buffer_copy(seed or b"\0")
+            self.opts.seed = ctypes.cast(self._seed, u8p)
+            self.opts.seed_len = len(seed)
+        self.user_cb = progress
+        self.interrupted = False
+        self.error = None
+        # Always install a callback: it runs on the calling thread every
+        # ~50 ms, which is where Python can notice Ctrl-C.
+        self._cb = _PROGRESS_FN(self._on_progress)
+        self.opts.progress = self._cb
+
+    def _on_progress(self, _user, ev):
+        try:
+            if self.interrupted:
+                return 1
+            if self.user_cb is not None and self.user_cb(Progress(ev.contents)):
+                return 1
+            return 0
+        except KeyboardInterrupt:
+            self.interrupted = True
+            return 1
+        except BaseException as e:  # never let an exception cross into C
+            self.error = e
+            return 1
+
+    def _on_sigint(self, _signum, _frame):
+        # Runs (in Python) the next time the progress callback executes:
+        # note it, and the callback cancels the generation.
+        self.interrupted = True
+
+    def run(self, fn, *args):
+        """Calls fn(*args, options) with Ctrl-C turned into a cancel."""
+        previous = None
+        if threading.current_thread() is threading.main_thread():
+            previous = signal.signal(signal.SIGINT, self._on_sigint)
+        try:
+            return fn(*args)
+        finally:
+            if previous is not None:
+                signal.signal(signal.SIGINT, previous)
+
+    def finish(self, status):
+        if self.interrupted:
+            raise KeyboardInterrupt
+        if self.error is not None:
+            raise self.error
+        _check(status)
+
+    def counters(self):
+        s = self.stats
+        return {"candidates": s.candidates, "survivors": s.survivors,
+                "exponentiations": s.exponentiations, "elapsed": s.elapsed_ns / 1e9}
+
+
+_RSA_PARTS = {"n": 1, "e": 2, "d": 3, "p": 4, "q": 5, "dp": 6, "dq": 7, "qinv": 8}
+
+
+class RsaKey:
+    """An RSA private key held in primeforge's secure memory."""
+
+    def __init__(self, handle, stats=None):
+        self._h = handle
+        self.stats = stats or {}
+
+    def __del__(self):
+        self.close()
+
+    def close(self):
+        """Wipes and frees the key now (also done when collected)."""
+        h, self._h = getattr(self, "_h", None), None
+        if h:
+            _pf_rsa_free(h)
+
+    def __enter__(self):
+        return self
+
+    def __exit__(self, *exc):
+        self.close()
+
+    def _handle(self):
+        if not self._h:
+            raise ValueError("key is closed")
+        return self._h
+
+    def export(self, fmt):
+        out = _h()
+        _check(_pf_rsa_export(self._handle(), fmt, ctypes.byref(out)))
+        return _take(out)
+
+    def pem(self, pkcs1=False):
+        """Private key as PEM: PKCS#8 ("PRIVATE KEY") or PKCS#1."""
+        return self.export(3 if pkcs1 else 1)
+
+    def der(self, pkcs1=False):
+        return self.export(4 if pkcs1 else 2)
+
+    def public_pem(self):
+        """SubjectPublicKeyInfo ("PUBLIC KEY")."""
+        return self.export(5)
+
+    def public_der(self):
+        return self.export(6)
+
+    def _part(self, name):
+        out = _h()
+        _check(_pf_rsa_component(self._handle(), _RSA_PARTS[name], ctypes.byref(out)))
+        return int.from_bytes(_take(out), "big")
+
+    n = property(lambda self: self._part("n"))
+    e = property(lambda self: self._part("e"))
+    d = property(lambda self: self._part("d"))
+    p = property(lambda self: self._part("p"))
+    q = property(lambda self: self._part("q"))
+    dp = property(lambda self: self._part("dp"))
+    dq = property(lambda self: self._part("dq"))
+    qinv = property(lambda self: self._part("qinv"))
+
+    @property
+    def bits(self):
+        return _pf_rsa_bits(self._handle())
+
+    @property
+    def primes(self):
+        return _pf_rsa_primes(self._handle())
+
+
+class DhParams:
+    """Diffie-Hellman parameters (public values)."""
+
+    def __init__(self, handle, stats=None):
+        self._h = handle
+        self.stats = stats or {}
+
+    def __del__(self):
+        h, self._h = getattr(self, "_h", None), None
+        if h:
+            _pf_dh_free(h)
+
+    def export(self, fmt):
+        out = _h()
+        _check(_pf_dh_export(self._h, fmt, ctypes.byref(out)))
+        return _take(out)
+
+    def pem(self, x942=False):
+        """PKCS#3 "DH PARAMETERS" (or X9.42 with q)."""
+        return self.export(11 if x942 else 9)
+
+    def der(self, x942=False):
+        return self.export(12 if x942 else 10)
+
+    def _part(self, part):
+        out = _h()
+        _check(_pf_dh_component(self._h, part, ctypes.byref(out)))
+        return int.from_bytes(_take(out), "big")
+
+    p = property(lambda self: self._part(1))
+    q = property(lambda self: self._part(2))
+    g = property(lambda self: self._part(3))
+
+    @property
+    def bits(self):
+        return _pf_dh_bits(self._h)
+
+
+def generate_rsa(bits=3072, threads=0, exponent=65537, primes=2, seed=None, progress=None):
+    """Generates an RSA key (FIPS 186-5) on `threads` threads (0 = all cores).
+
+    `seed` (32 bytes) makes the key a deterministic function of the seed.
+    `progress(ev)` is called on this thread at least every 100 ms; returning
+    True cancels (raises Cancelled).
+    """
+    call = _Call(threads, seed, progress)
+    out = _h()
+    st = call.run(_pf_rsa_generate_ex, bits, exponent, primes, ctypes.byref(call.opts),
+                  ctypes.byref(out))
+    call.finish(st)
+    return RsaKey(out, call.counters())
+
+
+def generate_dh(bits=2048, generator=2, threads=0, legacy=False, seed=None, progress=None):
+    """Generates DH parameters: a safe prime of `bits` bits for `generator`."""
+    call = _Call(threads, seed, progress)
+    out = _h()
+    st = call.run(_pf_dh_generate_ex, bits, generator, 1 if legacy else 0,
+                  ctypes.byref(call.opts), ctypes.byref(out))
+    call.finish(st)
+    return DhParams(out, call.counters())
+
+
+NAMED_GROUPS = {"ffdhe2048": 1, "ffdhe3072": 2, "ffdhe4096": 3, "ffdhe6144": 4,
+                "ffdhe8192": 5, "modp2048": 6, "modp3072": 7, "modp4096": 8,
+                "modp6144": 9, "modp8192": 10}
+
+DH_CHECK_BITS = {0x01: "p not prime", 0x02: "p not a safe prime",
+                 0x08: "unsuitable generator", 0x10: "q not prime",
+                 0x20: "invalid q", 0x80: "modulus too small",
+                 0x100: "modulus too large"}
+
+
+def named_group(name):
+    """An RFC 7919 (ffdhe*) or RFC 3526 (modp*) group: instant."""
+    try:
+        gid = NAMED_GROUPS[name.lower().replace("_", "")]
+    except KeyError:
+        raise InvalidArgument(2, "unknown group %r" % (name,)) from None
+    out = _h()
+    _check(_pf_dh_named(gid, ctypes.byref(out)))
+    return DhParams(out)
+
+
+def check_dh(data):
+    """Problem bits for encoded DH parameters (PEM or DER, PKCS#3 or X9.42):
+    0 when nothing is wrong; see DH_CHECK_BITS. Malformed: DecodeError."""
+    data = bytes(data)
+    buf = (ctypes.c_uint8 * max(len(data), 1)).from_buffer_copy(data or b"\0")
+    problems = ctypes.c_uint32()
+    _check(_pf_dh_check(ctypes.cast(buf, u8p), len(data), ctypes.byref(problems)))
+    return problems.value

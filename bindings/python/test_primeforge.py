@@ -1,0 +1,141 @@
+"""Tests for the ctypes binding (run by `cargo test` through tests/python.rs,
+or by hand: PRIMEFORGE_LIB=target/release/libprimeforge.so python3 -m
+unittest -v test_primeforge)."""
+
+import math
+import os
+import signal
+import subprocess
+import sys
+import time
+import unittest
+
+import primeforge as pf
+
+try:
+    from cryptography.hazmat.primitives import hashes, serialization
+    from cryptography.hazmat.primitives.asymmetric import padding
+    HAVE_CRYPTOGRAPHY = True
+except ImportError:  # optional
+    HAVE_CRYPTOGRAPHY = False
+
+
+class Rsa(unittest.TestCase):
+    def test_key_is_consistent_and_loads(self):
+        key = pf.generate_rsa(1024, threads=2)
+        self.assertEqual(key.bits, 1024)
+        self.assertEqual(key.primes, 2)
+        n, e, d, p, q = key.n, key.e, key.d, key.p, key.q
+        self.assertEqual(n, p * q)
+        self.assertEqual(e, 65537)
+        lam = (p - 1) * (q - 1) // math.gcd(p - 1, q - 1)
+        self.assertEqual(d * e % lam, 1)
+        self.assertEqual(key.qinv * q % p, 1)
+        self.assertTrue(key.pem().startswith(b"-----BEGIN PRIVATE KEY-----\n"))
+        self.assertTrue(key.pem(pkcs1=True).startswith(b"-----BEGIN RSA PRIVATE KEY-----\n"))
+        self.assertGreater(key.stats["exponentiations"], 0)
+        if HAVE_CRYPTOGRAPHY:
+            priv = serialization.load_pem_private_key(key.pem(), password=None)
+            pub = serialization.load_der_public_key(key.public_der())
+            sig = priv.sign(b"hello", padding.PKCS1v15(), hashes.SHA256())
+            pub.verify(sig, b"hello", padding.PKCS1v15(), hashes.SHA256())
+            self.assertEqual(priv.private_numbers().p * priv.private_numbers().q, n)
+        key.close()
+        with self.assertRaises(ValueError):
+            key.pem()
+
+    def test_seed_makes_it_deterministic(self):
+        seed = bytes(range(32))
+        a = pf.generate_rsa(768, threads=1, seed=seed)
+        b = pf.generate_rsa(768, threads=2, seed=seed)
+        self.assertEqual(a.der(), b.der())
+        c = pf.generate_rsa(768, seed=bytes(32))
+        self.assertNotEqual(a.der(), c.der())
+
+    def test_bad_input_raises(self):
+        with self.assertRaises(pf.InvalidArgument):
+            pf.generate_rsa(1001)
+        with self.assertRaises(pf.InvalidArgument):
+            pf.generate_rsa(1024, exponent=4)
+        with self.assertRaises(pf.InvalidArgument):
+            pf.generate_rsa(1024, seed=b"short")
+        with self.assertRaises(pf.InvalidArgument):
+            pf.generate_rsa(1024, seed=b"")
+        try:
+            pf.generate_rsa(1024, primes=9)
+        except pf.Error as e:
+            self.assertEqual(e.status, 2)
+            self.assertIn("invalid", str(e))
+
+
+class Dh(unittest.TestCase):
+    def test_generate_and_check(self):
+        dh = pf.generate_dh(512, threads=2)
+        p, q, g = dh.p, dh.q, dh.g
+        self.assertEqual(p, 2 * q + 1)
+        self.assertEqual(g, 2)
+        self.assertEqual(p % 24, 23)
+        self.assertEqual(pf.check_dh(dh.pem()), 0)
+        self.assertEqual(pf.check_dh(dh.der(x942=True)), 0)
+        if HAVE_CRYPTOGRAPHY:
+            params = serialization.load_pem_parameters(dh.pem())
+            self.assertEqual(params.parameter_numbers().p, p)
+
+    def test_named_groups_and_problems(self):
+        ff = pf.named_group("ffdhe2048")
+        self.assertEqual(ff.bits, 2048)
+        self.assertEqual(ff.p >> (2048 - 64), 2**64 - 1)
+        self.assertEqual(pf.check_dh(ff.pem()), 0)
+        self.assertEqual(pf.named_group("modp_3072").bits, 3072)
+        with self.assertRaises(pf.InvalidArgument):
+            pf.named_group("ffdhe1234")
+        with self.assertRaises(pf.DecodeError):
+            pf.check_dh(b"garbage")
+
+    def test_progress_can_cancel_and_errors_propagate(self):
+        seen = []
+
+        def stop(ev):
+            seen.append(ev.candidates)
+            return len(seen) >= 2
+
+        t = time.monotonic()
+        with self.assertRaises(pf.Cancelled):
+            pf.generate_dh(4096, progress=stop)
+        self.assertLess(time.monotonic() - t, 5)
+        self.assertEqual(len(seen), 2)
+
+        def boom(ev):
+            raise RuntimeError("from the callback")
+
+        with self.assertRaises(RuntimeError):
+            pf.generate_dh(4096, progress=boom)
+
+    def test_ctrl_c_interrupts_a_long_generation(self):
+        code = (
+            "import sys, primeforge\n"
+            "print('ready', flush=True)\n"
+            "try:\n"
+            "    primeforge.generate_dh(8192)\n"
+            "except KeyboardInterrupt:\n"
+            "    print('interrupted', flush=True); sys.exit(3)\n"
+        )
+        proc = subprocess.Popen([sys.executable, "-c", code], stdout=subprocess.PIPE,
+                                cwd=os.path.dirname(os.path.abspath(__file__)))
+        self.assertEqual(proc.stdout.readline().strip(), b"ready")
+        time.sleep(0.5)
+        t = time.monotonic()
+        proc.send_signal(signal.SIGINT)
+        out, _ = proc.communicate(timeout=10)
+        self.assertEqual(proc.returncode, 3, out)
+        self.assertIn(b"interrupted", out)
+        self.assertLess(time.monotonic() - t, 3)
+
+
+class Misc(unittest.TestCase):
+    def test_version(self):
+        self.assertRegex(pf.version(), r"^\d+\.\d+\.\d+")
+
+
+if __name__ == "__main__":
+    unittest.main()

@@ -1,0 +1,91 @@
+//! `make install` into a temporary prefix, then a C example built purely
+//! from `pkg-config --cflags --libs primeforge` (shared) and
+//! `pkg-config --static` (static library), and run.
+
+mod common;
+
+use std::process::Command;
+
+fn sh(cmd: &mut Command) -> String {
+    let out = cmd.output().expect("command");
+    let text =
+        String::from_utf8_lossy(&out.stdout).into_owned() + &String::from_utf8_lossy(&out.stderr);
+    assert!(out.status.success(), "{cmd:?}:\n{text}");
+    String::from_utf8_lossy(&out.stdout).into_owned()
+}
+
+#[test]
+fn installed_tree_works_through_pkg_config() {
+    let prefix = std::path::PathBuf::from(env!("CARGO_TARGET_TMPDIR")).join("prefix");
+    let _ = std::fs::remove_dir_all(&prefix);
+    let root = common::manifest_dir();
+    // The build directory of this run (the library cargo built for the tests).
+    let profile = common::profile_dir();
+    let lib = common::cdylib();
+    // Stage this run's libraries (cargo test leaves them in deps/) and
+    // install from there.
+    let stage = std::path::PathBuf::from(env!("CARGO_TARGET_TMPDIR")).join("stage");
+    std::fs::create_dir_all(&stage).unwrap();
+    std::fs::copy(&lib, stage.join("libprimeforge.so")).unwrap();
+    let staticlib = [
+        profile.join("libprimeforge.a"),
+        profile.join("deps/libprimeforge.a"),
+    ]
+    .into_iter()
+    .find(|p| p.exists())
+    .unwrap_or_else(|| panic!("no libprimeforge.a next to {}", profile.display()));
+    std::fs::copy(&staticlib, stage.join("libprimeforge.a")).unwrap();
+    sh(Command::new("make")
+        .arg("-C")
+        .arg(&root)
+        .arg("install")
+        .arg(format!("TARGET={}", stage.display()))
+        .arg(format!("PREFIX={}", prefix.display())));
+    let libdir = prefix.join("lib");
+    let version = env!("CARGO_PKG_VERSION");
+    assert!(libdir.join(format!("libprimeforge.so.{version}")).exists());
+    assert_eq!(
+        std::fs::read_link(libdir.join("libprimeforge.so.0"))
+            .unwrap()
+            .to_str(),
+        Some(format!("libprimeforge.so.{version}").as_str())
+    );
+    assert!(libdir.join("libprimeforge.so").exists() && libdir.join("libprimeforge.a").exists());
+    assert!(prefix.join("include/primeforge.hpp").exists());
+
+    let pc = libdir.join("pkgconfig");
+    let flags = sh(Command::new("pkg-config")
+        .args(["--cflags", "--libs", "primeforge"])
+        .env("PKG_CONFIG_PATH", &pc));
+    assert!(flags.contains("-lprimeforge"), "{flags}");
+    let static_flags = sh(Command::new("pkg-config")
+        .args(["--static", "--cflags", "--libs", "primeforge"])
+        .env("PKG_CONFIG_PATH", &pc));
+    let example = root.join("c-examples/basics.c");
+    for (name, flags, extra) in [
+        ("shared", flags.clone(), vec![]),
+        ("static", static_flags, vec!["-static-libgcc"]),
+    ] {
+        let exe =
+            std::path::PathBuf::from(env!("CARGO_TARGET_TMPDIR")).join(format!("pkgconfig-{name}"));
+        let mut cc = Command::new("cc");
+        cc.args(["-std=c11", "-Wall", "-Wextra", "-Werror", "-pedantic"])
+            .arg(&example)
+            .arg("-o")
+            .arg(&exe);
+        if name == "static" {
+            // Link the archive, not the shared object, from the same flags.
+            let f = flags.replace(
+                "-lprimeforge",
+                &format!("{}/libprimeforge.a", libdir.display()),
+            );
+            cc.args(f.split_whitespace());
+        } else {
+            cc.args(flags.split_whitespace());
+        }
+        cc.args(&extra);
+        sh(&mut cc);
+        let out = sh(Command::new(&exe).env("LD_LIBRARY_PATH", &libdir));
+        assert!(out.trim_end().ends_with("basics: ok"), "{name}: {out}");
+    }
+}
