@@ -24,7 +24,7 @@ use primeforge::prime::{Options, Stats};
 #[command(name = "pf-bench", version)]
 struct Cli {
     /// RSA modulus sizes.
-    #[arg(long, value_delimiter = ',', default_values_t = [512u32, 1024, 2048, 4096])]
+    #[arg(long, value_delimiter = ',', default_values_t = [512u32, 1024, 2048, 3072, 4096])]
     rsa: Vec<u32>,
     /// DH prime sizes.
     #[arg(long, value_delimiter = ',', default_values_t = [256u32, 512, 1024, 2048])]
@@ -76,6 +76,7 @@ fn default_samples(kind: Kind, bits: u32) -> usize {
         (Kind::Rsa, 0..=512) => 60,
         (Kind::Rsa, 513..=1024) => 40,
         (Kind::Rsa, 1025..=2048) => 20,
+        (Kind::Rsa, 2049..=3072) => 12,
         (Kind::Rsa, 2049..=4096) => 6,
         (Kind::Rsa, _) => 2,
         (Kind::Dh, 0..=256) => 40,
@@ -497,13 +498,7 @@ fn table(r: &Results, md: &mut String) {
 type Line = (String, Vec<(f64, f64)>, bool);
 
 /// A minimal line chart as SVG: series of (x, y) with optional log axes.
-fn svg_chart(
-    title: &str,
-    xlabel: &str,
-    ylabel: &str,
-    series: &[Line],
-    log_y: bool,
-) -> String {
+fn svg_chart(title: &str, xlabel: &str, ylabel: &str, series: &[Line], log_y: bool) -> String {
     let (w, h, m) = (640.0, 420.0, 60.0);
     let pts: Vec<(f64, f64)> = series
         .iter()
@@ -591,7 +586,7 @@ fn svg_chart(
 fn main() {
     let mut cli = Cli::parse();
     if cli.full {
-        cli.rsa = vec![512, 1024, 2048, 4096, 8192];
+        cli.rsa = vec![512, 1024, 2048, 3072, 4096, 8192];
         cli.dh = vec![256, 512, 1024, 2048, 4096];
         let cores = std::thread::available_parallelism().map_or(2, |n| n.get() as u32);
         cli.threads = (1..=cores.max(2)).collect();

@@ -1,0 +1,79 @@
+// A cgo example for primeforge: generate an RSA key with a Go progress
+// callback (Go state reaches it through cgo.Handle), export PKCS#8 PEM,
+// and use a named DH group. Built and run by tests/go.rs when a Go
+// toolchain is installed:
+//
+//	CGO_CFLAGS="-I../../include" CGO_LDFLAGS="-L<libdir> -lprimeforge" go run main.go
+package main
+
+/*
+#include <stdlib.h>
+#include "primeforge.h"
+extern int goProgress(void *user, pf_progress *ev); // cgo exports cannot take const
+*/
+import "C"
+
+import (
+	"bytes"
+	"errors"
+	"fmt"
+	"os"
+	"runtime/cgo"
+	"unsafe"
+)
+
+//export goProgress
+func goProgress(user unsafe.Pointer, ev *C.pf_progress) C.int {
+	cb := cgo.Handle(uintptr(user)).Value().(func(uint64) bool)
+	if cb(uint64(ev.candidates)) {
+		return 1 // non-zero cancels
+	}
+	return 0
+}
+
+func statusError(st C.pf_status) error {
+	return errors.New(C.GoString(C.pf_status_str(C.uint32_t(st))))
+}
+
+// GenerateRSA returns a PKCS#8 PEM key; progress returning true cancels.
+func GenerateRSA(bits uint32, progress func(uint64) bool) ([]byte, error) {
+	h := cgo.NewHandle(progress)
+	defer h.Delete()
+	opts := C.pf_options_default()
+	opts.progress = (C.pf_progress_fn)(unsafe.Pointer(C.goProgress))
+	opts.user_data = unsafe.Pointer(uintptr(h))
+	var key *C.pf_rsa_key
+	if st := C.pf_rsa_generate_ex(C.uint32_t(bits), 65537, 2, &opts, &key); st != C.PF_OK {
+		return nil, statusError(st)
+	}
+	defer C.pf_rsa_free(key)
+	var buf *C.pf_buffer
+	if st := C.pf_rsa_export(key, C.PF_FORMAT_PKCS8_PEM, &buf); st != C.PF_OK {
+		return nil, statusError(st)
+	}
+	defer C.pf_buffer_free(buf)
+	return C.GoBytes(unsafe.Pointer(C.pf_buffer_data(buf)), C.int(C.pf_buffer_len(buf))), nil
+}
+
+func main() {
+	calls := 0
+	pem, err := GenerateRSA(2048, func(candidates uint64) bool { calls++; return false })
+	if err != nil || !bytes.HasPrefix(pem, []byte("-----BEGIN PRIVATE KEY-----\n")) {
+		fmt.Println("go: FAIL", err)
+		os.Exit(1)
+	}
+	// Cancel from the callback.
+	_, err = GenerateRSA(8192, func(uint64) bool { return true })
+	if err == nil || err.Error() != "cancelled by the progress callback" {
+		fmt.Println("go: cancel FAIL", err)
+		os.Exit(1)
+	}
+	var dh *C.pf_dh_params
+	if st := C.pf_dh_named(C.PF_DH_FFDHE2048, &dh); st != C.PF_OK {
+		fmt.Println("go: FAIL", statusError(st))
+		os.Exit(1)
+	}
+	bits := C.pf_dh_bits(dh)
+	C.pf_dh_free(dh)
+	fmt.Printf("go: ok (version %s, %d progress calls, ffdhe2048 %d bits)\n", C.GoString(C.pf_version()), calls, bits)
+}
