@@ -20,6 +20,11 @@ fn main() {
     let target_os = env::var("CARGO_CFG_TARGET_OS").unwrap_or_default();
     if target_os == "linux" || target_os == "freebsd" {
         println!("cargo:rustc-cdylib-link-arg=-Wl,-soname,libprimeforge.so.{major}");
+        // Never unmapped by dlclose: worker threads of a finished search may
+        // still be on their way out (rayon does not join on drop), and the
+        // GMP memory functions we install must outlive every GMP object.
+        // A dlopen/dlclose/dlopen cycle is then safe (tests/robustness.rs).
+        println!("cargo:rustc-cdylib-link-arg=-Wl,-z,nodelete");
     }
 
     let config = cbindgen::Config::from_file(crate_dir.join("cbindgen.toml"))

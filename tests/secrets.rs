@@ -89,29 +89,48 @@ fn a_host_using_its_own_libgmp_is_unaffected() {
 }
 
 #[test]
-fn memcheck_finds_no_errors_in_a_c_example() {
-    let src = common::manifest_dir().join("c-examples/rsa_keygen.c");
-    let exe = common::compile_c("rsa_keygen_memcheck", &[&src], &[]);
-    let out = std::path::PathBuf::from(env!("CARGO_TARGET_TMPDIR")).join("memcheck.pem");
-    let r = std::process::Command::new("valgrind")
-        .args([
-            "--tool=memcheck",
-            "--error-exitcode=99",
-            "--leak-check=full",
-            "--errors-for-leak-kinds=definite",
-            "-q",
-        ])
-        .arg(&exe)
-        .args(["768", "2"])
-        .arg(&out)
-        .env("LD_LIBRARY_PATH", common::lib_dir())
-        .output()
-        .expect("valgrind is needed (installed by .ci/deps)");
-    let stderr = String::from_utf8_lossy(&r.stderr);
-    assert_eq!(
-        r.status.code(),
-        Some(0),
-        "valgrind reported errors:\n{stderr}"
-    );
-    assert!(stderr.contains("rsa_keygen: 768-bit key"), "{stderr}");
+fn memcheck_finds_no_errors_or_leaks_in_the_c_examples() {
+    // valgrind --tool=memcheck --error-exitcode=99 --leak-check=full
+    //   --errors-for-leak-kinds=definite ./<example> <args>
+    let tmp = std::path::PathBuf::from(env!("CARGO_TARGET_TMPDIR"));
+    let rsa_out = tmp.join("memcheck.pem");
+    let dh_out = tmp.join("memcheck-dh.pem");
+    let cases: [(&str, Vec<&str>, &str); 3] = [
+        (
+            "rsa_keygen",
+            vec!["768", "2", rsa_out.to_str().unwrap()],
+            "rsa_keygen: 768-bit key",
+        ),
+        (
+            "dh_params",
+            vec!["512", "2", "2", dh_out.to_str().unwrap()],
+            "dh_params: 512-bit safe prime",
+        ),
+        ("basics", vec![], "basics: ok"),
+    ];
+    for (name, args, expect) in cases {
+        let src = common::manifest_dir().join(format!("c-examples/{name}.c"));
+        let exe = common::compile_c(&format!("{name}_memcheck"), &[&src], &[]);
+        let r = std::process::Command::new("valgrind")
+            .args([
+                "--tool=memcheck",
+                "--error-exitcode=99",
+                "--leak-check=full",
+                "--errors-for-leak-kinds=definite",
+                "-q",
+            ])
+            .arg(&exe)
+            .args(&args)
+            .env("LD_LIBRARY_PATH", common::lib_dir())
+            .output()
+            .expect("valgrind is needed (installed by .ci/deps)");
+        let text =
+            String::from_utf8_lossy(&r.stdout).into_owned() + &String::from_utf8_lossy(&r.stderr);
+        assert_eq!(
+            r.status.code(),
+            Some(0),
+            "{name}: valgrind reported errors:\n{text}"
+        );
+        assert!(text.contains(expect), "{name}: {text}");
+    }
 }
