@@ -1,0 +1,337 @@
+//! A table over every exported function: NULL for each pointer argument,
+//! and out-of-range values for each integer argument, each giving the
+//! documented status with out-parameters untouched. The table is checked
+//! against the library's actual export list, so a new export without rows
+//! here fails the test.
+
+mod common;
+
+use std::collections::BTreeSet;
+
+use common::opts;
+use primeforge::ffi::pf_status::*;
+use primeforge::ffi::*;
+
+fn exports() -> BTreeSet<String> {
+    let out = std::process::Command::new("nm")
+        .args(["-D", "--defined-only"])
+        .arg(common::cdylib())
+        .output()
+        .expect("nm");
+    String::from_utf8(out.stdout)
+        .unwrap()
+        .lines()
+        .filter_map(|l| l.split_whitespace().nth(2))
+        .filter(|n| n.starts_with("pf_"))
+        .map(str::to_owned)
+        .collect()
+}
+
+/// A sentinel that must survive every failing call.
+fn sentinel<T>() -> *mut T {
+    std::ptr::dangling_mut()
+}
+
+#[test]
+fn every_export_rejects_bad_arguments_as_documented() {
+    let covered: std::cell::RefCell<BTreeSet<&str>> = Default::default();
+    let row = |name: &'static str, got: pf_status, want: pf_status| {
+        assert_eq!(got, want, "{name}");
+        covered.borrow_mut().insert(name);
+    };
+
+    // Live objects to pass where the other argument is the bad one.
+    let mut key = std::ptr::null_mut();
+    assert_eq!(unsafe { pf_rsa_generate(512, 1, &mut key) }, PF_OK);
+    let mut dh = std::ptr::null_mut();
+    assert_eq!(unsafe { pf_dh_named(1, &mut dh) }, PF_OK);
+    let good = opts(1, None);
+    let mut bad_seed = opts(1, Some(&[1; 32]));
+    bad_seed.seed_len = 31;
+    let mut null_seed = opts(1, None);
+    null_seed.seed_len = 32; // length without a pointer
+    let mut small = opts(1, None);
+    small.struct_size = 8;
+
+    // pf_buffer_*
+    row(
+        "pf_buffer_new",
+        unsafe { pf_buffer_new(16, std::ptr::null_mut()) },
+        PF_ERR_NULL_ARGUMENT,
+    );
+    let mut b = sentinel::<pf_buffer>();
+    row(
+        "pf_buffer_new",
+        unsafe { pf_buffer_new(usize::MAX, &mut b) },
+        PF_ERR_NO_MEMORY, // documented: more than 1 GiB
+    );
+    assert_eq!(b, sentinel());
+    row(
+        "pf_buffer_check",
+        unsafe { pf_buffer_check(std::ptr::null()) },
+        PF_ERR_NULL_ARGUMENT,
+    );
+    assert!(unsafe { pf_buffer_data(std::ptr::null()) }.is_null());
+    assert!(unsafe { pf_buffer_data_mut(std::ptr::null_mut()) }.is_null());
+    assert_eq!(unsafe { pf_buffer_len(std::ptr::null()) }, 0);
+    assert!(!unsafe { pf_buffer_locked(std::ptr::null()) });
+    unsafe { pf_buffer_free(std::ptr::null_mut()) };
+    for n in [
+        "pf_buffer_data",
+        "pf_buffer_data_mut",
+        "pf_buffer_len",
+        "pf_buffer_locked",
+        "pf_buffer_free",
+    ] {
+        covered.borrow_mut().insert(n);
+    }
+
+    // pf_rsa_*
+    row(
+        "pf_rsa_generate",
+        unsafe { pf_rsa_generate(2048, 1, std::ptr::null_mut()) },
+        PF_ERR_NULL_ARGUMENT,
+    );
+    let mut k = sentinel::<pf_rsa_key>();
+    for (bits, threads) in [
+        (0u32, 1u32),
+        (511, 1),
+        (2047, 1),
+        (16386, 1),
+        (u32::MAX, 1),
+        (1024, 1025),
+        (1024, u32::MAX),
+    ] {
+        row(
+            "pf_rsa_generate",
+            unsafe { pf_rsa_generate(bits, threads, &mut k) },
+            PF_ERR_INVALID_ARGUMENT,
+        );
+    }
+    for (o, want) in [
+        (&bad_seed, PF_ERR_INVALID_ARGUMENT),
+        (&null_seed, PF_ERR_INVALID_ARGUMENT),
+        (&small, PF_ERR_INVALID_ARGUMENT),
+    ] {
+        row(
+            "pf_rsa_generate_ex",
+            unsafe { pf_rsa_generate_ex(512, 65537, 2, o, &mut k) },
+            want,
+        );
+    }
+    for (e, primes) in [
+        (0u64, 2u32),
+        (1, 2),
+        (65536, 2),
+        (u64::MAX - 1, 2),
+        (65537, 0),
+        (65537, 1),
+        (65537, 3),
+        (65537, u32::MAX),
+    ] {
+        row(
+            "pf_rsa_generate_ex",
+            unsafe { pf_rsa_generate_ex(512, e, primes, &good, &mut k) },
+            PF_ERR_INVALID_ARGUMENT,
+        );
+    }
+    row(
+        "pf_rsa_generate_ex",
+        unsafe { pf_rsa_generate_ex(512, 65537, 2, &good, std::ptr::null_mut()) },
+        PF_ERR_NULL_ARGUMENT,
+    );
+    assert_eq!(k, sentinel());
+    let mut b = sentinel::<pf_buffer>();
+    row(
+        "pf_rsa_export",
+        unsafe { pf_rsa_export(std::ptr::null(), 1, &mut b) },
+        PF_ERR_NULL_ARGUMENT,
+    );
+    row(
+        "pf_rsa_export",
+        unsafe { pf_rsa_export(key, 1, std::ptr::null_mut()) },
+        PF_ERR_NULL_ARGUMENT,
+    );
+    for f in [0u32, 9, 12, 13, u32::MAX] {
+        row(
+            "pf_rsa_export",
+            unsafe { pf_rsa_export(key, f, &mut b) },
+            PF_ERR_INVALID_ARGUMENT,
+        );
+    }
+    row(
+        "pf_rsa_component",
+        unsafe { pf_rsa_component(std::ptr::null(), 1, &mut b) },
+        PF_ERR_NULL_ARGUMENT,
+    );
+    row(
+        "pf_rsa_component",
+        unsafe { pf_rsa_component(key, 1, std::ptr::null_mut()) },
+        PF_ERR_NULL_ARGUMENT,
+    );
+    for part in [0u32, 9, 17, 18, u32::MAX] {
+        row(
+            "pf_rsa_component",
+            unsafe { pf_rsa_component(key, part, &mut b) },
+            PF_ERR_INVALID_ARGUMENT,
+        );
+    }
+    assert_eq!(b, sentinel());
+    assert_eq!(unsafe { pf_rsa_bits(std::ptr::null()) }, 0);
+    assert_eq!(unsafe { pf_rsa_primes(std::ptr::null()) }, 0);
+    unsafe { pf_rsa_free(std::ptr::null_mut()) };
+    covered
+        .borrow_mut()
+        .extend(["pf_rsa_bits", "pf_rsa_primes", "pf_rsa_free"]);
+
+    // pf_dh_*
+    row(
+        "pf_dh_generate",
+        unsafe { pf_dh_generate(512, 2, 1, std::ptr::null_mut()) },
+        PF_ERR_NULL_ARGUMENT,
+    );
+    let mut d = sentinel::<pf_dh_params>();
+    for (bits, g, threads) in [
+        (0u32, 2u32, 1u32),
+        (255, 2, 1),
+        (16385, 2, 1),
+        (u32::MAX, 2, 1),
+        (512, 0, 1),
+        (512, 1, 1),
+        (512, 1 << 31, 1),
+        (512, u32::MAX, 1),
+        (512, 2, 1025),
+    ] {
+        row(
+            "pf_dh_generate",
+            unsafe { pf_dh_generate(bits, g, threads, &mut d) },
+            PF_ERR_INVALID_ARGUMENT,
+        );
+    }
+    for flags in [2u32, 0x8000_0000, u32::MAX] {
+        row(
+            "pf_dh_generate_ex",
+            unsafe { pf_dh_generate_ex(512, 2, flags, &good, &mut d) },
+            PF_ERR_INVALID_ARGUMENT,
+        );
+    }
+    row(
+        "pf_dh_generate_ex",
+        unsafe { pf_dh_generate_ex(512, 5, PF_DH_FLAG_LEGACY_G2, &good, &mut d) },
+        PF_ERR_INVALID_ARGUMENT,
+    );
+    for o in [&bad_seed, &null_seed, &small] {
+        row(
+            "pf_dh_generate_ex",
+            unsafe { pf_dh_generate_ex(512, 2, 0, o, &mut d) },
+            PF_ERR_INVALID_ARGUMENT,
+        );
+    }
+    row(
+        "pf_dh_generate_ex",
+        unsafe { pf_dh_generate_ex(512, 2, 0, &good, std::ptr::null_mut()) },
+        PF_ERR_NULL_ARGUMENT,
+    );
+    row(
+        "pf_dh_named",
+        unsafe { pf_dh_named(1, std::ptr::null_mut()) },
+        PF_ERR_NULL_ARGUMENT,
+    );
+    for g in [0u32, 11, u32::MAX] {
+        row(
+            "pf_dh_named",
+            unsafe { pf_dh_named(g, &mut d) },
+            PF_ERR_INVALID_ARGUMENT,
+        );
+    }
+    assert_eq!(d, sentinel());
+    let mut b = sentinel::<pf_buffer>();
+    row(
+        "pf_dh_export",
+        unsafe { pf_dh_export(std::ptr::null(), 9, &mut b) },
+        PF_ERR_NULL_ARGUMENT,
+    );
+    row(
+        "pf_dh_export",
+        unsafe { pf_dh_export(dh, 9, std::ptr::null_mut()) },
+        PF_ERR_NULL_ARGUMENT,
+    );
+    for f in [0u32, 1, 8, 13, u32::MAX] {
+        row(
+            "pf_dh_export",
+            unsafe { pf_dh_export(dh, f, &mut b) },
+            PF_ERR_INVALID_ARGUMENT,
+        );
+    }
+    row(
+        "pf_dh_component",
+        unsafe { pf_dh_component(std::ptr::null(), 1, &mut b) },
+        PF_ERR_NULL_ARGUMENT,
+    );
+    row(
+        "pf_dh_component",
+        unsafe { pf_dh_component(dh, 1, std::ptr::null_mut()) },
+        PF_ERR_NULL_ARGUMENT,
+    );
+    for part in [0u32, 4, u32::MAX] {
+        row(
+            "pf_dh_component",
+            unsafe { pf_dh_component(dh, part, &mut b) },
+            PF_ERR_INVALID_ARGUMENT,
+        );
+    }
+    assert_eq!(b, sentinel());
+    let mut problems = 0xABCDu32;
+    row(
+        "pf_dh_check",
+        unsafe { pf_dh_check(std::ptr::null(), 10, &mut problems) },
+        PF_ERR_NULL_ARGUMENT,
+    );
+    row(
+        "pf_dh_check",
+        unsafe { pf_dh_check(b"x".as_ptr(), 1, std::ptr::null_mut()) },
+        PF_ERR_NULL_ARGUMENT,
+    );
+    row(
+        "pf_dh_check",
+        unsafe { pf_dh_check(std::ptr::null(), 0, &mut problems) },
+        PF_ERR_DECODE,
+    );
+    row(
+        "pf_dh_check",
+        unsafe { pf_dh_check([0x30u8, 0x00].as_ptr(), 2, &mut problems) },
+        PF_ERR_DECODE,
+    );
+    assert_eq!(problems, 0xABCD);
+    assert_eq!(unsafe { pf_dh_bits(std::ptr::null()) }, 0);
+    unsafe { pf_dh_free(std::ptr::null_mut()) };
+    covered.borrow_mut().extend(["pf_dh_bits", "pf_dh_free"]);
+
+    // Value-returning helpers never fail.
+    for s in [0u32, 1, 11, 12, 999, u32::MAX] {
+        let p = pf_status_str(s);
+        assert!(!p.is_null());
+        assert!(!unsafe { std::ffi::CStr::from_ptr(p) }.to_bytes().is_empty());
+    }
+    assert!(!pf_version().is_null());
+    assert_eq!(
+        pf_options_default().struct_size as usize,
+        std::mem::size_of::<pf_options>()
+    );
+    covered
+        .borrow_mut()
+        .extend(["pf_status_str", "pf_version", "pf_options_default"]);
+
+    unsafe { pf_rsa_free(key) };
+    unsafe { pf_dh_free(dh) };
+
+    let exported = exports();
+    let missing: Vec<&String> = exported
+        .iter()
+        .filter(|e| !covered.borrow().contains(e.as_str()))
+        .collect();
+    assert!(
+        missing.is_empty(),
+        "exports without rows in this table: {missing:?}"
+    );
+}
