@@ -11,7 +11,7 @@ use clap::{Args, Parser, Subcommand, ValueEnum};
 
 use primeforge::dh::{self, named::Group};
 use primeforge::encode::{dh_decode, dh_export, rsa_export, DhFormat, RsaFormat};
-use primeforge::prime::{Options, Progress};
+use primeforge::prime::{Options, Progress, Stats};
 use primeforge::{Error, SecureBuf};
 
 /// Fast RSA key and Diffie-Hellman parameter generation on all cores.
@@ -276,12 +276,16 @@ fn emit(data: &[u8], path: Option<&Path>, mode: u32, der: bool) -> Result<(), Fa
     })
 }
 
-fn run_rsa(a: RsaArgs) -> Result<(), Fail> {
-    primeforge::rsa::validate(a.bits, a.exponent, a.primes).map_err(from_core)?;
-    let c = &a.common;
-    // Expected candidates: each k-bit prime takes k·ln2/2 odd candidates.
-    let expected = a.bits as f64 * std::f64::consts::LN_2 / 2.0;
-    let mut meter = Meter::new(c.quiet, expected, "candidates");
+/// Runs a generation with the progress meter on stderr and Ctrl-C wired to
+/// the engine's cancel; `summary(elapsed, stats)` is the meter's last line.
+fn with_progress<T>(
+    c: &Common,
+    expected: f64,
+    what: &'static str,
+    generate: impl FnOnce(&mut Options<'_>) -> primeforge::Result<(T, Stats)>,
+    summary: impl FnOnce(String, &Stats) -> String,
+) -> Result<T, Fail> {
+    let mut meter = Meter::new(c.quiet, expected, what);
     let mut cb = |p: &Progress| {
         meter.update(p);
         INTERRUPTED.load(Ordering::SeqCst)
@@ -292,15 +296,28 @@ fn run_rsa(a: RsaArgs) -> Result<(), Fail> {
         progress: Some(&mut cb),
     };
     let start = Instant::now();
-    let (key, stats) =
-        primeforge::rsa::generate(a.bits, a.exponent, a.primes, &mut opts).map_err(from_core)?;
-    meter.finish(&format!(
-        "RSA-{} key in {} ({} candidates, {} exponentiations)",
-        a.bits,
-        human(start.elapsed().as_secs_f64()),
-        stats.candidates,
-        stats.exponentiations
-    ));
+    let (value, stats) = generate(&mut opts).map_err(from_core)?;
+    meter.finish(&summary(human(start.elapsed().as_secs_f64()), &stats));
+    Ok(value)
+}
+
+fn run_rsa(a: RsaArgs) -> Result<(), Fail> {
+    primeforge::rsa::validate(a.bits, a.exponent, a.primes).map_err(from_core)?;
+    let c = &a.common;
+    // Expected candidates: each k-bit prime takes k·ln2/2 odd candidates.
+    let expected = a.bits as f64 * std::f64::consts::LN_2 / 2.0;
+    let key = with_progress(
+        c,
+        expected,
+        "candidates",
+        |o| primeforge::rsa::generate(a.bits, a.exponent, a.primes, o),
+        |secs, st| {
+            format!(
+                "RSA-{} key in {secs} ({} candidates, {} exponentiations)",
+                a.bits, st.candidates, st.exponentiations
+            )
+        },
+    )?;
     let format = match (a.format, c.der) {
         (KeyFormat::Pkcs8, false) => RsaFormat::Pkcs8Pem,
         (KeyFormat::Pkcs8, true) => RsaFormat::Pkcs8Der,
@@ -346,27 +363,18 @@ fn run_dh(a: DhArgs) -> Result<(), Fail> {
         // Expected sieve positions per safe prime grow with bits²; the
         // constant is measured (67 000 at 1024 bits).
         let expected = 0.064 * (a.bits as f64).powi(2);
-        let mut meter = Meter::new(c.quiet, expected, "positions");
-        let mut cb = |p: &Progress| {
-            meter.update(p);
-            INTERRUPTED.load(Ordering::SeqCst)
-        };
-        let mut opts = Options {
-            threads: c.threads,
-            seed: None,
-            progress: Some(&mut cb),
-        };
-        let start = Instant::now();
-        let (params, stats) =
-            dh::generate(a.bits, a.generator, flags, &mut opts).map_err(from_core)?;
-        meter.finish(&format!(
-            "{}-bit safe prime in {} ({} positions, {} exponentiations)",
-            a.bits,
-            human(start.elapsed().as_secs_f64()),
-            stats.candidates,
-            stats.exponentiations
-        ));
-        params
+        with_progress(
+            c,
+            expected,
+            "positions",
+            |o| dh::generate(a.bits, a.generator, flags, o),
+            |secs, st| {
+                format!(
+                    "{}-bit safe prime in {secs} ({} positions, {} exponentiations)",
+                    a.bits, st.candidates, st.exponentiations
+                )
+            },
+        )?
     };
     let format = match (a.x942, c.der) {
         (false, false) => DhFormat::Pkcs3Pem,

@@ -95,13 +95,11 @@ fn seed(kind: Kind, bits: u32, i: usize) -> [u8; 32] {
     s
 }
 
-fn cpu_seconds() -> f64 {
-    // SAFETY: getrusage writes the struct we pass.
-    let mut ru: libc::rusage = unsafe { std::mem::zeroed() };
-    unsafe { libc::getrusage(libc::RUSAGE_SELF, &mut ru) };
-    let tv = |t: libc::timeval| t.tv_sec as f64 + t.tv_usec as f64 * 1e-6;
-    tv(ru.ru_utime) + tv(ru.ru_stime)
-}
+// Shared with the timing examples.
+#[path = "../../examples/common/timing.rs"]
+#[allow(dead_code)]
+mod timing;
+use timing::cpu_seconds;
 
 #[derive(Default, Clone)]
 struct Series {

@@ -5,9 +5,8 @@ use rug::Integer;
 
 use super::DhParams;
 use crate::error::Result;
-use crate::prime::lucas::strong_lucas;
-use crate::prime::mr::{rounds_for_bits, MrCandidate};
-use crate::prime::stream::{random_in_range, Purpose, Seed};
+use crate::prime::is_probable_prime;
+use crate::prime::stream::Seed;
 
 /// p is not prime.
 pub const P_NOT_PRIME: u32 = 0x01;
@@ -28,33 +27,6 @@ pub const MODULUS_TOO_LARGE: u32 = 0x100;
 pub const MIN_CHECK_BITS: u32 = 512;
 /// Largest modulus checked at all.
 pub const MAX_CHECK_BITS: u32 = super::MAX_BITS;
-
-/// Probable-prime test for checking supplied numbers: Miller–Rabin to
-/// base 2, a strong Lucas test (together Baillie–PSW), and Miller–Rabin
-/// rounds with bases from a fresh OS seed, so that crafted input cannot
-/// target known bases.
-pub fn is_probable_prime(n: &Integer, seed: &Seed, index: u64) -> bool {
-    if *n < 5u32 {
-        return *n == 2u32 || *n == 3u32;
-    }
-    if n.is_even() {
-        return false;
-    }
-    let c = MrCandidate::new(n.clone());
-    if !c.round(Integer::from(2u32), false) || !strong_lucas(n) {
-        return false;
-    }
-    let width = Integer::from(n - 3u32);
-    let mut rng = seed.stream(Purpose::MillerRabinBase, index);
-    for _ in 0..rounds_for_bits(n.significant_bits()) {
-        let mut base = Integer::new();
-        random_in_range(&mut rng, &Integer::from(2u32), &width, &mut base);
-        if !c.round(base, false) {
-            return false;
-        }
-    }
-    true
-}
 
 /// Checks `params`; returns the problem bits (0: no problem found).
 pub fn check(params: &DhParams) -> Result<u32> {

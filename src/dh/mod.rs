@@ -39,7 +39,7 @@ pub mod sieve;
 
 use std::sync::atomic::{AtomicU64, Ordering};
 
-use rug::Integer;
+use rug::{Assign, Integer};
 
 use crate::error::{Error, Result};
 use crate::prime::lucas::strong_lucas;
@@ -228,7 +228,8 @@ impl CandidateSource for DhSource {
 
     fn candidate(&self, _seed: &Seed, index: u64, scratch: &mut Integer) -> Option<DhCand> {
         let mut p = std::mem::take(scratch);
-        p.assign_product(self.m, index);
+        p.assign(self.m);
+        p *= index;
         p += &self.p0;
         let q = Integer::from(&p >> 1u32);
         Some(DhCand {
@@ -277,18 +278,6 @@ impl CandidateSource for DhSource {
 
     fn prime(&self, c: &DhCand) -> Integer {
         c.p.clone()
-    }
-}
-
-trait AssignProduct {
-    fn assign_product(&mut self, a: u64, b: u64);
-}
-
-impl AssignProduct for Integer {
-    fn assign_product(&mut self, a: u64, b: u64) {
-        use rug::Assign;
-        self.assign(a);
-        *self *= b;
     }
 }
 

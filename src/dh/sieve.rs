@@ -16,7 +16,7 @@
 //! answer) does not depend on the thread count.
 
 use std::collections::HashMap;
-use std::sync::atomic::{AtomicUsize, Ordering};
+use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
 use std::sync::{Arc, Mutex, OnceLock};
 
 use rug::Integer;
@@ -50,6 +50,8 @@ pub struct Sieve {
     /// [`Sieve::prepare`]).
     chunks: Vec<OnceLock<Vec<Class>>>,
     next_chunk: AtomicUsize,
+    /// Set once every chunk exists: `prepare` is then a single load.
+    prepared: AtomicBool,
     segments: Mutex<HashMap<u64, Arc<OnceLock<Vec<u64>>>>>,
 }
 
@@ -93,6 +95,7 @@ impl Sieve {
             base: odd_primes_below(root),
             chunks: (0..n_chunks).map(|_| OnceLock::new()).collect(),
             next_chunk: AtomicUsize::new(0),
+            prepared: AtomicBool::new(false),
             segments: Mutex::new(HashMap::new()),
         }
     }
@@ -176,6 +179,9 @@ impl Sieve {
     /// until none is left (so all workers arriving here share the work),
     /// then waits for chunks others are still computing.
     fn prepare(&self) {
+        if self.prepared.load(Ordering::Acquire) {
+            return;
+        }
         loop {
             let i = self.next_chunk.fetch_add(1, Ordering::Relaxed);
             if i >= self.chunks.len() {
@@ -186,10 +192,11 @@ impl Sieve {
         for (i, c) in self.chunks.iter().enumerate() {
             c.get_or_init(|| self.compute_chunk(i));
         }
+        self.prepared.store(true, Ordering::Release);
     }
 
+    /// Builds segment `s` (after [`Sieve::prepare`]).
     fn build(&self, s: u64) -> Vec<u64> {
-        self.prepare();
         let words = (SEGMENT / 64) as usize;
         let mut bits = vec![u64::MAX; words];
         let base = s * SEGMENT;

@@ -188,18 +188,12 @@ pub struct DecodedDh {
     pub q: Option<Vec<u8>>,
 }
 
-/// Big-endian bytes of a public value ≥ 0.
-fn be_bytes(v: &rug::Integer) -> Vec<u8> {
-    let mut b = vec![0u8; v.significant_digits::<u8>()];
-    v.write_digits(&mut b, rug::integer::Order::Msf);
-    b
-}
-
 /// Encodes DH parameters. X9.42 needs q.
 pub fn dh_export(params: &crate::dh::DhParams, format: DhFormat) -> Result<SecureBuf> {
-    let p = be_bytes(params.p());
-    let g = be_bytes(params.g());
-    let q = params.q().map(be_bytes);
+    use crate::dh::DhPart;
+    let p = params.part_bytes(DhPart::P).ok_or(Error::Internal)?;
+    let g = params.part_bytes(DhPart::G).ok_or(Error::Internal)?;
+    let q = params.part_bytes(DhPart::Q);
     let mut ints = vec![uint(&p)?, uint(&g)?];
     let x942 = matches!(format, DhFormat::X942Pem | DhFormat::X942Der);
     if x942 {

@@ -11,6 +11,12 @@ use std::time::Duration;
 
 pub use stream::{Seed, SEED_LEN};
 
+use rug::Integer;
+
+use lucas::strong_lucas;
+use mr::{rounds_for_bits, MrCandidate};
+use stream::{random_in_range, Purpose};
+
 /// Work counters of one generation.
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
 pub struct Stats {
@@ -60,4 +66,31 @@ pub struct Options<'a> {
     /// Called on the calling thread at least every 100 ms and whenever a
     /// prime is found; returning `true` cancels.
     pub progress: Option<&'a mut ProgressFn<'a>>,
+}
+
+/// Probable-prime test for checking supplied numbers: Miller–Rabin to
+/// base 2, a strong Lucas test (together Baillie–PSW), and Miller–Rabin
+/// rounds with bases from a fresh OS seed, so that crafted input cannot
+/// target known bases.
+pub fn is_probable_prime(n: &Integer, seed: &Seed, index: u64) -> bool {
+    if *n < 5u32 {
+        return *n == 2u32 || *n == 3u32;
+    }
+    if n.is_even() {
+        return false;
+    }
+    let c = MrCandidate::new(n.clone());
+    if !c.round(Integer::from(2u32), false) || !strong_lucas(n) {
+        return false;
+    }
+    let width = Integer::from(n - 3u32);
+    let mut rng = seed.stream(Purpose::MillerRabinBase, index);
+    for _ in 0..rounds_for_bits(n.significant_bits()) {
+        let mut base = Integer::new();
+        random_in_range(&mut rng, &Integer::from(2u32), &width, &mut base);
+        if !c.round(base, false) {
+            return false;
+        }
+    }
+    true
 }

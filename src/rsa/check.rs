@@ -8,9 +8,8 @@ use der::Decode;
 use rug::integer::Order;
 use rug::Integer;
 
-use super::ct;
-use crate::dh::check::is_probable_prime;
 use crate::error::{Error, Result};
+use crate::prime::is_probable_prime;
 use crate::prime::stream::Seed;
 use crate::secure::SecureBuf;
 
@@ -134,13 +133,7 @@ pub fn check_private_key(data: &[u8]) -> Result<RsaReport> {
         }
     }
     if problems.is_empty() {
-        let mut lambda = Integer::from(&ps[0] - 1u32);
-        for p in &ps[1..] {
-            let pm1 = Integer::from(p - 1u32);
-            let g = ct::gcd(&lambda, &pm1, bits);
-            lambda *= &pm1;
-            lambda.div_exact_mut(&g);
-        }
+        let lambda = super::carmichael_lambda(&ps);
         if Integer::from(&d * &e) % &lambda != 1u32 {
             problems.push("d·e is not 1 modulo lcm(p_i − 1)".into());
         }

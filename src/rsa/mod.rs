@@ -100,6 +100,24 @@ fn neg_inverse_mod_u64(a: u64, m: u64) -> u64 {
     ((m as i128 - inv) % m as i128) as u64
 }
 
+/// λ = lcm(r_i − 1) with a constant-time GCD (see `ct`): λ ← λ·(r − 1) /
+/// gcd(λ, r − 1), the GCD bounded by the public prime sizes. The exact
+/// division is by the gcd, a single limb except with negligible
+/// probability; GMP's time for it depends only on the operand sizes.
+pub(crate) fn carmichael_lambda(ps: &[Integer]) -> Integer {
+    let mut lambda = Integer::from(&ps[0] - 1u32);
+    // Public bound on λ's size: the sum of the (public) prime sizes so far.
+    let mut lambda_bound = ps[0].significant_bits();
+    for p in &ps[1..] {
+        let pm1 = Integer::from(p - 1u32);
+        let g = ct::gcd(&lambda, &pm1, lambda_bound.max(p.significant_bits()));
+        lambda_bound += p.significant_bits();
+        lambda *= &pm1;
+        lambda.div_exact_mut(&g);
+    }
+    lambda
+}
+
 /// e⁻¹ mod m for a secret m with gcd(e, m) = 1, without inverting modulo
 /// m: with a = m mod e (a remainder by the public e, computed limb by limb
 /// in data-independent time) and x = (−a⁻¹) mod e (public-size
@@ -256,20 +274,7 @@ fn assemble(bits: u32, e: u64, ps: &[Integer], seed: &Seed) -> Result<Option<Rsa
     if n.significant_bits() != bits {
         return Err(Error::Internal);
     }
-    // λ = lcm(r_i − 1), with a constant-time GCD (see `ct`): λ ← λ·(r − 1)
-    // / gcd(λ, r − 1). The exact division is by the gcd, which is a single
-    // limb except with negligible probability; GMP's time for it depends
-    // only on the operand sizes.
-    let mut lambda = Integer::from(&ps[0] - 1u32);
-    // Public bound on λ's size: the sum of the (public) prime sizes so far.
-    let mut lambda_bound = ps[0].significant_bits();
-    for p in &ps[1..] {
-        let pm1 = Integer::from(p - 1u32);
-        let g = ct::gcd(&lambda, &pm1, lambda_bound.max(p.significant_bits()));
-        lambda_bound += p.significant_bits();
-        lambda *= &pm1;
-        lambda.div_exact_mut(&g);
-    }
+    let lambda = carmichael_lambda(ps);
     // d = e⁻¹ mod λ, and the CRT exponents d mod (r_i − 1) = e⁻¹ mod
     // (r_i − 1), all without inverting modulo a secret (see
     // `inverse_of_e_mod`).
