@@ -36,6 +36,7 @@
 //! symbols are not exported), so a host's own GMP is never affected.
 
 pub mod alloc;
+pub mod fermat;
 
 use std::sync::Once;
 
@@ -108,7 +109,8 @@ mod zen {
         fn __gmpn_addmul_2_fat();
         fn __gmpn_redc_2_fat();
         fn __gmpn_addmul_2_coreihwl();
-        fn __gmpn_redc_1_coreihwl(
+        /// GMP's mulx-based Montgomery reduction (needs BMI2).
+        pub(super) fn __gmpn_redc_1_coreihwl(
             rp: *mut Limb,
             up: *mut Limb,
             mp: *const Limb,

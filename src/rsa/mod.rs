@@ -17,11 +17,12 @@ mod key;
 
 pub use key::{OtherPrime, RsaKey};
 
-use std::sync::atomic::AtomicU64;
+use std::sync::atomic::{AtomicU64, Ordering};
 
 use rug::Integer;
 
 use crate::error::{Error, Result};
+use crate::gmp::fermat::fermat_base2_secret;
 use crate::prime::mr::rounds_for_bits;
 use crate::prime::mr::MrCandidate;
 use crate::prime::search::{mr_round_from_stream, search, CandidateSource};
@@ -174,11 +175,16 @@ impl CandidateSource for RsaSource {
     fn recycle(&self, cand: MrCandidate, scratch: &mut Integer) {
         *scratch = cand.n;
     }
+    /// The base-2 filter plus the FIPS 186-5 Miller–Rabin rounds.
     fn rounds(&self) -> u32 {
-        self.rounds
+        self.rounds + 1
     }
-    /// Every round is Miller–Rabin with a base from the seeded stream and
-    /// GMP's constant-time `mpz_powm_sec`: the winning candidate is secret.
+    /// Round 0 is the constant-time base-2 Fermat filter
+    /// ([`fermat_base2_secret`], cheaper than a general exponentiation and
+    /// never failing a prime); rounds 1..=t are the counted Miller–Rabin
+    /// rounds with bases from the seeded stream and GMP's constant-time
+    /// `mpz_powm_sec`. Everything is constant time: the winning candidate
+    /// is secret.
     fn round(
         &self,
         seed: &Seed,
@@ -187,7 +193,11 @@ impl CandidateSource for RsaSource {
         cand: &MrCandidate,
         exps: &AtomicU64,
     ) -> bool {
-        mr_round_from_stream(seed, index, round, cand, true, exps)
+        if round == 0 {
+            exps.fetch_add(1, Ordering::Relaxed);
+            return fermat_base2_secret(&cand.n);
+        }
+        mr_round_from_stream(seed, index, round - 1, cand, true, exps)
     }
     fn prime(&self, cand: &MrCandidate) -> Integer {
         cand.n.clone()

@@ -1,0 +1,59 @@
+//! Cost of one constant-time modular exponentiation (GMP `mpz_powm_sec`,
+//! with an arbitrary base) against plain `mpz_powm` and our constant-time
+//! base-2 Fermat test (`gmp::fermat`, the first test on RSA candidates).
+//!
+//!     cargo run --release --example powm_cost -- [BITS...]
+use std::time::Instant;
+
+use rug::Integer;
+
+fn main() {
+    primeforge::gmp::init();
+    let sizes: Vec<u32> = std::env::args()
+        .skip(1)
+        .map(|a| a.parse().expect("bits"))
+        .collect();
+    let sizes = if sizes.is_empty() {
+        vec![512, 1024, 1536, 2048, 4096]
+    } else {
+        sizes
+    };
+    for bits in sizes {
+        let n = (Integer::from(1u32) << bits) - 1339u32;
+        let e = Integer::from(&n >> 1u32);
+        let count = (400_000_000u64 / (bits as u64 * bits as u64 / 64)).clamp(5, 4000) as u32;
+        let mut best = [f64::MAX; 3];
+        for _ in 0..5 {
+            let start = Instant::now();
+            let mut pass = 0u32;
+            let mut c = n.clone();
+            for _ in 0..count {
+                pass += primeforge::gmp::fermat::fermat_base2_secret(&c) as u32;
+                c += 2u32;
+            }
+            std::hint::black_box(pass);
+            best[2] = best[2].min(start.elapsed().as_secs_f64() / count as f64);
+            for (k, secure) in [true, false].into_iter().enumerate() {
+                let mut x = Integer::from(3u32);
+                let start = Instant::now();
+                for _ in 0..count {
+                    x = if secure {
+                        x.secure_pow_mod(&e, &n)
+                    } else {
+                        x.pow_mod(&e, &n).expect("odd modulus")
+                    };
+                    x += 3u32;
+                }
+                std::hint::black_box(&x);
+                best[k] = best[k].min(start.elapsed().as_secs_f64() / count as f64);
+            }
+        }
+        println!(
+            "{bits:>5} bits: powm_sec {:.3} ms, powm {:.3} ms, base-2 Fermat (ours) {:.3} ms \
+             (best of 5, {count} each)",
+            best[0] * 1e3,
+            best[1] * 1e3,
+            best[2] * 1e3
+        );
+    }
+}
