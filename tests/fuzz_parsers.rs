@@ -1,5 +1,6 @@
-//! Mutation fuzzing of every parser on stable Rust (cargo-fuzz needs a
-//! nightly toolchain, which this build machine cannot fetch): valid PEM
+//! Mutation fuzzing of every parser on stable Rust, in every `cargo test`
+//! (the coverage-guided cargo-fuzz targets, which need nightly, are in
+//! tests/fuzz): valid PEM
 //! and DER inputs for pf_dh_check and the RSA key checker are mutated —
 //! bit flips, byte overwrites with ASN.1-significant values, insertions,
 //! deletions, truncations, splices — and every result must be a status,
@@ -121,4 +122,39 @@ fn parsers_survive_mutated_input() {
     // Both outcomes occur: the fuzzer reaches past the outer parser.
     assert!(statuses.get(&0).copied().unwrap_or(0) > 0);
     assert!(statuses.get(&10).copied().unwrap_or(0) > 0);
+}
+
+/// Inputs that cargo-fuzz found (tests/fuzz), kept as regression cases on
+/// stable. Each must decode, re-encode in every format that can carry it,
+/// and decode back to the same values.
+#[test]
+fn regressions_from_cargo_fuzz() {
+    use primeforge::dh::DhParams;
+    use primeforge::encode::{dh_decode, dh_export, DhFormat};
+    let cases: [(&str, &[u8]); 1] = [(
+        // dh_roundtrip: g = 0 decoded, but re-encoded as `02 00` (an
+        // INTEGER with no content octets), which no DER parser accepts.
+        "g = 0",
+        &[
+            0x30, 0x26, 0x02, 0x21, 0x00, 0x88, 0x71, 0x66, 0x81, 0xf4, 0x03, 0xe6, 0xee, 0xd1,
+            0xa6, 0xa1, 0x75, 0x6c, 0x1f, 0x9f, 0x8b, 0xab, 0xc1, 0x43, 0x4e, 0x65, 0x1e, 0x89,
+            0x26, 0x29, 0x71, 0xd7, 0xfb, 0x2b, 0x5b, 0x88, 0x2f, 0x02, 0x01, 0x00,
+        ],
+    )];
+    for (name, input) in cases {
+        let d = dh_decode(input).unwrap_or_else(|e| panic!("{name}: {e:?}"));
+        let params = DhParams::from_bytes(&d.p, &d.g, d.q.as_deref());
+        for f in [DhFormat::Pkcs3Der, DhFormat::Pkcs3Pem] {
+            let buf = dh_export(&params, f).unwrap();
+            let again =
+                dh_decode(buf.as_slice()).unwrap_or_else(|e| panic!("{name}, {f:?}: {e:?}"));
+            assert_eq!(again.p, d.p, "{name}");
+            assert_eq!(again.g.iter().all(|&b| b == 0), d.g.iter().all(|&b| b == 0));
+        }
+        // And the checker reports it instead of refusing it.
+        let mut problems = 0;
+        let st = unsafe { pf_dh_check(input.as_ptr(), input.len(), &mut problems) };
+        assert_eq!(st, pf_status::PF_OK, "{name}");
+        assert_ne!(problems & PF_DH_CHECK_NOT_SUITABLE_GENERATOR, 0, "{name}");
+    }
 }

@@ -66,7 +66,14 @@ pub fn pem_to_secure(label: &str, der: &[u8]) -> Result<SecureBuf> {
     Ok(buf)
 }
 
+/// A DER INTEGER from big-endian unsigned bytes. Zero (no bytes) must
+/// still be encoded as one 0x00 byte: `02 00` is not valid DER.
 fn uint(bytes: &[u8]) -> Result<UintRef<'_>> {
+    let bytes = if bytes.iter().all(|&b| b == 0) {
+        &[0u8][..]
+    } else {
+        bytes
+    };
     UintRef::new(bytes).map_err(der_err)
 }
 
