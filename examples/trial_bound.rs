@@ -2,14 +2,15 @@
 //!
 //!     cargo run --release --example trial_bound
 //!
-//! For each prime size it measures the cost of one constant-time
-//! Miller–Rabin exponentiation (`mpz_powm_sec`) and the average cost of
-//! trial division of a random odd candidate for bounds 2^12 … 2^22, then
-//! models the expected cost of finding one prime:
+//! For each prime size it measures the cost of the first test on a
+//! survivor (the constant-time base-2 Fermat test, `gmp::fermat`), of one
+//! constant-time Miller–Rabin round (`mpz_powm_sec`), and the average cost
+//! of trial division of a random odd candidate for bounds 2^12 … 2^22,
+//! then models the expected cost of finding one prime:
 //!
 //!   N = k·ln 2 / 2 odd candidates per prime (prime number theorem),
 //!   survivors S(B) = N · Π_{3 ≤ p < B} (1 − 1/p),
-//!   cost(B) = N · t_trial(B) + S(B) · t_exp + (rounds − 1) · t_exp.
+//!   cost(B) = N · t_trial(B) + S(B) · t_fermat + rounds · t_mr.
 //!
 //! The chosen bounds are in `primeforge::prime::small::rsa_trial_bound`.
 use std::time::Instant;
@@ -43,11 +44,21 @@ fn median(mut v: Vec<f64>) -> f64 {
 }
 
 fn main() {
+    primeforge::gmp::init();
     let mut rng = Lcg(42);
     for k in [256u32, 512, 1024, 1536, 2048, 4096] {
         let n = rng.odd(k);
         let c = MrCandidate::new(n);
         let reps = if k >= 2048 { 15 } else { 41 };
+        let t_fermat = median(
+            (0..reps)
+                .map(|_| {
+                    let t = Instant::now();
+                    std::hint::black_box(primeforge::gmp::fermat::fermat_base2_secret(&c.n));
+                    t.elapsed().as_secs_f64()
+                })
+                .collect(),
+        );
         let t_exp = median(
             (0..reps)
                 .map(|_| {
@@ -61,7 +72,9 @@ fn main() {
         let cands = k as f64 * std::f64::consts::LN_2 / 2.0;
         let samples: Vec<Integer> = (0..4000).map(|_| rng.odd(k)).collect();
         println!(
-            "prime {k} bits: t_exp {:.3} ms, {} rounds, {:.0} odd candidates per prime; chosen bound 2^{}",
+            "prime {k} bits: t_fermat {:.3} ms, t_mr {:.3} ms, {} rounds, {:.0} odd candidates \
+             per prime; chosen bound 2^{}",
+            t_fermat * 1e3,
             t_exp * 1e3,
             rounds,
             cands,
@@ -90,7 +103,7 @@ fn main() {
                     .collect(),
             );
             let surv = cands * frac;
-            let cost = cands * t_td + surv * t_exp + (rounds - 1.0) * t_exp;
+            let cost = cands * t_td + surv * t_fermat + rounds * t_exp;
             if cost < best.0 {
                 best = (cost, lb);
             }
