@@ -222,7 +222,7 @@ fn generate_inner(
 ) -> Result<(RsaKey, Stats)> {
     validate(bits, e, primes)?;
     crate::gmp::init();
-    crate::threads::resolve_threads(opts.threads)?;
+    let workers = crate::threads::resolve_threads(opts.threads)?;
     let seed = Seed::from_option(opts.seed)?;
     let sizes = prime_sizes(bits, primes);
     let mut stats = Stats::default();
@@ -256,7 +256,7 @@ fn generate_inner(
         if ps[0] < ps[1] {
             ps.swap(0, 1);
         }
-        if let Some(key) = assemble(bits, e, &ps, &seed)? {
+        if let Some(key) = assemble(bits, e, &ps, &seed, workers >= 2)? {
             return Ok((key, stats));
         }
         // A FIPS condition failed (probability far below 2^-90): draw new
@@ -264,8 +264,37 @@ fn generate_inner(
     }
 }
 
+/// Runs `a` and `b` on a private pool of two workers (wiping both workers'
+/// stacks afterwards), or one after the other on the calling thread when
+/// `parallel` is false or no pool can be started.
+fn run_pair<RA: Send, RB: Send>(
+    parallel: bool,
+    a: impl FnOnce() -> RA + Send,
+    b: impl FnOnce() -> RB + Send,
+) -> (RA, RB) {
+    if parallel {
+        if let Ok(pool) = crate::threads::build_pool(2) {
+            let r = pool.join(a, b);
+            pool.broadcast(|_| crate::secure::wipe_stack());
+            return r;
+        }
+    }
+    (a(), b())
+}
+
 /// Builds the key from its primes; `None` when a FIPS condition fails.
-fn assemble(bits: u32, e: u64, ps: &[Integer], seed: &Seed) -> Result<Option<RsaKey>> {
+///
+/// With `parallel`, the two independent halves of the work — λ, d and the
+/// CRT coefficients on one side, the pairwise test's CRT exponentiations on
+/// the other — run on two workers, so the serial tail after the search is
+/// two constant-time exponentiations long instead of three.
+fn assemble(
+    bits: u32,
+    e: u64,
+    ps: &[Integer],
+    seed: &Seed,
+    parallel: bool,
+) -> Result<Option<RsaKey>> {
     let half = bits / 2;
     if ps.len() == 2 {
         let diff = Integer::from(&ps[0] - &ps[1]).abs();
@@ -284,45 +313,47 @@ fn assemble(bits: u32, e: u64, ps: &[Integer], seed: &Seed) -> Result<Option<Rsa
     if n.significant_bits() != bits {
         return Err(Error::Internal);
     }
-    let lambda = carmichael_lambda(ps);
-    // d = e⁻¹ mod λ, and the CRT exponents d mod (r_i − 1) = e⁻¹ mod
-    // (r_i − 1), all without inverting modulo a secret (see
-    // `inverse_of_e_mod`).
-    let d = inverse_of_e_mod(&lambda, e);
-    if d.significant_bits() <= half {
-        return Ok(None);
-    }
-    // CRT exponents and coefficients; inverses modulo a prime r by
-    // constant-time exponentiation x^(r − 2) mod r.
+    // CRT exponents d mod (r_i − 1) = e⁻¹ mod (r_i − 1), without inverting
+    // modulo a secret (see `inverse_of_e_mod`).
     let exps: Vec<Integer> = ps
         .iter()
         .map(|p| inverse_of_e_mod(&Integer::from(p - 1u32), e))
         .collect();
-    let inv_mod_prime = |v: &Integer, p: &Integer| -> Integer {
-        let exp = Integer::from(p - 2u32);
-        Integer::from(v % p).secure_pow_mod(&exp, p)
-    };
-    let qinv = inv_mod_prime(&ps[1], &ps[0]);
-    let mut coeffs = vec![qinv];
-    let mut prefix = Integer::from(&ps[0] * &ps[1]);
-    for p in &ps[2..] {
-        coeffs.push(inv_mod_prime(&prefix, p));
-        prefix *= p;
+    let (m, c) = pairwise_message(&n, e, seed)?;
+    let ((d, coeffs), parts) = run_pair(
+        parallel,
+        || {
+            // d = e⁻¹ mod λ; CRT coefficients as inverses modulo a prime r
+            // by constant-time exponentiation x^(r − 2) mod r.
+            let d = inverse_of_e_mod(&carmichael_lambda(ps), e);
+            let inv_mod_prime = |v: &Integer, p: &Integer| -> Integer {
+                let exp = Integer::from(p - 2u32);
+                Integer::from(v % p).secure_pow_mod(&exp, p)
+            };
+            let mut coeffs = vec![inv_mod_prime(&ps[1], &ps[0])];
+            let mut prefix = Integer::from(&ps[0] * &ps[1]);
+            for p in &ps[2..] {
+                coeffs.push(inv_mod_prime(&prefix, p));
+                prefix *= p;
+            }
+            (d, coeffs)
+        },
+        || {
+            ps.iter()
+                .zip(&exps)
+                .map(|(p, x)| Integer::from(&c % p).secure_pow_mod(x, p))
+                .collect::<Vec<Integer>>()
+        },
+    );
+    if d.significant_bits() <= half {
+        return Ok(None);
     }
-    pairwise_test(&n, e, ps, &exps, &coeffs, seed)?;
+    pairwise_check(&m, ps, &parts, &coeffs)?;
     RsaKey::from_parts(bits, e, &n, &d, ps, &exps, &coeffs).map(Some)
 }
 
-/// Encrypts a random message with (n, e) and decrypts it through the CRT
-/// path (RFC 8017 RSADP, multi-prime form); a mismatch is `CheckFailed`.
-fn pairwise_test(
-    n: &Integer,
-    e: u64,
-    ps: &[Integer],
-    exps: &[Integer],
-    coeffs: &[Integer],
-    seed: &Seed,
-) -> Result<()> {
+/// The pairwise consistency test's random message m and c = m^e mod n.
+fn pairwise_message(n: &Integer, e: u64, seed: &Seed) -> Result<(Integer, Integer)> {
     let mut m = Integer::new();
     let width = Integer::from(n - 3u32);
     random_in_range(
@@ -332,21 +363,30 @@ fn pairwise_test(
         &mut m,
     );
     let c = Integer::from(m.pow_mod_ref(&Integer::from(e), n).ok_or(Error::Internal)?);
-    let crt = |i: usize| Integer::from(&c % &ps[i]).secure_pow_mod(&exps[i], &ps[i]);
-    let m1 = crt(0);
-    let m2 = crt(1);
-    let mut h = Integer::from(&m1 - &m2) * &coeffs[0];
+    Ok((m, c))
+}
+
+/// Recombines the CRT parts m_i = c^(d_i) mod r_i (RFC 8017 RSADP,
+/// multi-prime form) and compares with the message: the pairwise test
+/// encrypts with (n, e) and decrypts through the CRT path; a mismatch is
+/// `CheckFailed`.
+fn pairwise_check(
+    m: &Integer,
+    ps: &[Integer],
+    parts: &[Integer],
+    coeffs: &[Integer],
+) -> Result<()> {
+    let mut h = Integer::from(&parts[0] - &parts[1]) * &coeffs[0];
     h.modulo_mut(&ps[0]);
-    let mut out = m2 + Integer::from(&ps[1] * &h);
+    let mut out = parts[1].clone() + Integer::from(&ps[1] * &h);
     let mut prefix = Integer::from(&ps[0] * &ps[1]);
     for i in 2..ps.len() {
-        let mi = crt(i);
-        let mut h = Integer::from(&mi - &out) * &coeffs[i - 1];
+        let mut h = Integer::from(&parts[i] - &out) * &coeffs[i - 1];
         h.modulo_mut(&ps[i]);
         out += Integer::from(&prefix * &h);
         prefix *= &ps[i];
     }
-    if out == m {
+    if out == *m {
         Ok(())
     } else {
         Err(Error::CheckFailed)
