@@ -23,8 +23,9 @@
 //! - Montgomery squaring is a basecase squaring (`mpn_sqr` below GMP's
 //!   Toom threshold, `mpn_sec_sqr` otherwise; no data-dependent branches)
 //!   followed by `mpn_redc_1` — the same pair `mpn_sec_powm` uses;
-//! - every reduction and every exponent bit is applied with `mpn_sub_n`
-//!   borrows and `mpn_cnd_swap` masks;
+//! - every reduction and every exponent bit is applied with
+//!   `mpn_cnd_add_n`/`mpn_cnd_sub_n`, their condition computed from carries
+//!   and `mpn_sub_n` borrows;
 //! - R mod n comes from `mpn_sec_div_r`, and −n⁻¹ mod 2^64 from Newton's
 //!   iteration (GMP's `binvert_limb` would index a table by the low bits
 //!   of n);
@@ -35,11 +36,13 @@
 
 use gmp_mpfr_sys::gmp;
 use rug::Integer;
-use zeroize::Zeroize;
+use zeroize::Zeroizing;
+
+use crate::prime::small::inverse_mod_2_64;
 
 type Limb = u64;
 
-type Redc = unsafe fn(*mut Limb, *mut Limb, *const Limb, isize, Limb) -> Limb;
+type Redc = unsafe extern "C" fn(*mut Limb, *mut Limb, *const Limb, isize, Limb) -> Limb;
 
 extern "C" {
     // GMP's Montgomery reduction (internal but exported from the static
@@ -56,24 +59,13 @@ extern "C" {
     fn __gmpn_addmul_1_coreibwl(rp: *mut Limb, up: *const Limb, n: isize, v: Limb) -> Limb;
 }
 
-unsafe fn redc_fat(rp: *mut Limb, up: *mut Limb, mp: *const Limb, n: isize, invm: Limb) -> Limb {
-    // SAFETY: the caller's contract is redc_1's.
-    unsafe { __gmpn_redc_1(rp, up, mp, n, invm) }
-}
-
-#[cfg(all(target_arch = "x86_64", target_os = "linux"))]
-unsafe fn redc_hwl(rp: *mut Limb, up: *mut Limb, mp: *const Limb, n: isize, invm: Limb) -> Limb {
-    // SAFETY: the caller's contract is redc_1's.
-    unsafe { super::zen::__gmpn_redc_1_coreihwl(rp, up, mp, n, invm) }
-}
-
 /// `mpn_redc_1` as n rows of the ADX `addmul_1`, the algorithm of GMP's
 /// portable redc_1: row i zeroes limb i with q = up[i]·invm, whose carry is
 /// kept in that limb and added in at the end. Fixed work for a given n.
 /// On Zen 3 it is a tenth faster than the assembly `redc_1_coreihwl` at 32
 /// limbs (846 against 936 ns).
 #[cfg(all(target_arch = "x86_64", target_os = "linux"))]
-unsafe fn redc_rows_adx(
+unsafe extern "C" fn redc_rows_adx(
     rp: *mut Limb,
     up: *mut Limb,
     mp: *const Limb,
@@ -100,40 +92,9 @@ fn redc() -> Redc {
         if std::arch::is_x86_feature_detected!("adx") {
             return redc_rows_adx;
         }
-        return redc_hwl;
+        return super::zen::__gmpn_redc_1_coreihwl;
     }
-    redc_fat
-}
-
-/// −m⁻¹ mod 2^64 for odd m, by Newton's iteration (no table).
-fn neg_inverse(m0: Limb) -> Limb {
-    // m0·m0 ≡ 1 (mod 8): three correct bits; each step doubles them.
-    let mut x = m0;
-    for _ in 0..5 {
-        x = x.wrapping_mul(2u64.wrapping_sub(m0.wrapping_mul(x)));
-    }
-    x.wrapping_neg()
-}
-
-/// Scratch buffers for one modulus size, wiped on drop.
-struct Work {
-    acc: Vec<Limb>,
-    one: Vec<Limb>,
-    tmp: Vec<Limb>,
-    tmp2: Vec<Limb>,
-    prod: Vec<Limb>,
-    scratch: Vec<Limb>,
-}
-
-impl Drop for Work {
-    fn drop(&mut self) {
-        self.acc.zeroize();
-        self.one.zeroize();
-        self.tmp.zeroize();
-        self.tmp2.zeroize();
-        self.prod.zeroize();
-        self.scratch.zeroize();
-    }
+    __gmpn_redc_1
 }
 
 /// Whether 2^(n−1) ≡ 1 (mod n), in time that depends only on the size of
@@ -146,7 +107,7 @@ pub fn fermat_base2_secret(n: &Integer) -> bool {
     let m = n.as_limbs();
     let len = m.len();
     let bits = n.significant_bits() as usize;
-    let invm = neg_inverse(m[0]);
+    let invm = inverse_mod_2_64(m[0]).wrapping_neg();
     let redc = redc();
     // `mpn_sqr` runs GMP's data-independent basecase below
     // SQR_TOOM2_THRESHOLD, and Toom (which branches on operand values)
@@ -155,29 +116,24 @@ pub fn fermat_base2_secret(n: &Integer) -> bool {
     // `mpn_sec_sqr`, which never leaves the basecase routines.
     let basecase_sqr = super::zen_fix_active() && len <= 32;
     // SAFETY (whole block): every pointer comes from a live Vec or slice
-    // of the length GMP is told; outputs never alias inputs except where
-    // the GMP manual allows it (mpn_sub_n/mpn_lshift with distinct
-    // buffers here, mpn_cnd_swap on two distinct buffers); `prod` has 2n
-    // limbs as mpn_sec_sqr and mpn_redc_1 require; the scratch areas have
-    // the sizes the `_itch` functions ask for.
+    // of the length GMP is told; outputs alias inputs only in place, as
+    // the GMP manual allows for mpn_cnd_add_n/mpn_cnd_sub_n; `prod` has 2n
+    // limbs as mpn_sqr/mpn_sec_sqr and redc_1 require; the scratch area has
+    // the size the `_itch` functions ask for.
     unsafe {
         let sqr_itch = gmp::mpn_sec_sqr_itch(len as _) as usize;
         let div_itch = gmp::mpn_sec_div_r_itch((len + 1) as _, len as _) as usize;
-        let mut w = Work {
-            acc: vec![0; len + 1],
-            one: vec![0; len],
-            tmp: vec![0; len],
-            tmp2: vec![0; len],
-            prod: vec![0; 2 * len],
-            scratch: vec![0; sqr_itch.max(div_itch).max(1)],
-        };
+        // Every buffer is wiped when dropped.
+        let buf = |l: usize| Zeroizing::new(vec![0 as Limb; l]);
+        let (mut acc, mut one, mut tmp, mut tmp2) = (buf(len + 1), buf(len), buf(len), buf(len));
+        let (mut prod, mut scratch) = (buf(2 * len), buf(sqr_itch.max(div_itch).max(1)));
         let mp = m.as_ptr();
         let n_l = len as gmp::size_t;
         // one = R mod n, the Montgomery form of 1 (R = 2^(64·len)).
-        w.acc[len] = 1;
-        gmp::mpn_sec_div_r(w.acc.as_mut_ptr(), n_l + 1, mp, n_l, w.scratch.as_mut_ptr());
-        w.acc.truncate(len);
-        w.one.copy_from_slice(&w.acc);
+        acc[len] = 1;
+        gmp::mpn_sec_div_r(acc.as_mut_ptr(), n_l + 1, mp, n_l, scratch.as_mut_ptr());
+        acc.truncate(len);
+        one.copy_from_slice(&acc);
 
         // Left to right over the bits of n − 1 (bit 0 of n − 1 is 0).
         // Values stay fully reduced (< n). Every selection is GMP's
@@ -188,30 +144,13 @@ pub fn fermat_base2_secret(n: &Integer) -> bool {
             // acc = acc² · R⁻¹ mod n. redc leaves cy·R + acc < 2n:
             // subtract n when cy = 1 or acc ≥ n (no borrow).
             if basecase_sqr {
-                gmp::mpn_sqr(w.prod.as_mut_ptr(), w.acc.as_ptr(), n_l);
+                gmp::mpn_sqr(prod.as_mut_ptr(), acc.as_ptr(), n_l);
             } else {
-                gmp::mpn_sec_sqr(
-                    w.prod.as_mut_ptr(),
-                    w.acc.as_ptr(),
-                    n_l,
-                    w.scratch.as_mut_ptr(),
-                );
+                gmp::mpn_sec_sqr(prod.as_mut_ptr(), acc.as_ptr(), n_l, scratch.as_mut_ptr());
             }
-            let cy = redc(
-                w.acc.as_mut_ptr(),
-                w.prod.as_mut_ptr(),
-                mp,
-                len as isize,
-                invm,
-            );
-            let borrow = gmp::mpn_sub_n(w.tmp2.as_mut_ptr(), w.acc.as_ptr(), mp, n_l);
-            gmp::mpn_cnd_sub_n(
-                cy | (borrow ^ 1),
-                w.acc.as_mut_ptr(),
-                w.acc.as_ptr(),
-                mp,
-                n_l,
-            );
+            let cy = redc(acc.as_mut_ptr(), prod.as_mut_ptr(), mp, len as isize, invm);
+            let borrow = gmp::mpn_sub_n(tmp2.as_mut_ptr(), acc.as_ptr(), mp, n_l);
+            gmp::mpn_cnd_sub_n(cy | (borrow ^ 1), acc.as_mut_ptr(), acc.as_ptr(), mp, n_l);
 
             // tmp = 2^bit · acc mod n, the same way; then it becomes acc.
             let bit = if i == 0 {
@@ -219,20 +158,13 @@ pub fn fermat_base2_secret(n: &Integer) -> bool {
             } else {
                 (m[i / 64] >> (i % 64)) & 1
             };
-            let top =
-                gmp::mpn_cnd_add_n(bit, w.tmp.as_mut_ptr(), w.acc.as_ptr(), w.acc.as_ptr(), n_l);
-            let borrow = gmp::mpn_sub_n(w.tmp2.as_mut_ptr(), w.tmp.as_ptr(), mp, n_l);
-            gmp::mpn_cnd_sub_n(
-                top | (borrow ^ 1),
-                w.tmp.as_mut_ptr(),
-                w.tmp.as_ptr(),
-                mp,
-                n_l,
-            );
-            std::mem::swap(&mut w.acc, &mut w.tmp);
+            let top = gmp::mpn_cnd_add_n(bit, tmp.as_mut_ptr(), acc.as_ptr(), acc.as_ptr(), n_l);
+            let borrow = gmp::mpn_sub_n(tmp2.as_mut_ptr(), tmp.as_ptr(), mp, n_l);
+            gmp::mpn_cnd_sub_n(top | (borrow ^ 1), tmp.as_mut_ptr(), tmp.as_ptr(), mp, n_l);
+            std::mem::swap(&mut acc, &mut tmp);
         }
         // acc is the Montgomery form of 2^(n−1) mod n; compare with 1's.
-        w.acc == w.one
+        acc == one
     }
 }
 
@@ -243,7 +175,11 @@ mod tests {
     #[test]
     fn neg_inverse_is_exact() {
         for m in [1u64, 3, 5, 0xffff_ffff_ffff_ffff, 0x1234_5678_9abc_def1] {
-            assert_eq!(m.wrapping_mul(neg_inverse(m)), u64::MAX, "m = {m:#x}");
+            assert_eq!(
+                m.wrapping_mul(inverse_mod_2_64(m).wrapping_neg()),
+                u64::MAX,
+                "m = {m:#x}"
+            );
         }
     }
 

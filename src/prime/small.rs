@@ -188,7 +188,8 @@ fn rem_u128_u64(n: u128, d: u64) -> u64 {
     }
 }
 
-fn inverse_mod_2_64(p: u64) -> u64 {
+/// p⁻¹ mod 2^64 for odd p (no table: also used on secret values).
+pub(crate) fn inverse_mod_2_64(p: u64) -> u64 {
     // Newton iteration: each step doubles the correct low bits (p odd).
     let mut x = p; // correct to 3 bits
     for _ in 0..5 {
