@@ -380,6 +380,32 @@ fn progress_reports_each_prime_found() {
         .windows(2)
         .all(|w| w[0].candidates <= w[1].candidates && w[0].primes_found <= w[1].primes_found));
     assert!(events.iter().all(|e| e.primes_needed == 2));
+    assert_eq!(
+        events.last().unwrap().primes_found,
+        2,
+        "no report after the last prime"
+    );
+}
+
+unsafe extern "C" fn always_cancel(_user: *mut c_void, _ev: *const pf_progress) -> c_int {
+    1
+}
+
+#[test]
+fn a_search_that_ends_before_the_first_tick_still_reports_and_can_be_cancelled() {
+    // RSA-512 takes about a millisecond: the workers are done long before
+    // the 100 ms tick, so the only report is the final one. It must come,
+    // and refusing it must cancel.
+    for threads in [1, 2, 4] {
+        for _ in 0..10 {
+            let mut o = opts(threads, None);
+            o.progress = Some(always_cancel);
+            let mut k = std::ptr::dangling_mut::<pf_rsa_key>();
+            let st = unsafe { pf_rsa_generate_ex(512, 65537, 2, &o, &mut k) };
+            assert_eq!(st, pf_status::PF_ERR_CANCELLED, "{threads} threads");
+            assert_eq!(k, std::ptr::dangling_mut());
+        }
+    }
 }
 
 #[test]

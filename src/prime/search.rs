@@ -537,8 +537,12 @@ pub fn search<S: CandidateSource>(
                 *g
             }
         };
+        // A report is made on every wake-up, including the last one: the
+        // workers may finish before this thread is first scheduled (it is
+        // under valgrind), and the final primes must still be reported —
+        // and may still be refused.
         if let Some(cb) = opts.progress.as_mut() {
-            if left > 0 && cb(&snapshot(&shared)) {
+            if cb(&snapshot(&shared)) {
                 // Cancel: workers stop at their next check (at most one
                 // exponentiation away) and free everything they hold; the
                 // caller does not wait for them.
