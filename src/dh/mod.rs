@@ -311,7 +311,8 @@ pub fn generate_with_bound(
     let seed = Seed::from_option(opts.seed)?;
     let mut stats = Stats::default();
     let source = DhSource::new(bits, m, a, &seed, bound);
-    let found = search(source, &seed, 0, 1, opts, 0, 1, &mut stats)?;
+    let pool = crate::threads::build_pool(opts.threads)?;
+    let found = search(&pool, source, &seed, 0, 1, opts, 0, 1, &mut stats)?;
     let p = found.into_iter().next().ok_or(Error::Internal)?.prime;
     if p.significant_bits() != bits || p.mod_u(m as u32) as u64 != a {
         return Err(Error::Internal);

@@ -222,8 +222,11 @@ fn generate_inner(
 ) -> Result<(RsaKey, Stats)> {
     validate(bits, e, primes)?;
     crate::gmp::init();
-    let workers = crate::threads::resolve_threads(opts.threads)?;
+    crate::threads::resolve_threads(opts.threads)?;
     let seed = Seed::from_option(opts.seed)?;
+    // One private pool for the whole generation: its searches and the key
+    // assembly after them.
+    let pool = crate::threads::build_pool(opts.threads)?;
     let sizes = prime_sizes(bits, primes);
     let mut stats = Stats::default();
     // Each distinct prime size is one search; sizes are non-increasing.
@@ -241,6 +244,7 @@ fn generate_inner(
         let mut ps: Vec<Integer> = Vec::with_capacity(primes as usize);
         for (g, &(k, count)) in groups.iter().enumerate() {
             let found = search(
+                &pool,
                 RsaSource::new(k, primes, e),
                 &seed,
                 next_index[g],
@@ -256,7 +260,7 @@ fn generate_inner(
         if ps[0] < ps[1] {
             ps.swap(0, 1);
         }
-        if let Some(key) = assemble(bits, e, &ps, &seed, workers >= 2)? {
+        if let Some(key) = assemble(bits, e, &ps, &seed, &pool)? {
             return Ok((key, stats));
         }
         // A FIPS condition failed (probability far below 2^-90): draw new
@@ -264,27 +268,26 @@ fn generate_inner(
     }
 }
 
-/// Runs `a` and `b` on a private pool of two workers (wiping both workers'
-/// stacks afterwards), or one after the other on the calling thread when
-/// `parallel` is false or no pool can be started.
+/// Runs `a` and `b` on two of the generation's workers (wiping every
+/// worker's stack afterwards), or one after the other on the calling thread
+/// when the pool has a single worker.
 fn run_pair<RA: Send, RB: Send>(
-    parallel: bool,
+    pool: &rayon::ThreadPool,
     a: impl FnOnce() -> RA + Send,
     b: impl FnOnce() -> RB + Send,
 ) -> (RA, RB) {
-    if parallel {
-        if let Ok(pool) = crate::threads::build_pool(2) {
-            let r = pool.join(a, b);
-            pool.broadcast(|_| crate::secure::wipe_stack());
-            return r;
-        }
+    if pool.current_num_threads() >= 2 {
+        let r = pool.join(a, b);
+        pool.broadcast(|_| crate::secure::wipe_stack());
+        r
+    } else {
+        (a(), b())
     }
-    (a(), b())
 }
 
 /// Builds the key from its primes; `None` when a FIPS condition fails.
 ///
-/// With `parallel`, the two independent halves of the work — λ, d and the
+/// With two or more workers in `pool`, the two independent halves of the work — λ, d and the
 /// CRT coefficients on one side, the pairwise test's CRT exponentiations on
 /// the other — run on two workers, so the serial tail after the search is
 /// two constant-time exponentiations long instead of three.
@@ -293,7 +296,7 @@ fn assemble(
     e: u64,
     ps: &[Integer],
     seed: &Seed,
-    parallel: bool,
+    pool: &rayon::ThreadPool,
 ) -> Result<Option<RsaKey>> {
     let half = bits / 2;
     if ps.len() == 2 {
@@ -321,7 +324,7 @@ fn assemble(
         .collect();
     let (m, c) = pairwise_message(&n, e, seed)?;
     let ((d, coeffs), parts) = run_pair(
-        parallel,
+        pool,
         || {
             // d = e⁻¹ mod λ; CRT coefficients as inverses modulo a prime r
             // by constant-time exponentiation x^(r − 2) mod r.
