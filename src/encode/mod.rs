@@ -85,9 +85,9 @@ fn pkcs1_private_der(key: &RsaKey) -> Result<SecureBuf> {
         let mut v = Vec::with_capacity(key.other_primes().len());
         for o in key.other_primes() {
             v.push(pkcs1::OtherPrimeInfo {
-                prime: uint(o.r.as_slice())?,
-                exponent: uint(o.d.as_slice())?,
-                coefficient: uint(o.t.as_slice())?,
+                prime: uint(o.r)?,
+                exponent: uint(o.d)?,
+                coefficient: uint(o.t)?,
             });
         }
         Some(v)

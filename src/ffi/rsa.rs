@@ -218,13 +218,13 @@ pub unsafe extern "C" fn pf_rsa_component(
             8 => k.qinv(),
             9..=17 => {
                 let i = ((part - 9) / 3) as usize;
-                let Some(o) = k.other_primes().get(i) else {
+                let Some(o) = k.other_primes().into_iter().nth(i) else {
                     return pf_status::PF_ERR_INVALID_ARGUMENT;
                 };
                 match (part - 9) % 3 {
-                    0 => o.r.as_slice(),
-                    1 => o.d.as_slice(),
-                    _ => o.t.as_slice(),
+                    0 => o.r,
+                    1 => o.d,
+                    _ => o.t,
                 }
             }
             _ => return pf_status::PF_ERR_INVALID_ARGUMENT,
