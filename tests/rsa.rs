@@ -541,3 +541,91 @@ fn bad_input_gets_a_status_and_leaves_out_untouched() {
         pf_rsa_free(std::ptr::null_mut());
     }
 }
+
+/// Each component reduced modulo the Mersenne prime 2^61 − 1: a compact
+/// fingerprint of a key.
+fn fingerprint(key: *const pf_rsa_key, parts: u32) -> Vec<u64> {
+    let m = (Integer::from(1u32) << 61u32) - 1u32;
+    (1..=parts)
+        .map(|part| {
+            let mut b = std::ptr::null_mut();
+            assert_eq!(
+                unsafe { pf_rsa_component(key, part, &mut b) },
+                pf_status::PF_OK
+            );
+            let v = Integer::from_digits(&take(b), Order::Msf);
+            (v % &m).to_u64().unwrap()
+        })
+        .collect()
+}
+
+#[test]
+fn known_answers_for_fixed_seeds() {
+    // Keys from fixed seeds must not change between versions: callers who
+    // derive keys from a seed rely on it, and every speed change must keep
+    // the same output. Values recorded from the implementation of
+    // 2026-11-29 (d183a69, before the divsteps inversion); parts n, e, d,
+    // p, q, dP, dQ, qInv (and r, d, t of the third prime).
+    let cases: [(u32, u32, u8, &[u64]); 3] = [
+        (
+            1024,
+            2,
+            1,
+            &[
+                987987514289919828,
+                65537,
+                1458552914736311140,
+                791266624245994162,
+                1115728090100239130,
+                5111364125738064,
+                869193486848484982,
+                2279129562490858712,
+            ],
+        ),
+        (
+            2048,
+            2,
+            2,
+            &[
+                532693742061138180,
+                65537,
+                1143072810968570940,
+                874095634749532687,
+                1267264708929282518,
+                554832421898225170,
+                2297885031021155774,
+                662731020914095409,
+            ],
+        ),
+        (
+            2048,
+            3,
+            3,
+            &[
+                1216393068454603828,
+                65537,
+                1819336016437476363,
+                1206434747987591253,
+                960634760426499169,
+                833491892245205012,
+                1865668234681647302,
+                95476406532676186,
+                2186027121619394111,
+                112098756875703026,
+                2001791094412316645,
+            ],
+        ),
+    ];
+    let mut wrong = Vec::new();
+    for (bits, primes, s, want) in cases {
+        let sd = seed(s);
+        let key = generate(bits, 65537, primes, &opts(2, Some(&sd))).unwrap();
+        let parts = if primes == 2 { 8 } else { 11 };
+        let got = fingerprint(key, parts);
+        unsafe { pf_rsa_free(key) };
+        if got != want {
+            wrong.push(format!("RSA-{bits}, {primes} primes, seed {s}: {got:?}"));
+        }
+    }
+    assert!(wrong.is_empty(), "changed keys:\n{}", wrong.join("\n"));
+}

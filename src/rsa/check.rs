@@ -133,7 +133,7 @@ pub fn check_private_key(data: &[u8]) -> Result<RsaReport> {
         }
     }
     if problems.is_empty() {
-        let lambda = super::carmichael_lambda(&ps);
+        let lambda = super::carmichael_lambda(&ps)?;
         if Integer::from(&d * &e) % &lambda != 1u32 {
             problems.push("d·e is not 1 modulo lcm(p_i − 1)".into());
         }

@@ -105,18 +105,19 @@ fn neg_inverse_mod_u64(a: u64, m: u64) -> u64 {
 /// gcd(λ, r − 1), the GCD bounded by the public prime sizes. The exact
 /// division is by the gcd, a single limb except with negligible
 /// probability; GMP's time for it depends only on the operand sizes.
-pub(crate) fn carmichael_lambda(ps: &[Integer]) -> Integer {
+pub(crate) fn carmichael_lambda(ps: &[Integer]) -> Result<Integer> {
     let mut lambda = Integer::from(&ps[0] - 1u32);
     // Public bound on λ's size: the sum of the (public) prime sizes so far.
     let mut lambda_bound = ps[0].significant_bits();
     for p in &ps[1..] {
         let pm1 = Integer::from(p - 1u32);
-        let g = ct::gcd(&lambda, &pm1, lambda_bound.max(p.significant_bits()));
+        let g = ct::gcd(&pm1, &lambda, lambda_bound.max(p.significant_bits()))
+            .ok_or(Error::Internal)?;
         lambda_bound += p.significant_bits();
         lambda *= &pm1;
         lambda.div_exact_mut(&g);
     }
-    lambda
+    Ok(lambda)
 }
 
 /// e⁻¹ mod m for a secret m with gcd(e, m) = 1, without inverting modulo
@@ -323,31 +324,31 @@ fn assemble(
         .map(|p| inverse_of_e_mod(&Integer::from(p - 1u32), e))
         .collect();
     let (m, c) = pairwise_message(&n, e, seed)?;
-    let ((d, coeffs), parts) = run_pair(
+    // The pairwise test's CRT part for prime i: c^(d_i) mod r_i.
+    let part = |i: usize| Integer::from(&c % &ps[i]).secure_pow_mod(&exps[i], &ps[i]);
+    let (side, rest) = run_pair(
         pool,
-        || {
-            // d = e⁻¹ mod λ; CRT coefficients as inverses modulo a prime r
-            // by constant-time exponentiation x^(r − 2) mod r.
-            let d = inverse_of_e_mod(&carmichael_lambda(ps), e);
-            let inv_mod_prime = |v: &Integer, p: &Integer| -> Integer {
-                let exp = Integer::from(p - 2u32);
-                Integer::from(v % p).secure_pow_mod(&exp, p)
+        || -> Result<_> {
+            // d = e⁻¹ mod λ; CRT coefficients as constant-time inverses
+            // modulo a prime (`ct::inverse_mod_odd`). Both take tens of
+            // microseconds, so this side also takes the first CRT part.
+            let d = inverse_of_e_mod(&carmichael_lambda(ps)?, e);
+            let bound = ps.iter().map(|p| p.significant_bits()).max().unwrap_or(0);
+            let inv_mod_prime = |v: &Integer, p: &Integer| {
+                ct::inverse_mod_odd(&Integer::from(v % p), p, bound).ok_or(Error::Internal)
             };
-            let mut coeffs = vec![inv_mod_prime(&ps[1], &ps[0])];
+            let mut coeffs = vec![inv_mod_prime(&ps[1], &ps[0])?];
             let mut prefix = Integer::from(&ps[0] * &ps[1]);
             for p in &ps[2..] {
-                coeffs.push(inv_mod_prime(&prefix, p));
+                coeffs.push(inv_mod_prime(&prefix, p)?);
                 prefix *= p;
             }
-            (d, coeffs)
+            Ok((d, coeffs, part(0)))
         },
-        || {
-            ps.iter()
-                .zip(&exps)
-                .map(|(p, x)| Integer::from(&c % p).secure_pow_mod(x, p))
-                .collect::<Vec<Integer>>()
-        },
+        || (1..ps.len()).map(part).collect::<Vec<Integer>>(),
     );
+    let (d, coeffs, first) = side?;
+    let parts: Vec<Integer> = std::iter::once(first).chain(rest).collect();
     if d.significant_bits() <= half {
         return Ok(None);
     }
