@@ -2,7 +2,11 @@
 //! (seed i = [i; 32] for i in 0..N), so every thread count does the same
 //! work, interleaved per seed so that machine drift hits every column alike.
 //! With `--openssl`, `openssl genpkey` (one thread, as users run it) is
-//! timed in the same loop. The full benchmark suite with peers is issue
+//! timed in the same loop. With `--ceiling`, the loop also runs two
+//! one-thread generations of the same seed at once on two OS threads: the
+//! same work with nothing shared, so 2 × (one-thread time) / (pair time) is
+//! the best 2-thread speedup this machine allows for this work, and the
+//! engine's 2-thread speedup divided by it is the engine's own efficiency. The full benchmark suite with peers is issue
 //! 6's `pf-bench`.
 //!
 //!     cargo run --release --example rsa_timing -- BITS N THREADS... [--openssl]
@@ -19,22 +23,24 @@ use timing::{cpu_seconds, summary};
 fn main() {
     let mut args: Vec<String> = std::env::args().skip(1).collect();
     let openssl = args.iter().any(|a| a == "--openssl");
-    args.retain(|a| a != "--openssl");
+    let ceiling = args.iter().any(|a| a == "--ceiling");
+    args.retain(|a| a != "--openssl" && a != "--ceiling");
     let nums: Vec<u32> = args
         .iter()
         .map(|a| {
             a.parse()
-                .expect("usage: rsa_timing BITS N THREADS... [--openssl]")
+                .expect("usage: rsa_timing BITS N THREADS... [--openssl] [--ceiling]")
         })
         .collect();
     assert!(
         nums.len() >= 3,
-        "usage: rsa_timing BITS N THREADS... [--openssl]"
+        "usage: rsa_timing BITS N THREADS... [--openssl] [--ceiling]"
     );
     let (bits, n, threads) = (nums[0], nums[1], &nums[2..]);
     assert!(n <= 256, "at most 256 seeds");
     let mut times = vec![Vec::new(); threads.len()];
     let mut ossl = Vec::new();
+    let mut pairs = Vec::new();
     let mut work = vec![(0u64, 0u64, 0u64); threads.len()];
     let mut cpu = vec![0f64; threads.len()];
     for i in 0..n {
@@ -54,6 +60,22 @@ fn main() {
             work[j].0 += st.candidates;
             work[j].1 += st.survivors;
             work[j].2 += st.exponentiations;
+        }
+        if ceiling {
+            let one = || {
+                let mut o = Options {
+                    threads: 1,
+                    seed: Some(&seed),
+                    progress: None,
+                };
+                primeforge::rsa::generate(bits, 65537, 2, &mut o).expect("generation");
+            };
+            let start = Instant::now();
+            std::thread::scope(|s| {
+                s.spawn(one);
+                s.spawn(one);
+            });
+            pairs.push(start.elapsed().as_secs_f64());
         }
         if openssl {
             let start = Instant::now();
@@ -92,6 +114,22 @@ fn main() {
             threads[0],
             means[0] / means[j]
         );
+    }
+    if ceiling {
+        let one = threads.iter().position(|&t| t == 1);
+        let m = summary("2 × 1 thread", &pairs);
+        if let Some(j) = one {
+            let c = 2.0 * means[j] / m;
+            println!("  machine ceiling (two independent one-thread runs at once): {c:.2}×");
+            for (k, &t) in threads.iter().enumerate() {
+                if t == 2 {
+                    println!(
+                        "  engine efficiency at 2 threads: {:.1}% of the ceiling",
+                        100.0 * means[j] / means[k] / c
+                    );
+                }
+            }
+        }
     }
     if openssl {
         let m = summary("openssl genpkey", &ossl);
