@@ -47,6 +47,12 @@ struct Cli {
     /// Skip the peers.
     #[arg(long)]
     no_peers: bool,
+    /// Skip the machine reference: by default every sample also runs two
+    /// one-thread generations of its seed at once on two OS threads (the
+    /// same work with nothing shared), whose thread-seconds show how far
+    /// this machine itself lets two busy threads scale.
+    #[arg(long)]
+    no_reference: bool,
     /// Results file (Markdown).
     #[arg(long, default_value = "target/pf-bench/results.md")]
     out: String,
@@ -358,6 +364,8 @@ struct Results {
     work_threads: Vec<u32>,
     openssl: Vec<Option<Series>>,
     nettle: Vec<Option<Series>>,
+    /// Two one-thread generations at once (wall per pair), per size.
+    reference: Vec<Option<Series>>,
     samples: Vec<usize>,
 }
 
@@ -416,6 +424,49 @@ fn table(r: &Results, md: &mut String) {
         let _ = write!(md, " {:.2} % |", 100.0 * (hi / lo - 1.0));
     }
     md.push('\n');
+    if r.reference.iter().any(Option::is_some) {
+        // Two one-thread runs at once: each pair is two generations on two
+        // threads, so its wall time is the thread-seconds per generation.
+        let one = r.threads.iter().position(|&t| t == 1);
+        let two = r.threads.iter().position(|&t| t == 2);
+        md.push_str("| machine reference: 2 × 1 thread at once |");
+        for p in &r.reference {
+            let _ = write!(
+                md,
+                " {} |",
+                p.as_ref().map_or("—".into(), |p| fmt_s(p.mean()))
+            );
+        }
+        md.push('\n');
+        md.push_str("| machine's own spread (reference vs 1 thread) |");
+        for (si, p) in r.reference.iter().enumerate() {
+            match (p, one) {
+                (Some(p), Some(o)) => {
+                    let _ = write!(
+                        md,
+                        " {:.2} % |",
+                        100.0 * (p.mean() / r.ours[si][o].mean() - 1.0)
+                    );
+                }
+                _ => md.push_str(" — |"),
+            }
+        }
+        md.push('\n');
+        md.push_str("| engine's own share (2 threads vs reference) |");
+        for (si, p) in r.reference.iter().enumerate() {
+            match (p, two) {
+                (Some(p), Some(t)) => {
+                    let _ = write!(
+                        md,
+                        " {:+.2} % |",
+                        100.0 * (2.0 * r.ours[si][t].mean() / p.mean() - 1.0)
+                    );
+                }
+                _ => md.push_str(" — |"),
+            }
+        }
+        md.push('\n');
+    }
     let _ = writeln!(md, "\n### {k}: CPU seconds per generation\n");
     head(md, "threads");
     for (t_i, t) in r.threads.iter().enumerate() {
@@ -657,6 +708,7 @@ fn main() {
             work_threads: cli.work_threads.clone(),
             openssl: Vec::new(),
             nettle: Vec::new(),
+            reference: Vec::new(),
             samples: Vec::new(),
         };
         for &bits in &sizes {
@@ -669,6 +721,7 @@ fn main() {
             let mut work = vec![Stats::default(); cli.work_threads.len()];
             let mut os = Series::default();
             let mut ns = Series::default();
+            let mut pairs = Series::default();
             let mut os_ok = openssl.is_some();
             let ns_ok = nettle.is_some() && kind == Kind::Rsa;
             for i in 0..n {
@@ -680,6 +733,14 @@ fn main() {
                     per_t[t_i].wall.push(start.elapsed().as_secs_f64());
                     per_t[t_i].cpu += cpu_seconds() - c0;
                     per_t[t_i].work.add(&st);
+                }
+                if !cli.no_reference {
+                    let start = Instant::now();
+                    std::thread::scope(|s| {
+                        s.spawn(|| ours(kind, bits, 1, &sd));
+                        s.spawn(|| ours(kind, bits, 1, &sd));
+                    });
+                    pairs.wall.push(start.elapsed().as_secs_f64());
                 }
                 for (w_i, &t) in cli.work_threads.iter().enumerate() {
                     let st = ours(kind, bits, t, &sd);
@@ -713,6 +774,11 @@ fn main() {
                 .push(if os.wall.is_empty() { None } else { Some(os) });
             r.nettle
                 .push(if ns.wall.is_empty() { None } else { Some(ns) });
+            r.reference.push(if pairs.wall.is_empty() {
+                None
+            } else {
+                Some(pairs)
+            });
             r.samples.push(n);
         }
         table(&r, &mut md);
