@@ -248,6 +248,11 @@ impl CandidateSource for DhSource {
         self.mr_rounds + 2
     }
 
+    /// Up to 2048 bits a round takes at most a few milliseconds.
+    fn quick_rounds(&self) -> bool {
+        self.p0.significant_bits() <= 2048
+    }
+
     fn round(&self, seed: &Seed, index: u64, round: u32, c: &DhCand, exps: &AtomicU64) -> bool {
         if round == 0 {
             exps.fetch_add(1, Ordering::Relaxed);

@@ -57,7 +57,11 @@ pub type pf_progress_fn =
 pub struct pf_options {
     /// `sizeof(pf_options)` as the caller compiled it.
     pub struct_size: u32,
-    /// Worker threads: 0 = all available cores; at most 1024.
+    /// Worker threads: 0 = all available cores; at most 1024. They run on
+    /// a private pool built for the call. Up to RSA-4096 and DH-2048 the
+    /// calling thread also tests candidates until the first worker is
+    /// running (at most one round past that point), so that starting the
+    /// pool costs no search time.
     pub threads: u32,
     /// NULL for fresh OS randomness, or a 32-byte seed: the same seed gives
     /// byte-identical output at any thread count. Not retained.

@@ -86,6 +86,12 @@ pub trait CandidateSource: Send + Sync + 'static {
     ) -> bool;
     /// The prime a confirmed candidate stands for.
     fn prime(&self, cand: &Self::Cand) -> Integer;
+    /// Whether one round is short (a few milliseconds at most), so that the
+    /// calling thread may test candidates while the pool's threads start
+    /// without delaying its progress reports noticeably. Default: no.
+    fn quick_rounds(&self) -> bool {
+        false
+    }
 }
 
 /// Miller–Rabin round `round` on candidate `index` with a base drawn from
@@ -188,6 +194,8 @@ struct Shared<S: CandidateSource> {
     survivors: AtomicU64,
     exponentiations: AtomicU64,
     found: AtomicUsize,
+    /// Pool workers that have begun.
+    started: AtomicUsize,
     workers_left: Mutex<usize>,
     caller_cv: Condvar,
 }
@@ -424,32 +432,39 @@ impl<S: CandidateSource> Shared<S> {
 
     fn worker(&self) {
         let mut scratch = Integer::new();
-        'outer: loop {
-            while self.help() {
-                if self.stop.load(Ordering::Relaxed) {
-                    break 'outer;
-                }
-            }
+        while self.step(&mut scratch) {}
+    }
+
+    /// One turn of a worker: the pending rounds it can take, then one
+    /// claimed candidate brought to its verdict. Returns false when there
+    /// is nothing left to claim (or the search stopped); the claimed index
+    /// is always resolved before returning, so any thread may take turns.
+    fn step(&self, scratch: &mut Integer) -> bool {
+        while self.help() {
             if self.stop.load(Ordering::Relaxed) {
-                break;
+                return false;
             }
-            let k = self.claim();
-            if k > self.bound.load(Ordering::Acquire)
-                || k > MAX_INDEX
-                || self.stop.load(Ordering::Relaxed)
-            {
-                // Every lower index is claimed; pending rounds below the
-                // bound are taken by whoever is still running.
-                let mut st = lock(&self.state);
-                st.open.remove(&k);
-                st.prune();
-                drop(st);
-                self.wake();
-                while self.help() {}
-                break 'outer;
-            }
-            self.test_candidate(k, &mut scratch);
         }
+        if self.stop.load(Ordering::Relaxed) {
+            return false;
+        }
+        let k = self.claim();
+        if k > self.bound.load(Ordering::Acquire)
+            || k > MAX_INDEX
+            || self.stop.load(Ordering::Relaxed)
+        {
+            // Every lower index is claimed; pending rounds below the
+            // bound are taken by whoever is still running.
+            let mut st = lock(&self.state);
+            st.open.remove(&k);
+            st.prune();
+            drop(st);
+            self.wake();
+            while self.help() {}
+            return false;
+        }
+        self.test_candidate(k, scratch);
+        true
     }
 }
 
@@ -495,6 +510,7 @@ pub fn search<S: CandidateSource>(
         survivors: AtomicU64::new(0),
         exponentiations: AtomicU64::new(0),
         found: AtomicUsize::new(0),
+        started: AtomicUsize::new(0),
         workers_left: Mutex::new(threads),
         caller_cv: Condvar::new(),
     });
@@ -502,6 +518,7 @@ pub fn search<S: CandidateSource>(
     for _ in 0..threads {
         let sh = Arc::clone(&shared);
         pool.spawn(move || {
+            sh.started.fetch_add(1, Ordering::AcqRel);
             let ok = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| sh.worker())).is_ok();
             // GMP's stack temporaries (candidates, powers) die with the
             // worker's frames; wipe them before the thread is reused.
@@ -517,8 +534,18 @@ pub fn search<S: CandidateSource>(
         });
     }
 
-    // The caller's thread only waits and reports progress; workers publish
-    // through atomics.
+    // Starting the pool's threads takes 0.2-0.5 ms on a typical machine
+    // (up to several ms on a busy VM): when rounds are short, the caller
+    // tests candidates itself until the first worker is running. It takes
+    // turns like any worker (the result cannot depend on who tests what)
+    // and resolves each claimed index before looking again.
+    if shared.source.quick_rounds() {
+        let mut scratch = Integer::new();
+        while shared.started.load(Ordering::Acquire) == 0 && shared.step(&mut scratch) {}
+    }
+
+    // Then the caller's thread only waits and reports progress; workers
+    // publish through atomics.
     let snapshot = |sh: &Shared<S>| Progress {
         candidates: stats.candidates + sh.candidates.load(Ordering::Relaxed),
         survivors: stats.survivors + sh.survivors.load(Ordering::Relaxed),

@@ -180,6 +180,10 @@ impl CandidateSource for RsaSource {
     fn rounds(&self) -> u32 {
         self.rounds + 1
     }
+    /// Up to 2048-bit primes (RSA-4096) a round takes at most ~4 ms.
+    fn quick_rounds(&self) -> bool {
+        self.lo.significant_bits() <= 2048
+    }
     /// Round 0 is the constant-time base-2 Fermat filter
     /// ([`fermat_base2_secret`], cheaper than a general exponentiation and
     /// never failing a prime); rounds 1..=t are the counted Miller–Rabin
