@@ -218,7 +218,7 @@ pub unsafe extern "C" fn pf_rsa_component(
             8 => k.qinv(),
             9..=17 => {
                 let i = ((part - 9) / 3) as usize;
-                let Some(o) = k.other_primes().into_iter().nth(i) else {
+                let Some(o) = k.other_prime(i) else {
                     return pf_status::PF_ERR_INVALID_ARGUMENT;
                 };
                 match (part - 9) % 3 {

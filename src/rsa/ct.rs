@@ -196,33 +196,13 @@ fn apply_de(d: &mut [i64], e: &mut [i64], t: [i64; 4], m: &[i64], minv: u64) {
     sub_if_at_least(e, m);
 }
 
-/// a ← a − m if a ≥ m (normalised limbs).
-fn sub_if_at_least(a: &mut [i64], m: &[i64]) {
-    let n = a.len();
-    let mut t = Zeroizing::new(vec![0i64; n]);
-    let mut c = 0i64;
-    for i in 0..n {
-        let x = a[i] - m[i] + c;
-        if i + 1 < n {
-            t[i] = x & M62;
-            c = x >> 62;
-        } else {
-            t[i] = x;
-        }
-    }
-    let keep = !(t[n - 1] >> 63); // all-ones if a − m ≥ 0
-    for i in 0..n {
-        a[i] ^= keep & (a[i] ^ t[i]);
-    }
-}
-
-/// a ← −a where `neg` is all-ones (normalised limbs): each limb is negated
-/// ((l ^ −1) + 1 = −l), and the carries renormalise the sum.
-fn negate_if(a: &mut [i64], neg: i64) {
+/// a_i ← f(i, a_i) for every limb, then the carries renormalise the sum
+/// (low limbs in [0, 2^62), the top limb signed).
+fn map_limbs(a: &mut [i64], mut f: impl FnMut(usize, i64) -> i64) {
     let n = a.len();
     let mut c = 0i64;
     for (i, l) in a.iter_mut().enumerate() {
-        let x = (*l ^ neg) - neg + c;
+        let x = f(i, *l) + c;
         if i + 1 < n {
             *l = x & M62;
             c = x >> 62;
@@ -232,19 +212,25 @@ fn negate_if(a: &mut [i64], neg: i64) {
     }
 }
 
+/// a ← a − m if a ≥ m (normalised limbs).
+fn sub_if_at_least(a: &mut [i64], m: &[i64]) {
+    let mut t = Zeroizing::new(a.to_vec());
+    map_limbs(&mut t, |i, l| l - m[i]);
+    let keep = !(t[t.len() - 1] >> 63); // all-ones if a − m ≥ 0
+    for (x, y) in a.iter_mut().zip(t.iter()) {
+        *x ^= keep & (*x ^ y);
+    }
+}
+
+/// a ← −a where `neg` is all-ones (normalised limbs): each limb is negated
+/// ((l ^ −1) + 1 = −l), and the carries renormalise the sum.
+fn negate_if(a: &mut [i64], neg: i64) {
+    map_limbs(a, |_, l| (l ^ neg) - neg);
+}
+
 /// a ← a + m where `add` is all-ones (normalised limbs).
 fn add_if(a: &mut [i64], m: &[i64], add: i64) {
-    let n = a.len();
-    let mut c = 0i64;
-    for i in 0..n {
-        let x = a[i] + (m[i] & add) + c;
-        if i + 1 < n {
-            a[i] = x & M62;
-            c = x >> 62;
-        } else {
-            a[i] = x;
-        }
-    }
+    map_limbs(a, |i, l| l + (m[i] & add));
 }
 
 /// The Bézout pair of an inversion: f ≡ d·x and g ≡ e·x (mod m), with
@@ -299,9 +285,11 @@ pub fn inverse_mod_odd(x: &Integer, m: &Integer, bits: u32) -> Option<Integer> {
     // f = ±gcd(x, m); the inverse exists iff f = ±1.
     let neg = f[n - 1] >> 63;
     negate_if(&mut f, neg);
-    let mut one = vec![0i64; n];
-    one[0] = 1;
-    let unit = f.iter().zip(&one).fold(0i64, |acc, (a, b)| acc | (a ^ b)) == 0;
+    let unit = f
+        .iter()
+        .enumerate()
+        .fold(0i64, |acc, (i, &l)| acc | (l ^ i64::from(i == 0)))
+        == 0;
     if !is_zero(&g) {
         // Impossible by the iteration bound; never return a wrong value.
         return None;

@@ -118,14 +118,18 @@ impl RsaKey {
     }
     /// The primes beyond p and q (multi-prime keys).
     pub fn other_primes(&self) -> Vec<OtherPrime<'_>> {
-        (FIXED..self.spans.len())
-            .step_by(3)
-            .map(|i| OtherPrime {
-                r: self.part(i),
-                d: self.part(i + 1),
-                t: self.part(i + 2),
-            })
+        (0..self.prime_count() - 2)
+            .filter_map(|i| self.other_prime(i))
             .collect()
+    }
+    /// Additional prime number `i` (0 = the third prime), if the key has it.
+    pub fn other_prime(&self, i: usize) -> Option<OtherPrime<'_>> {
+        let at = FIXED + 3 * i;
+        (at + 2 < self.spans.len()).then(|| OtherPrime {
+            r: self.part(at),
+            d: self.part(at + 1),
+            t: self.part(at + 2),
+        })
     }
     /// Number of primes.
     pub fn prime_count(&self) -> usize {

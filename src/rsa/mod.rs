@@ -292,10 +292,11 @@ fn run_pair<RA: Send, RB: Send>(
 
 /// Builds the key from its primes; `None` when a FIPS condition fails.
 ///
-/// With two or more workers in `pool`, the two independent halves of the work — λ, d and the
-/// CRT coefficients on one side, the pairwise test's CRT exponentiations on
-/// the other — run on two workers, so the serial tail after the search is
-/// two constant-time exponentiations long instead of three.
+/// With two or more workers in `pool` the work splits in two: λ, d, the CRT
+/// coefficients (tens of microseconds by divsteps) and the pairwise test's
+/// first CRT exponentiation on one worker, the other CRT exponentiations on
+/// the other, so the serial tail after the search is one constant-time
+/// exponentiation long instead of two.
 fn assemble(
     bits: u32,
     e: u64,
