@@ -20,11 +20,17 @@ fn main() {
     let target_os = env::var("CARGO_CFG_TARGET_OS").unwrap_or_default();
     if target_os == "linux" || target_os == "freebsd" {
         println!("cargo:rustc-cdylib-link-arg=-Wl,-soname,libprimeforge.so.{major}");
-        // Never unmapped by dlclose: worker threads of a finished search may
-        // still be on their way out (rayon does not join on drop), and the
-        // GMP memory functions we install must outlive every GMP object.
+        // Never unmapped by dlclose: the GMP memory functions we install
+        // must outlive every GMP object (worker threads are joined before
+        // each generation returns).
         // A dlopen/dlclose/dlopen cycle is then safe (tests/robustness.rs).
         println!("cargo:rustc-cdylib-link-arg=-Wl,-z,nodelete");
+        // Bind every symbol at load time (and make the GOT read-only): with
+        // lazy binding, the dynamic loader's resolver runs on our first call
+        // of each libc function and saves the vector registers — which may
+        // hold key material — onto the stack (SECURITY.md, "Registers").
+        println!("cargo:rustc-cdylib-link-arg=-Wl,-z,now");
+        println!("cargo:rustc-cdylib-link-arg=-Wl,-z,relro");
     }
 
     let config = cbindgen::Config::from_file(crate_dir.join("cbindgen.toml"))

@@ -52,6 +52,7 @@ fn main() {
                 threads: t,
                 seed: Some(&seed),
                 progress: None,
+                ..Default::default()
             };
             let start = Instant::now();
             let cpu0 = cpu_seconds();

@@ -50,6 +50,7 @@ fn main() {
                 threads: t,
                 seed: Some(&seed),
                 progress: None,
+                ..Default::default()
             };
             let start = Instant::now();
             let cpu0 = cpu_seconds();
@@ -67,6 +68,7 @@ fn main() {
                     threads: 1,
                     seed: Some(&seed),
                     progress: None,
+                    ..Default::default()
                 };
                 primeforge::rsa::generate(bits, 65537, 2, &mut o).expect("generation");
             };

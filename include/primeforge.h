@@ -139,6 +139,13 @@ enum pf_status
    * A consistency check failed (e.g. corrupted buffer, invalid parameters).
    */
   PF_ERR_CHECK_FAILED = 11,
+  /**
+   * The key or buffer was made by the parent of this `fork()` child. Its
+   * secure memory is wiped in the child (`MADV_WIPEONFORK`), so it holds
+   * nothing usable; free it with its `pf_*_free` function (which works)
+   * and make a new one.
+   */
+  PF_ERR_FORKED = 12,
 };
 #ifndef __cplusplus
 #if __STDC_VERSION__ >= 202311L
@@ -385,7 +392,10 @@ typedef struct pf_progress {
  * generate call then returns `PF_ERR_CANCELLED` promptly, leaves `*out`
  * untouched and frees everything.
  * The callback must not call back into the same generation, throw a C++
- * exception or `longjmp` out.
+ * exception or `longjmp` out. Leaving by `longjmp` (or a C++ exception)
+ * skips the library's clean-up: the generation's worker threads keep
+ * running with no one to join them, its memory is leaked, and its seed
+ * and candidates are never wiped — return non-zero to stop instead.
  */
 typedef int (*pf_progress_fn)(void *user_data, const struct pf_progress *event);
 
@@ -423,15 +433,17 @@ typedef struct pf_options {
   uint32_t struct_size;
   /**
    * Worker threads: 0 = all available cores; at most 1024. They run on
-   * a private pool built for the call. Up to RSA-4096 and DH-2048 the
-   * calling thread also tests candidates until the first worker is
-   * running (at most one round past that point), so that starting the
-   * pool costs no search time.
+   * a private pool built for the call and are joined (their stacks
+   * wiped) before the call returns. The calling thread only waits and
+   * runs the progress callback: it never holds the seed or a candidate.
    */
   uint32_t threads;
   /**
    * NULL for fresh OS randomness, or a 32-byte seed: the same seed gives
-   * byte-identical output at any thread count. Not retained.
+   * byte-identical output at any thread count. It is copied into secure
+   * memory for the call and wiped when the call returns; not retained.
+   * An all-zero seed is refused (`PF_ERR_INVALID_ARGUMENT`): it is what
+   * a seed kept in a `pf_buffer` reads as in a `fork()` child.
    */
   const uint8_t *seed;
   /**
@@ -450,6 +462,12 @@ typedef struct pf_options {
    * Optional: receives the work counters when the call succeeds.
    */
   struct pf_stats *stats;
+  /**
+   * Zero or more `pf_rsa_flag` values or'ed together (RSA only; must be
+   * 0 for DH). Added in 0.2: a caller compiled against 0.1's header
+   * passes the shorter structure (`struct_size` 48), read as flags 0.
+   */
+  uint32_t flags;
 } pf_options;
 
 #ifdef __cplusplus
@@ -476,8 +494,10 @@ pf_status pf_buffer_new(size_t len, struct pf_buffer **out);
  * NUL-terminated, even when they hold PEM text. The last byte is followed by
  * an inaccessible guard page: reading past the end crashes instead of
  * leaking. For a zero-length buffer the pointer is non-NULL but must not be
- * dereferenced. Returns NULL if `buf` is NULL. The buffer remains owned by
- * the caller. Safe to call from several threads at once.
+ * dereferenced. Returns NULL if `buf` is NULL, or if it was made by the
+ * parent of this `fork()` child (its bytes were wiped by the kernel; see
+ * `PF_ERR_FORKED` and `pf_buffer_check`). The buffer remains owned by the
+ * caller. Safe to call from several threads at once.
  */
 const uint8_t *pf_buffer_data(const struct pf_buffer *buf);
 
@@ -487,13 +507,14 @@ const uint8_t *pf_buffer_data(const struct pf_buffer *buf);
  * Meant for buffers from `pf_buffer_new`. Writing before the first byte
  * corrupts a canary that `pf_buffer_free` checks (the process is then
  * aborted); writing past the last byte faults. Returns NULL if `buf` is
- * NULL. Not thread-safe with respect to other users of the same buffer.
+ * NULL or inherited through `fork()`. Not thread-safe with respect to
+ * other users of the same buffer.
  */
 uint8_t *pf_buffer_data_mut(struct pf_buffer *buf);
 
 /**
- * Returns the number of bytes in the buffer; 0 if `buf` is NULL.
- * Thread-safe.
+ * Returns the number of bytes in the buffer; 0 if `buf` is NULL or was
+ * inherited through `fork()`. Thread-safe.
  */
 size_t pf_buffer_len(const struct pf_buffer *buf);
 
@@ -510,16 +531,20 @@ bool pf_buffer_locked(const struct pf_buffer *buf);
  * Checks the canary in front of the buffer's data.
  *
  * Returns `PF_OK` if it is intact, `PF_ERR_CHECK_FAILED` if something wrote
- * before the start of the buffer, `PF_ERR_NULL_ARGUMENT` if `buf` is NULL.
- * Thread-safe.
+ * before the start of the buffer, `PF_ERR_NULL_ARGUMENT` if `buf` is NULL,
+ * `PF_ERR_FORKED` if the buffer was made by the parent of this `fork()`
+ * child (its bytes were wiped by the kernel: call this to tell an
+ * inherited buffer from a live one). Thread-safe.
  */
 pf_status pf_buffer_check(const struct pf_buffer *buf);
 
 /**
  * Wipes the buffer's bytes with zeros, then unlocks and unmaps its memory.
  *
- * `buf` may be NULL (no-op). After this call `buf` and every pointer from
- * `pf_buffer_data` are invalid. If the canary in front of the data was
+ * `buf` may be NULL (no-op); a buffer inherited through `fork()` is freed
+ * normally. Freeing a buffer twice is undefined behaviour (as with `free`).
+ * After this call `buf` and every pointer from `pf_buffer_data` are
+ * invalid. If the canary in front of the data was
  * overwritten (a buffer underflow by the caller), the contents are still
  * wiped and then the process is aborted, as libsodium's `sodium_free`
  * does: memory is corrupt. Not thread-safe for the same buffer.
@@ -610,7 +635,10 @@ pf_status pf_dh_component(const struct pf_dh_params *params, uint32_t part, stru
 uint32_t pf_dh_bits(const struct pf_dh_params *params);
 
 /**
- * Frees `params`. NULL is a no-op. Not thread-safe for the same object.
+ * Frees `params`. NULL is a no-op. Freeing the same parameters twice is
+ * undefined behaviour (as with `free`). DH parameters are public: they
+ * are not in secure memory and stay usable in a `fork()` child. Not
+ * thread-safe for the same object.
  */
 void pf_dh_free(struct pf_dh_params *params);
 
@@ -657,8 +685,11 @@ pf_status pf_rsa_generate(uint32_t bits, uint32_t threads, struct pf_rsa_key **o
  * Generates an RSA key: `bits` even in 512..=16384, `public_exponent` odd
  * with 3 <= e < 2^64 (65537 is the usual choice), `primes` from 2 up to
  * OpenSSL's cap for the size (2 below 1024 bits, 3 below 4096, 4 below
- * 8192, else 5). Keys satisfy FIPS 186-5 A.1.3 (two primes) and pass a
- * pairwise consistency test before they are returned.
+ * 8192, else 5). Every key is made by the FIPS 186-5 A.1.3 procedure
+ * (random probable primes, Table B.1 Miller–Rabin rounds, |p − q| and d
+ * bounds) and passes a pairwise consistency test before it is returned,
+ * but only a key with bits ≥ 2048, 2^16 < e and two primes meets FIPS
+ * 186-5; set `PF_RSA_FIPS` in `opts->flags` to refuse anything else.
  *
  * `opts` may be NULL (defaults: all cores, OS randomness, no callback).
  * With `opts->seed` set, the key is a deterministic function of the seed
@@ -685,7 +716,8 @@ pf_status pf_rsa_generate_ex(uint32_t bits, uint64_t public_exponent, uint32_t p
  * `pf_buffer_len`). On success `*out` receives a buffer the caller owns
  * (free with `pf_buffer_free`); on failure it is untouched. Returns
  * `PF_ERR_NULL_ARGUMENT` (key or out NULL), `PF_ERR_INVALID_ARGUMENT`
- * (unknown format, including the DH formats), `PF_ERR_NO_MEMORY`.
+ * (unknown format, including the DH formats), `PF_ERR_NO_MEMORY`,
+ * `PF_ERR_FORKED` (a key made by the parent of this `fork()` child).
  * Thread-safe; the key may be exported from several threads at once.
  */
 pf_status pf_rsa_export(const struct pf_rsa_key *key, uint32_t format, struct pf_buffer **out);
@@ -697,23 +729,27 @@ pf_status pf_rsa_export(const struct pf_rsa_key *key, uint32_t format, struct pf
  * On success `*out` receives a buffer the caller owns (free with
  * `pf_buffer_free`); on failure it is untouched. Returns
  * `PF_ERR_NULL_ARGUMENT`, `PF_ERR_INVALID_ARGUMENT` (unknown part, or an
- * extra prime the key does not have), `PF_ERR_NO_MEMORY`. Thread-safe.
+ * extra prime the key does not have), `PF_ERR_NO_MEMORY`, `PF_ERR_FORKED`
+ * (a key made by the parent of this `fork()` child). Thread-safe.
  */
 pf_status pf_rsa_component(const struct pf_rsa_key *key, uint32_t part, struct pf_buffer **out);
 
 /**
- * Returns the modulus size in bits, or 0 if `key` is NULL. Thread-safe.
+ * Returns the modulus size in bits, or 0 if `key` is NULL or was
+ * inherited through `fork()` (see `PF_ERR_FORKED`). Thread-safe.
  */
 uint32_t pf_rsa_bits(const struct pf_rsa_key *key);
 
 /**
- * Returns the number of primes (2 to 5), or 0 if `key` is NULL.
- * Thread-safe.
+ * Returns the number of primes (2 to 5), or 0 if `key` is NULL or was
+ * inherited through `fork()`. Thread-safe.
  */
 uint32_t pf_rsa_primes(const struct pf_rsa_key *key);
 
 /**
- * Wipes and frees `key`. NULL is a no-op. Not thread-safe for the same key.
+ * Wipes and frees `key`. NULL is a no-op; a key inherited through
+ * `fork()` is freed normally. Freeing a key twice is undefined behaviour
+ * (as with `free`). Not thread-safe for the same key.
  */
 void pf_rsa_free(struct pf_rsa_key *key);
 

@@ -25,6 +25,9 @@ pub enum Error {
     Decode,
     /// A consistency check on generated or supplied material failed.
     CheckFailed,
+    /// The object was made by the parent of this `fork()` child: its secure
+    /// memory was wiped by the kernel, so it holds nothing usable.
+    Forked,
 }
 
 impl fmt::Display for Error {
@@ -40,6 +43,9 @@ impl fmt::Display for Error {
             Error::Unsupported => f.write_str("unsupported"),
             Error::Decode => f.write_str("malformed input"),
             Error::CheckFailed => f.write_str("consistency check failed"),
+            Error::Forked => {
+                f.write_str("the object was inherited through fork(): its secrets were wiped")
+            }
         }
     }
 }

@@ -294,6 +294,7 @@ fn with_progress<T>(
         threads: c.threads,
         seed: None,
         progress: Some(&mut cb),
+        ..Default::default()
     };
     let start = Instant::now();
     let (value, stats) = generate(&mut opts).map_err(from_core)?;

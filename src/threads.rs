@@ -16,17 +16,69 @@ pub fn resolve_threads(threads: u32) -> Result<usize> {
     }
 }
 
+/// A generation's private pool. Every worker is a thread of our own
+/// (rayon's `spawn_handler`): while it runs, the part of its stack its
+/// jobs use is shielded ([`crate::secure::run_shielded`]: wiped in a fork
+/// child, excluded from core dumps), its GMP blocks are in the secret
+/// arena ([`crate::gmp::secret_scope`]), and before it exits it wipes its
+/// stack.
+/// Dropping the pool joins every worker, so when a generation returns no
+/// thread of it is alive and no stack of it holds anything.
+pub struct Pool {
+    pool: Option<rayon::ThreadPool>,
+    workers: Vec<std::thread::JoinHandle<()>>,
+}
+
+impl std::ops::Deref for Pool {
+    type Target = rayon::ThreadPool;
+    fn deref(&self) -> &rayon::ThreadPool {
+        self.pool.as_ref().expect("pool alive until dropped")
+    }
+}
+
+impl Drop for Pool {
+    fn drop(&mut self) {
+        // Dropping rayon's pool tells its threads to finish; each leaves
+        // its main loop once idle, wipes its stack and exits.
+        drop(self.pool.take());
+        for w in self.workers.drain(..) {
+            let _ = w.join();
+        }
+    }
+}
+
 /// Builds a private pool with `threads` workers (0 = available cores).
 ///
 /// Fails with [`Error::InvalidArgument`] above [`MAX_THREADS`] and with
 /// [`Error::Threads`] when the operating system refuses to start a thread.
-pub fn build_pool(threads: u32) -> Result<rayon::ThreadPool> {
+pub fn build_pool(threads: u32) -> Result<Pool> {
     let n = resolve_threads(threads)?;
-    rayon::ThreadPoolBuilder::new()
+    let mut workers = Vec::with_capacity(n);
+    let built = rayon::ThreadPoolBuilder::new()
         .num_threads(n)
-        .thread_name(|i| format!("primeforge-{i}"))
-        .build()
-        .map_err(|_| Error::Threads)
+        .spawn_handler(|t| {
+            let h = std::thread::Builder::new()
+                .name(format!("primeforge-{}", t.index()))
+                .spawn(move || {
+                    crate::secure::run_shielded(|| crate::gmp::secret_scope(|| t.run()))
+                })?;
+            workers.push(h);
+            Ok(())
+        })
+        .build();
+    match built {
+        Ok(pool) => Ok(Pool {
+            pool: Some(pool),
+            workers,
+        }),
+        Err(_) => {
+            // rayon has told the threads it did start to terminate.
+            for w in workers {
+                let _ = w.join();
+            }
+            Err(Error::Threads)
+        }
+    }
 }
 
 #[cfg(test)]
@@ -53,6 +105,23 @@ mod tests {
             build_pool(u32::MAX),
             Err(Error::InvalidArgument(_))
         ));
+    }
+
+    /// Every worker has exited when the pool is dropped (a generation
+    /// returns with no thread of its own alive).
+    #[test]
+    fn dropping_the_pool_joins_every_worker() {
+        let pool = build_pool(64).unwrap();
+        // SAFETY: gettid has no preconditions.
+        let tids = pool.broadcast(|_| unsafe { libc::gettid() });
+        let alive = |tids: &[i32]| {
+            tids.iter()
+                .filter(|t| std::path::Path::new(&format!("/proc/self/task/{t}")).exists())
+                .count()
+        };
+        assert_eq!(alive(&tids), 64);
+        drop(pool);
+        assert_eq!(alive(&tids), 0);
     }
 
     #[test]

@@ -171,18 +171,28 @@ fn locked_flag_matches_smaps_and_memory_is_not_dumpable() {
 fn fork_child_sees_no_secret_and_can_free() {
     let b = new_buf(256);
     unsafe { pf_buffer_data_mut(b).write_bytes(0xC3, 256) };
+    let p = unsafe { pf_buffer_data(b) };
     // SAFETY: the child only reads memory, frees the buffer (munmap) and _exits.
     let pid = unsafe { libc::fork() };
     assert!(pid >= 0);
     if pid == 0 {
         unsafe {
-            let p = pf_buffer_data(b);
             let mut any_secret = false;
             for i in 0..256 {
                 any_secret |= p.add(i).read_volatile() == 0xC3;
             }
+            // The library says the buffer is inherited, and frees it.
+            let told = pf_buffer_check(b) == pf_status::PF_ERR_FORKED
+                && pf_buffer_data(b).is_null()
+                && pf_buffer_len(b) == 0;
             pf_buffer_free(b);
-            libc::_exit(if any_secret { 1 } else { 0 });
+            libc::_exit(if any_secret {
+                1
+            } else if !told {
+                2
+            } else {
+                0
+            });
         }
     }
     let mut status = 0;
@@ -193,7 +203,7 @@ fn fork_child_sees_no_secret_and_can_free() {
     assert_eq!(
         libc::WEXITSTATUS(status),
         0,
-        "the child saw the parent's secret"
+        "1: the child saw the parent's secret; 2: it was not told PF_ERR_FORKED"
     );
     // The parent still has its bytes.
     assert_eq!(unsafe { *pf_buffer_data(b) }, 0xC3);

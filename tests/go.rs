@@ -7,7 +7,13 @@ mod common;
 fn go_example_runs() {
     let dir = common::manifest_dir().join("bindings/go");
     let lib = common::lib_dir();
-    let tmp = std::path::PathBuf::from(env!("CARGO_TARGET_TMPDIR")).join("go");
+    // Go's build cache does not see a header found through CGO_CFLAGS
+    // change: key the cache on the header's contents.
+    let header = std::fs::read(common::manifest_dir().join("include/primeforge.h")).unwrap();
+    let key = header.iter().fold(0xcbf2_9ce4_8422_2325u64, |h, &b| {
+        (h ^ b as u64).wrapping_mul(0x100_0000_01b3)
+    });
+    let tmp = std::path::PathBuf::from(env!("CARGO_TARGET_TMPDIR")).join(format!("go-{key:016x}"));
     std::fs::create_dir_all(&tmp).unwrap();
     let out = std::process::Command::new("go")
         .args(["run", "main.go"])

@@ -629,3 +629,60 @@ fn known_answers_for_fixed_seeds() {
     }
     assert!(wrong.is_empty(), "changed keys:\n{}", wrong.join("\n"));
 }
+
+/// PF_RSA_FIPS refuses, before any work, every request whose key would not
+/// meet FIPS 186-5, and lets FIPS requests through with the same key as
+/// without the flag; unknown flags are refused.
+#[test]
+fn fips_flag_refuses_non_fips_requests() {
+    let s = seed(7);
+    let mut o = common::opts(1, Some(&s));
+    o.flags = pf_rsa_flag::PF_RSA_FIPS as u32;
+    for (bits, e, primes) in [
+        (1024u32, 65537u64, 2u32),
+        (2046, 65537, 2),
+        (2048, 3, 2),
+        (2048, 65535, 2),
+        (3072, 65537, 3),
+    ] {
+        let started = std::time::Instant::now();
+        let mut k = std::ptr::dangling_mut::<pf_rsa_key>();
+        let st = unsafe { pf_rsa_generate_ex(bits, e, primes, &o, &mut k) };
+        assert_eq!(
+            st,
+            pf_status::PF_ERR_INVALID_ARGUMENT,
+            "{bits} {e} {primes}"
+        );
+        assert_eq!(k, std::ptr::dangling_mut());
+        assert!(started.elapsed() < std::time::Duration::from_secs(1));
+        // Without the flag the same request is valid.
+        o.flags = 0;
+        let key = generate(bits.min(1024), e, primes.min(3), &o).unwrap();
+        unsafe { pf_rsa_free(key) };
+        o.flags = pf_rsa_flag::PF_RSA_FIPS as u32;
+    }
+    let with = generate(2048, 65537, 2, &o).unwrap();
+    o.flags = 0;
+    let without = generate(2048, 65537, 2, &o).unwrap();
+    assert_eq!(
+        export(with, pf_format::PF_FORMAT_PKCS1_DER),
+        export(without, pf_format::PF_FORMAT_PKCS1_DER)
+    );
+    unsafe {
+        pf_rsa_free(with);
+        pf_rsa_free(without);
+    }
+    for bad in [2u32, 4, 0x8000_0000] {
+        o.flags = bad;
+        let mut k = std::ptr::dangling_mut::<pf_rsa_key>();
+        let st = unsafe { pf_rsa_generate_ex(2048, 65537, 2, &o, &mut k) };
+        assert_eq!(st, pf_status::PF_ERR_INVALID_ARGUMENT, "flags {bad:#x}");
+        let mut d = std::ptr::dangling_mut::<pf_dh_params>();
+        let st = unsafe { pf_dh_generate_ex(512, 2, 0, &o, &mut d) };
+        assert_eq!(
+            st,
+            pf_status::PF_ERR_INVALID_ARGUMENT,
+            "DH with flags {bad:#x}"
+        );
+    }
+}

@@ -84,6 +84,7 @@ class _Options(ctypes.Structure):
         ("progress", _PROGRESS_FN),
         ("user_data", ctypes.c_void_p),
         ("stats", ctypes.POINTER(_Stats)),
+        ("flags", ctypes.c_uint32),
     ]
 
 
@@ -155,11 +156,13 @@ class InternalError(Error): pass
 class Unsupported(Error): pass
 class DecodeError(Error, ValueError): pass
 class CheckFailed(Error): pass
+class Forked(Error): pass
 
 
 _ERRORS = {1: NullArgument, 2: InvalidArgument, 3: BufferTooSmall, 4: Cancelled,
            5: NoMemory, 6: ThreadsError, 7: EntropyError, 8: InternalError,
-           9: Unsupported, 10: DecodeError, 11: CheckFailed}
+           9: Unsupported, 10: DecodeError, 11: CheckFailed,
+           12: Forked}
 
 
 def _check(status):

@@ -49,8 +49,12 @@ class Rsa(unittest.TestCase):
         a = pf.generate_rsa(768, threads=1, seed=seed)
         b = pf.generate_rsa(768, threads=2, seed=seed)
         self.assertEqual(a.der(), b.der())
-        c = pf.generate_rsa(768, seed=bytes(32))
+        c = pf.generate_rsa(768, seed=bytes(31) + b"\x01")
         self.assertNotEqual(a.der(), c.der())
+        # An all-zero seed is what a kept seed buffer reads as in a fork
+        # child: refused.
+        with self.assertRaises(pf.InvalidArgument):
+            pf.generate_rsa(768, seed=bytes(32))
 
     def test_bad_input_raises(self):
         with self.assertRaises(pf.InvalidArgument):

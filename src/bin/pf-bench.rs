@@ -133,6 +133,7 @@ fn ours(kind: Kind, bits: u32, threads: u32, s: &[u8; 32]) -> Stats {
         threads,
         seed: Some(s),
         progress: None,
+        ..Default::default()
     };
     match kind {
         Kind::Rsa => {

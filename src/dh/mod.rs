@@ -37,12 +37,12 @@ pub mod check;
 pub mod named;
 pub mod sieve;
 
-use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 
 use rug::{Assign, Integer};
 
 use crate::error::{Error, Result};
-use crate::prime::lucas::strong_lucas;
+use crate::prime::lucas::strong_lucas_or_stop;
 use crate::prime::mr::{rounds_for_bits, MrCandidate};
 use crate::prime::search::{mr_round_from_stream, search, CandidateSource};
 use crate::prime::stream::{random_in_range, Purpose, Seed};
@@ -222,8 +222,8 @@ impl DhSource {
 impl CandidateSource for DhSource {
     type Cand = DhCand;
 
-    fn next_viable(&self, index: u64) -> u64 {
-        self.sieve.next_viable(index)
+    fn next_viable(&self, index: u64, stop: &AtomicBool) -> u64 {
+        self.sieve.next_viable(index, stop)
     }
 
     fn candidate(&self, _seed: &Seed, index: u64, scratch: &mut Integer) -> Option<DhCand> {
@@ -248,15 +248,19 @@ impl CandidateSource for DhSource {
         self.mr_rounds + 2
     }
 
-    /// Up to 2048 bits a round takes at most a few milliseconds.
-    fn quick_rounds(&self) -> bool {
-        self.p0.significant_bits() <= 2048
-    }
-
-    fn round(&self, seed: &Seed, index: u64, round: u32, c: &DhCand, exps: &AtomicU64) -> bool {
+    fn round(
+        &self,
+        seed: &Seed,
+        index: u64,
+        round: u32,
+        c: &DhCand,
+        exps: &AtomicU64,
+        stop: &AtomicBool,
+    ) -> bool {
         if round == 0 {
             exps.fetch_add(1, Ordering::Relaxed);
-            if !c.q.round(Integer::from(2u32), false) {
+            // A cancelled search stops between the two exponentiations.
+            if !c.q.round(Integer::from(2u32), false) || stop.load(Ordering::Relaxed) {
                 return false;
             }
             exps.fetch_add(1, Ordering::Relaxed);
@@ -277,7 +281,7 @@ impl CandidateSource for DhSource {
             // The Lucas chain costs about two exponentiations; it is counted
             // as one.
             exps.fetch_add(1, Ordering::Relaxed);
-            strong_lucas(&c.q.n)
+            strong_lucas_or_stop(&c.q.n, stop)
         }
     }
 
@@ -366,6 +370,7 @@ mod tests {
                 threads: 2,
                 seed: Some(&seed),
                 progress: None,
+                ..Default::default()
             };
             let (params, st) = generate(256, g, flags, &mut o).unwrap();
             let p = params.p();

@@ -177,12 +177,16 @@ impl Sieve {
 
     /// Makes sure every chunk's classes exist: claims unclaimed chunks
     /// until none is left (so all workers arriving here share the work),
-    /// then waits for chunks others are still computing.
-    fn prepare(&self) {
+    /// then waits for chunks others are still computing. Returns false,
+    /// unprepared, once `stop` is set (the search was cancelled).
+    fn prepare(&self, stop: &AtomicBool) -> bool {
         if self.prepared.load(Ordering::Acquire) {
-            return;
+            return true;
         }
         loop {
+            if stop.load(Ordering::Relaxed) {
+                return false;
+            }
             let i = self.next_chunk.fetch_add(1, Ordering::Relaxed);
             if i >= self.chunks.len() {
                 break;
@@ -190,17 +194,26 @@ impl Sieve {
             self.chunks[i].get_or_init(|| self.compute_chunk(i));
         }
         for (i, c) in self.chunks.iter().enumerate() {
+            if stop.load(Ordering::Relaxed) {
+                return false;
+            }
             c.get_or_init(|| self.compute_chunk(i));
         }
         self.prepared.store(true, Ordering::Release);
+        true
     }
 
-    /// Builds segment `s` (after [`Sieve::prepare`]).
-    fn build(&self, s: u64) -> Vec<u64> {
+    /// Builds segment `s` (after [`Sieve::prepare`]). Once `stop` is set
+    /// it returns early with a bitmap that is not the sieve's: the
+    /// cancelled search discards everything it finds.
+    fn build(&self, s: u64, stop: &AtomicBool) -> Vec<u64> {
         let words = (SEGMENT / 64) as usize;
         let mut bits = vec![u64::MAX; words];
         let base = s * SEGMENT;
         for chunk in &self.chunks {
+            if stop.load(Ordering::Relaxed) {
+                break;
+            }
             for c in chunk.get().expect("prepared") {
                 let r = c.r as u64;
                 let b = base % r;
@@ -217,24 +230,30 @@ impl Sieve {
     }
 
     /// The survivors of segment `s` as a bitmap (bit i: j = s·W + i).
-    pub fn segment(&self, s: u64) -> Arc<OnceLock<Vec<u64>>> {
+    /// `None` once `stop` is set before the set-up is complete.
+    pub fn segment(&self, s: u64, stop: &AtomicBool) -> Option<Arc<OnceLock<Vec<u64>>>> {
         // Every worker that gets here helps with the set-up first, rather
         // than waiting for the one building the segment.
-        self.prepare();
+        if !self.prepare(stop) {
+            return None;
+        }
         let cell = {
             let mut map = self.segments.lock().unwrap_or_else(|e| e.into_inner());
             Arc::clone(map.entry(s).or_default())
         };
-        cell.get_or_init(|| self.build(s));
-        cell
+        cell.get_or_init(|| self.build(s, stop));
+        Some(cell)
     }
 
-    /// The smallest j ≥ `k` that survives the sieve.
-    pub fn next_viable(&self, k: u64) -> u64 {
+    /// The smallest j ≥ `k` that survives the sieve; once `stop` is set,
+    /// any index ≥ `k` (the cancelled search discards it).
+    pub fn next_viable(&self, k: u64, stop: &AtomicBool) -> u64 {
         let mut s = k / SEGMENT;
         let mut i = k % SEGMENT;
         loop {
-            let cell = self.segment(s);
+            let Some(cell) = self.segment(s, stop) else {
+                return k;
+            };
             let bits = cell.get().expect("segment built");
             let mut w = (i / 64) as usize;
             let mut word = bits[w] & (u64::MAX << (i % 64));
@@ -295,7 +314,7 @@ mod tests {
         }
         let mut got = Vec::new();
         while k < 2 * SEGMENT {
-            let v = sieve.next_viable(k);
+            let v = sieve.next_viable(k, &AtomicBool::new(false));
             if v >= 2 * SEGMENT {
                 break;
             }

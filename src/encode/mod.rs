@@ -117,6 +117,7 @@ fn pkcs1_public_der(key: &RsaKey) -> Result<SecureBuf> {
 /// Encodes `key` in `format`.
 pub fn rsa_export(key: &RsaKey, format: RsaFormat) -> Result<SecureBuf> {
     use RsaFormat::*;
+    key.usable()?;
     match format {
         Pkcs1Der => pkcs1_private_der(key),
         Pkcs1Pem => pem_to_secure("RSA PRIVATE KEY", pkcs1_private_der(key)?.as_slice()),

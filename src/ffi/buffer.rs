@@ -44,15 +44,17 @@ pub unsafe extern "C" fn pf_buffer_new(len: usize, out: *mut *mut pf_buffer) -> 
 /// NUL-terminated, even when they hold PEM text. The last byte is followed by
 /// an inaccessible guard page: reading past the end crashes instead of
 /// leaking. For a zero-length buffer the pointer is non-NULL but must not be
-/// dereferenced. Returns NULL if `buf` is NULL. The buffer remains owned by
-/// the caller. Safe to call from several threads at once.
+/// dereferenced. Returns NULL if `buf` is NULL, or if it was made by the
+/// parent of this `fork()` child (its bytes were wiped by the kernel; see
+/// `PF_ERR_FORKED` and `pf_buffer_check`). The buffer remains owned by the
+/// caller. Safe to call from several threads at once.
 #[no_mangle]
 pub unsafe extern "C" fn pf_buffer_data(buf: *const pf_buffer) -> *const u8 {
     guard_value(std::ptr::null(), || {
         // SAFETY: the caller passes NULL or a live buffer from this library.
         match unsafe { buf.as_ref() } {
-            Some(b) => b.inner.as_slice().as_ptr(),
-            None => std::ptr::null(),
+            Some(b) if !b.inner.is_inherited() => b.inner.as_slice().as_ptr(),
+            _ => std::ptr::null(),
         }
     })
 }
@@ -62,24 +64,29 @@ pub unsafe extern "C" fn pf_buffer_data(buf: *const pf_buffer) -> *const u8 {
 /// Meant for buffers from `pf_buffer_new`. Writing before the first byte
 /// corrupts a canary that `pf_buffer_free` checks (the process is then
 /// aborted); writing past the last byte faults. Returns NULL if `buf` is
-/// NULL. Not thread-safe with respect to other users of the same buffer.
+/// NULL or inherited through `fork()`. Not thread-safe with respect to
+/// other users of the same buffer.
 #[no_mangle]
 pub unsafe extern "C" fn pf_buffer_data_mut(buf: *mut pf_buffer) -> *mut u8 {
     guard_value(std::ptr::null_mut(), || {
         // SAFETY: the caller passes NULL or a live buffer it owns exclusively.
         match unsafe { buf.as_mut() } {
-            Some(b) => b.inner.as_mut_slice().as_mut_ptr(),
-            None => std::ptr::null_mut(),
+            Some(b) if !b.inner.is_inherited() => b.inner.as_mut_slice().as_mut_ptr(),
+            _ => std::ptr::null_mut(),
         }
     })
 }
 
-/// Returns the number of bytes in the buffer; 0 if `buf` is NULL.
-/// Thread-safe.
+/// Returns the number of bytes in the buffer; 0 if `buf` is NULL or was
+/// inherited through `fork()`. Thread-safe.
 #[no_mangle]
 pub unsafe extern "C" fn pf_buffer_len(buf: *const pf_buffer) -> usize {
     // SAFETY: the caller passes NULL or a live buffer from this library.
-    guard_value(0, || unsafe { buf.as_ref() }.map_or(0, |b| b.inner.len()))
+    guard_value(0, || {
+        unsafe { buf.as_ref() }
+            .filter(|b| !b.inner.is_inherited())
+            .map_or(0, |b| b.inner.len())
+    })
 }
 
 /// Returns true if the buffer's pages are locked in RAM (`mlock` succeeded),
@@ -91,21 +98,24 @@ pub unsafe extern "C" fn pf_buffer_len(buf: *const pf_buffer) -> usize {
 pub unsafe extern "C" fn pf_buffer_locked(buf: *const pf_buffer) -> bool {
     // SAFETY: the caller passes NULL or a live buffer from this library.
     guard_value(false, || {
-        unsafe { buf.as_ref() }.is_some_and(|b| b.inner.is_locked())
+        unsafe { buf.as_ref() }.is_some_and(|b| !b.inner.is_inherited() && b.inner.is_locked())
     })
 }
 
 /// Checks the canary in front of the buffer's data.
 ///
 /// Returns `PF_OK` if it is intact, `PF_ERR_CHECK_FAILED` if something wrote
-/// before the start of the buffer, `PF_ERR_NULL_ARGUMENT` if `buf` is NULL.
-/// Thread-safe.
+/// before the start of the buffer, `PF_ERR_NULL_ARGUMENT` if `buf` is NULL,
+/// `PF_ERR_FORKED` if the buffer was made by the parent of this `fork()`
+/// child (its bytes were wiped by the kernel: call this to tell an
+/// inherited buffer from a live one). Thread-safe.
 #[no_mangle]
 pub unsafe extern "C" fn pf_buffer_check(buf: *const pf_buffer) -> pf_status {
     guard(|| {
         // SAFETY: the caller passes NULL or a live buffer from this library.
         match unsafe { buf.as_ref() } {
             None => pf_status::PF_ERR_NULL_ARGUMENT,
+            Some(b) if b.inner.is_inherited() => pf_status::PF_ERR_FORKED,
             Some(b) if b.inner.canary_intact() => pf_status::PF_OK,
             Some(_) => pf_status::PF_ERR_CHECK_FAILED,
         }
@@ -114,8 +124,10 @@ pub unsafe extern "C" fn pf_buffer_check(buf: *const pf_buffer) -> pf_status {
 
 /// Wipes the buffer's bytes with zeros, then unlocks and unmaps its memory.
 ///
-/// `buf` may be NULL (no-op). After this call `buf` and every pointer from
-/// `pf_buffer_data` are invalid. If the canary in front of the data was
+/// `buf` may be NULL (no-op); a buffer inherited through `fork()` is freed
+/// normally. Freeing a buffer twice is undefined behaviour (as with `free`).
+/// After this call `buf` and every pointer from `pf_buffer_data` are
+/// invalid. If the canary in front of the data was
 /// overwritten (a buffer underflow by the caller), the contents are still
 /// wiped and then the process is aborted, as libsodium's `sodium_free`
 /// does: memory is corrupt. Not thread-safe for the same buffer.

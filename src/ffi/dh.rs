@@ -148,6 +148,10 @@ pub unsafe extern "C" fn pf_dh_generate_ex(
             Ok(c) => c,
             Err(st) => return st,
         };
+        // `opts->flags` holds RSA flags only.
+        if checked.flags != 0 {
+            return pf_status::PF_ERR_INVALID_ARGUMENT;
+        }
         if let Err(e) = dh::validate(bits, generator, flags) {
             return e.into();
         }
@@ -272,7 +276,10 @@ pub unsafe extern "C" fn pf_dh_bits(params: *const pf_dh_params) -> u32 {
     })
 }
 
-/// Frees `params`. NULL is a no-op. Not thread-safe for the same object.
+/// Frees `params`. NULL is a no-op. Freeing the same parameters twice is
+/// undefined behaviour (as with `free`). DH parameters are public: they
+/// are not in secure memory and stay usable in a `fork()` child. Not
+/// thread-safe for the same object.
 #[no_mangle]
 pub unsafe extern "C" fn pf_dh_free(params: *mut pf_dh_params) {
     guard_value((), || {

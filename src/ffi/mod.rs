@@ -27,15 +27,29 @@ pub use status::*;
 
 use std::panic::{catch_unwind, AssertUnwindSafe};
 
-/// Runs `f`, turning a panic into `PF_ERR_INTERNAL`.
+/// Runs `f`, turning a panic into `PF_ERR_INTERNAL`. The vector registers
+/// are cleared before returning to C (see `secure::clear_registers`).
 pub(crate) fn guard(f: impl FnOnce() -> pf_status) -> pf_status {
-    catch_unwind(AssertUnwindSafe(f)).unwrap_or(pf_status::PF_ERR_INTERNAL)
+    let st = catch_unwind(AssertUnwindSafe(f)).unwrap_or(pf_status::PF_ERR_INTERNAL);
+    crate::secure::clear_registers();
+    st
+}
+
+/// Like [`guard`] for exports that handle secrets (generation, export,
+/// components): `f` runs below a frame from which the stack it used is
+/// wiped afterwards (`secure::with_wiped_stack`).
+pub(crate) fn guard_secret(f: impl FnOnce() -> pf_status) -> pf_status {
+    crate::secure::with_wiped_stack(|| {
+        catch_unwind(AssertUnwindSafe(f)).unwrap_or(pf_status::PF_ERR_INTERNAL)
+    })
 }
 
 /// Runs `f` for exports that return a value instead of a status; a panic
 /// yields `fallback`.
 pub(crate) fn guard_value<T>(fallback: T, f: impl FnOnce() -> T) -> T {
-    catch_unwind(AssertUnwindSafe(f)).unwrap_or(fallback)
+    let v = catch_unwind(AssertUnwindSafe(f)).unwrap_or(fallback);
+    crate::secure::clear_registers();
+    v
 }
 
 /// Writes `value` through a caller's out-pointer. Call only on success,

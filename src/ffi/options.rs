@@ -45,7 +45,10 @@ pub struct pf_stats {
 /// generate call then returns `PF_ERR_CANCELLED` promptly, leaves `*out`
 /// untouched and frees everything.
 /// The callback must not call back into the same generation, throw a C++
-/// exception or `longjmp` out.
+/// exception or `longjmp` out. Leaving by `longjmp` (or a C++ exception)
+/// skips the library's clean-up: the generation's worker threads keep
+/// running with no one to join them, its memory is leaked, and its seed
+/// and candidates are never wiped — return non-zero to stop instead.
 pub type pf_progress_fn =
     Option<unsafe extern "C" fn(user_data: *mut c_void, event: *const pf_progress) -> c_int>;
 
@@ -58,13 +61,15 @@ pub struct pf_options {
     /// `sizeof(pf_options)` as the caller compiled it.
     pub struct_size: u32,
     /// Worker threads: 0 = all available cores; at most 1024. They run on
-    /// a private pool built for the call. Up to RSA-4096 and DH-2048 the
-    /// calling thread also tests candidates until the first worker is
-    /// running (at most one round past that point), so that starting the
-    /// pool costs no search time.
+    /// a private pool built for the call and are joined (their stacks
+    /// wiped) before the call returns. The calling thread only waits and
+    /// runs the progress callback: it never holds the seed or a candidate.
     pub threads: u32,
     /// NULL for fresh OS randomness, or a 32-byte seed: the same seed gives
-    /// byte-identical output at any thread count. Not retained.
+    /// byte-identical output at any thread count. It is copied into secure
+    /// memory for the call and wiped when the call returns; not retained.
+    /// An all-zero seed is refused (`PF_ERR_INVALID_ARGUMENT`): it is what
+    /// a seed kept in a `pf_buffer` reads as in a `fork()` child.
     pub seed: *const u8,
     /// Length of `seed`; must be 32 when `seed` is set, 0 otherwise.
     pub seed_len: usize,
@@ -74,6 +79,20 @@ pub struct pf_options {
     pub user_data: *mut c_void,
     /// Optional: receives the work counters when the call succeeds.
     pub stats: *mut pf_stats,
+    /// Zero or more `pf_rsa_flag` values or'ed together (RSA only; must be
+    /// 0 for DH). Added in 0.2: a caller compiled against 0.1's header
+    /// passes the shorter structure (`struct_size` 48), read as flags 0.
+    pub flags: u32,
+}
+
+/// Flags for `pf_options.flags` in the RSA generate functions.
+#[repr(u32)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum pf_rsa_flag {
+    /// Refuse (`PF_ERR_INVALID_ARGUMENT`, before any work) every request
+    /// whose key would not meet FIPS 186-5: fewer than 2048 bits, a public
+    /// exponent of 65535 or less, or more than two primes.
+    PF_RSA_FIPS = 1,
 }
 
 /// Returns options with every field at its default: `struct_size` set,
@@ -88,8 +107,12 @@ pub extern "C" fn pf_options_default() -> pf_options {
         progress: None,
         user_data: std::ptr::null_mut(),
         stats: std::ptr::null_mut(),
+        flags: 0,
     }
 }
+
+/// `struct_size` of the first version of `pf_options` (without `flags`).
+const V1_STRUCT_SIZE: u32 = std::mem::offset_of!(pf_options, flags) as u32;
 
 /// Largest `struct_size` accepted from a (newer) caller.
 const MAX_STRUCT_SIZE: u32 = 4096;
@@ -101,6 +124,7 @@ pub(crate) struct CheckedOptions<'a> {
     pub progress: pf_progress_fn,
     pub user_data: *mut c_void,
     pub stats: *mut pf_stats,
+    pub flags: u32,
 }
 
 /// Checks `opts` (NULL = defaults).
@@ -111,26 +135,52 @@ pub(crate) struct CheckedOptions<'a> {
 pub(crate) unsafe fn check_options<'a>(
     opts: *const pf_options,
 ) -> Result<CheckedOptions<'a>, pf_status> {
-    let Some(o) = (unsafe { opts.as_ref() }) else {
+    if opts.is_null() {
         return Ok(CheckedOptions {
             threads: 0,
             seed: None,
             progress: None,
             user_data: std::ptr::null_mut(),
             stats: std::ptr::null_mut(),
+            flags: 0,
         });
-    };
+    }
+    // Read the size through the raw pointer before forming a reference to
+    // the whole structure: an older or broken caller's structure may be
+    // shorter than ours.
+    // SAFETY: `opts` is non-NULL and, per the contract, at least its first
+    // field (`struct_size`, at offset 0) is readable.
+    let size = unsafe { std::ptr::addr_of!((*opts).struct_size).read_unaligned() };
     let ours = std::mem::size_of::<pf_options>() as u32;
-    if o.struct_size < ours || o.struct_size > MAX_STRUCT_SIZE {
+    if !(V1_STRUCT_SIZE..=MAX_STRUCT_SIZE).contains(&size) {
         return Err(pf_status::PF_ERR_INVALID_ARGUMENT);
     }
-    if o.struct_size > ours {
+    // Copy what the caller declared (an older, shorter structure leaves
+    // the newer fields zero: no flags).
+    let mut copy = pf_options {
+        struct_size: 0,
+        flags: 0,
+        ..pf_options_default()
+    };
+    // SAFETY: min(size, ours) bytes are readable at `opts` (the caller
+    // declared `size`) and writable in `copy`; every field of pf_options
+    // accepts any bit pattern the caller's structure may hold (integers,
+    // raw pointers, a nullable function pointer read from a C caller).
+    unsafe {
+        std::ptr::copy_nonoverlapping(
+            opts.cast::<u8>(),
+            (&mut copy as *mut pf_options).cast::<u8>(),
+            size.min(ours) as usize,
+        );
+    }
+    let o = &copy;
+    if size > ours {
         // A newer caller: fields we do not know must be zero (unused).
         // SAFETY: the caller declared struct_size readable bytes.
         let tail = unsafe {
             std::slice::from_raw_parts(
                 (opts as *const u8).add(ours as usize),
-                (o.struct_size - ours) as usize,
+                (size - ours) as usize,
             )
         };
         if tail.iter().any(|&b| b != 0) {
@@ -146,12 +196,19 @@ pub(crate) unsafe fn check_options<'a>(
         (false, SEED_LEN) => Some(unsafe { std::slice::from_raw_parts(o.seed, SEED_LEN) }),
         (false, _) => return Err(pf_status::PF_ERR_INVALID_ARGUMENT),
     };
+    // 32 zero bytes are what a seed kept in a `pf_buffer` reads as in a
+    // fork child (the kernel wiped it): refuse rather than generate a key
+    // anyone can reproduce.
+    if seed.is_some_and(|s| s.iter().all(|&b| b == 0)) {
+        return Err(pf_status::PF_ERR_INVALID_ARGUMENT);
+    }
     Ok(CheckedOptions {
         threads: o.threads,
         seed,
         progress: o.progress,
         user_data: o.user_data,
         stats: o.stats,
+        flags: o.flags,
     })
 }
 
@@ -181,6 +238,7 @@ impl CheckedOptions<'_> {
             } else {
                 None
             },
+            rsa_fips: self.flags & pf_rsa_flag::PF_RSA_FIPS as u32 != 0,
         };
         f(&mut opts)
     }

@@ -3,7 +3,7 @@
 use super::buffer::deliver;
 use super::buffer::pf_buffer;
 use super::options::{check_options, pf_options};
-use super::{guard, guard_value, pf_status, write_out};
+use super::{guard_secret, guard_value, pf_status, write_out};
 use crate::encode::{rsa_export, RsaFormat};
 use crate::rsa::{self, RsaKey};
 use crate::secure::SecureBuf;
@@ -94,8 +94,11 @@ pub unsafe extern "C" fn pf_rsa_generate(
 /// Generates an RSA key: `bits` even in 512..=16384, `public_exponent` odd
 /// with 3 <= e < 2^64 (65537 is the usual choice), `primes` from 2 up to
 /// OpenSSL's cap for the size (2 below 1024 bits, 3 below 4096, 4 below
-/// 8192, else 5). Keys satisfy FIPS 186-5 A.1.3 (two primes) and pass a
-/// pairwise consistency test before they are returned.
+/// 8192, else 5). Every key is made by the FIPS 186-5 A.1.3 procedure
+/// (random probable primes, Table B.1 Miller–Rabin rounds, |p − q| and d
+/// bounds) and passes a pairwise consistency test before it is returned,
+/// but only a key with bits ≥ 2048, 2^16 < e and two primes meets FIPS
+/// 186-5; set `PF_RSA_FIPS` in `opts->flags` to refuse anything else.
 ///
 /// `opts` may be NULL (defaults: all cores, OS randomness, no callback).
 /// With `opts->seed` set, the key is a deterministic function of the seed
@@ -118,7 +121,7 @@ pub unsafe extern "C" fn pf_rsa_generate_ex(
     opts: *const pf_options,
     out: *mut *mut pf_rsa_key,
 ) -> pf_status {
-    guard(|| {
+    guard_secret(|| {
         if out.is_null() {
             return pf_status::PF_ERR_NULL_ARGUMENT;
         }
@@ -127,7 +130,15 @@ pub unsafe extern "C" fn pf_rsa_generate_ex(
             Ok(c) => c,
             Err(st) => return st,
         };
-        if let Err(e) = rsa::validate(bits, public_exponent, primes) {
+        if checked.flags & !(super::pf_rsa_flag::PF_RSA_FIPS as u32) != 0 {
+            return pf_status::PF_ERR_INVALID_ARGUMENT;
+        }
+        let valid = if checked.flags & super::pf_rsa_flag::PF_RSA_FIPS as u32 != 0 {
+            rsa::validate_fips(bits, public_exponent, primes)
+        } else {
+            rsa::validate(bits, public_exponent, primes)
+        };
+        if let Err(e) = valid {
             return e.into();
         }
         match checked.with_core(|o| rsa::generate(bits, public_exponent, primes, o)) {
@@ -166,7 +177,8 @@ fn format_from_u32(format: u32) -> Option<RsaFormat> {
 /// `pf_buffer_len`). On success `*out` receives a buffer the caller owns
 /// (free with `pf_buffer_free`); on failure it is untouched. Returns
 /// `PF_ERR_NULL_ARGUMENT` (key or out NULL), `PF_ERR_INVALID_ARGUMENT`
-/// (unknown format, including the DH formats), `PF_ERR_NO_MEMORY`.
+/// (unknown format, including the DH formats), `PF_ERR_NO_MEMORY`,
+/// `PF_ERR_FORKED` (a key made by the parent of this `fork()` child).
 /// Thread-safe; the key may be exported from several threads at once.
 #[no_mangle]
 pub unsafe extern "C" fn pf_rsa_export(
@@ -174,7 +186,7 @@ pub unsafe extern "C" fn pf_rsa_export(
     format: u32,
     out: *mut *mut pf_buffer,
 ) -> pf_status {
-    guard(|| {
+    guard_secret(|| {
         // SAFETY: NULL or a live key.
         let (Some(key), false) = (unsafe { key.as_ref() }, out.is_null()) else {
             return pf_status::PF_ERR_NULL_ARGUMENT;
@@ -193,19 +205,23 @@ pub unsafe extern "C" fn pf_rsa_export(
 /// On success `*out` receives a buffer the caller owns (free with
 /// `pf_buffer_free`); on failure it is untouched. Returns
 /// `PF_ERR_NULL_ARGUMENT`, `PF_ERR_INVALID_ARGUMENT` (unknown part, or an
-/// extra prime the key does not have), `PF_ERR_NO_MEMORY`. Thread-safe.
+/// extra prime the key does not have), `PF_ERR_NO_MEMORY`, `PF_ERR_FORKED`
+/// (a key made by the parent of this `fork()` child). Thread-safe.
 #[no_mangle]
 pub unsafe extern "C" fn pf_rsa_component(
     key: *const pf_rsa_key,
     part: u32,
     out: *mut *mut pf_buffer,
 ) -> pf_status {
-    guard(|| {
+    guard_secret(|| {
         // SAFETY: NULL or a live key.
         let (Some(key), false) = (unsafe { key.as_ref() }, out.is_null()) else {
             return pf_status::PF_ERR_NULL_ARGUMENT;
         };
         let k = &key.inner;
+        if let Err(e) = k.usable() {
+            return e.into();
+        }
         let e = k.e_bytes();
         let bytes: &[u8] = match part {
             1 => k.n(),
@@ -234,24 +250,33 @@ pub unsafe extern "C" fn pf_rsa_component(
     })
 }
 
-/// Returns the modulus size in bits, or 0 if `key` is NULL. Thread-safe.
+/// Returns the modulus size in bits, or 0 if `key` is NULL or was
+/// inherited through `fork()` (see `PF_ERR_FORKED`). Thread-safe.
 #[no_mangle]
 pub unsafe extern "C" fn pf_rsa_bits(key: *const pf_rsa_key) -> u32 {
     // SAFETY: NULL or a live key.
-    guard_value(0, || unsafe { key.as_ref() }.map_or(0, |k| k.inner.bits()))
+    guard_value(0, || {
+        unsafe { key.as_ref() }
+            .filter(|k| !k.inner.is_inherited())
+            .map_or(0, |k| k.inner.bits())
+    })
 }
 
-/// Returns the number of primes (2 to 5), or 0 if `key` is NULL.
-/// Thread-safe.
+/// Returns the number of primes (2 to 5), or 0 if `key` is NULL or was
+/// inherited through `fork()`. Thread-safe.
 #[no_mangle]
 pub unsafe extern "C" fn pf_rsa_primes(key: *const pf_rsa_key) -> u32 {
     // SAFETY: NULL or a live key.
     guard_value(0, || {
-        unsafe { key.as_ref() }.map_or(0, |k| k.inner.prime_count() as u32)
+        unsafe { key.as_ref() }
+            .filter(|k| !k.inner.is_inherited())
+            .map_or(0, |k| k.inner.prime_count() as u32)
     })
 }
 
-/// Wipes and frees `key`. NULL is a no-op. Not thread-safe for the same key.
+/// Wipes and frees `key`. NULL is a no-op; a key inherited through
+/// `fork()` is freed normally. Freeing a key twice is undefined behaviour
+/// (as with `free`). Not thread-safe for the same key.
 #[no_mangle]
 pub unsafe extern "C" fn pf_rsa_free(key: *mut pf_rsa_key) {
     guard_value((), || {

@@ -38,6 +38,11 @@ pub enum pf_status {
     PF_ERR_DECODE = 10,
     /// A consistency check failed (e.g. corrupted buffer, invalid parameters).
     PF_ERR_CHECK_FAILED = 11,
+    /// The key or buffer was made by the parent of this `fork()` child. Its
+    /// secure memory is wiped in the child (`MADV_WIPEONFORK`), so it holds
+    /// nothing usable; free it with its `pf_*_free` function (which works)
+    /// and make a new one.
+    PF_ERR_FORKED = 12,
 }
 
 impl From<Error> for pf_status {
@@ -53,12 +58,13 @@ impl From<Error> for pf_status {
             Error::Unsupported => pf_status::PF_ERR_UNSUPPORTED,
             Error::Decode => pf_status::PF_ERR_DECODE,
             Error::CheckFailed => pf_status::PF_ERR_CHECK_FAILED,
+            Error::Forked => pf_status::PF_ERR_FORKED,
         }
     }
 }
 
 /// Static, NUL-terminated text for each status value, indexed by code.
-const STATUS_TEXT: [&str; 12] = [
+const STATUS_TEXT: [&str; 13] = [
     "success\0",
     "a required pointer argument was NULL\0",
     "invalid argument\0",
@@ -71,6 +77,7 @@ const STATUS_TEXT: [&str; 12] = [
     "unsupported\0",
     "malformed input (PEM/DER decoding failed)\0",
     "consistency check failed\0",
+    "the key or buffer was inherited through fork() and its secrets were wiped\0",
 ];
 
 const UNKNOWN_STATUS: &str = "unknown status code\0";
@@ -118,7 +125,7 @@ mod tests {
             assert!(!s.is_empty() && !s.contains("unknown"));
             assert!(seen.insert(s.to_owned()), "duplicate text {s}");
         }
-        for code in [12u32, 99, u32::MAX] {
+        for code in [13u32, 99, u32::MAX] {
             let s = unsafe { CStr::from_ptr(pf_status_str(code)) }
                 .to_str()
                 .unwrap();

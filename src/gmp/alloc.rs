@@ -16,17 +16,74 @@
 //!   exported; a host program's own libgmp keeps its own functions (tested
 //!   with a C program that links the system libgmp next to primeforge).
 
+use std::cell::Cell;
 use std::ffi::c_void;
 
 use zeroize::Zeroize;
 
-extern "C" fn gmp_alloc(size: usize) -> *mut c_void {
+use crate::secure::arena;
+
+thread_local! {
+    /// Depth of [`secret_scope`] on this thread.
+    static SECRET: Cell<u32> = const { Cell::new(0) };
+}
+
+/// Runs `f` with this thread's GMP allocations in the secret arena
+/// ([`crate::secure::arena`]: wiped in a fork child, absent from core
+/// dumps). An RSA generation runs in it on the calling thread and on every
+/// worker, so the limbs of candidates, primes and key parts never sit in
+/// the ordinary heap. Blocks reallocated outside the scope stay in the
+/// arena; blocks allocated outside it (DH parameters, which are public and
+/// must survive a fork) use the C heap.
+pub fn secret_scope<T>(f: impl FnOnce() -> T) -> T {
+    struct Exit;
+    impl Drop for Exit {
+        fn drop(&mut self) {
+            let _ = SECRET.try_with(|c| c.set(c.get() - 1));
+        }
+    }
+    SECRET.with(|c| c.set(c.get() + 1));
+    let _exit = Exit;
+    f()
+}
+
+fn in_secret_scope() -> bool {
+    SECRET.try_with(|c| c.get() > 0).unwrap_or(false)
+}
+
+/// A block of `size` bytes: from the arena when `secret` (and it has room),
+/// else from malloc.
+fn alloc_in(secret: bool, size: usize) -> *mut c_void {
+    if secret {
+        if let Some(p) = arena::alloc(size) {
+            return p.as_ptr().cast();
+        }
+    }
     // SAFETY: plain malloc; a non-zero size so the result is unique.
     let p = unsafe { libc::malloc(size.max(1)) };
     if p.is_null() {
         std::process::abort();
     }
     p
+}
+
+extern "C" fn gmp_alloc(size: usize) -> *mut c_void {
+    alloc_in(in_secret_scope(), size)
+}
+
+/// Wipes and frees a block from [`alloc_in`] (or, before installation,
+/// from malloc).
+unsafe fn release(p: *mut c_void) {
+    if arena::owns(p as *const u8) {
+        // SAFETY: an arena block handed out by `alloc_in`, freed once.
+        unsafe { arena::free(p.cast()) };
+    } else {
+        // SAFETY: a live malloc block, freed once.
+        unsafe {
+            wipe(p);
+            libc::free(p);
+        }
+    }
 }
 
 /// Zeroes the whole usable block at `p` (non-NULL, from malloc).
@@ -42,14 +99,15 @@ unsafe fn wipe(p: *mut c_void) {
 }
 
 unsafe extern "C" fn gmp_realloc(p: *mut c_void, old: usize, new: usize) -> *mut c_void {
-    let q = gmp_alloc(new);
+    // A secret block stays secret wherever it grows.
+    let q = alloc_in(in_secret_scope() || arena::owns(p as *const u8), new);
     if !p.is_null() {
         // SAFETY: GMP passes a live block of at least `old` bytes; `q` has
-        // at least `new` bytes; they are distinct blocks.
+        // at least `new` bytes; they are distinct blocks, and `p` is freed
+        // once.
         unsafe {
             std::ptr::copy_nonoverlapping(p as *const u8, q as *mut u8, old.min(new));
-            wipe(p);
-            libc::free(p);
+            release(p);
         }
     }
     q
@@ -58,11 +116,8 @@ unsafe extern "C" fn gmp_realloc(p: *mut c_void, old: usize, new: usize) -> *mut
 unsafe extern "C" fn gmp_free(p: *mut c_void, _size: usize) {
     if !p.is_null() {
         // SAFETY: GMP frees blocks it got from gmp_alloc/gmp_realloc (or,
-        // before installation, from malloc): all malloc blocks.
-        unsafe {
-            wipe(p);
-            libc::free(p);
-        }
+        // before installation, from malloc), once.
+        unsafe { release(p) };
     }
 }
 
@@ -137,5 +192,28 @@ pub(crate) mod tests {
             seen.iter().all(|&(_, zero)| zero),
             "a freed block still held data"
         );
+    }
+
+    /// Inside a secret scope GMP's blocks come from the arena, and stay
+    /// there when they grow outside it; outside, they come from malloc.
+    #[test]
+    fn secret_scope_routes_limbs_to_the_arena() {
+        use crate::secure::arena;
+        crate::gmp::init();
+        let mut x = super::secret_scope(|| Integer::from(u64::MAX) * u64::MAX);
+        assert!(arena::owns(x.as_limbs().as_ptr().cast()));
+        for _ in 0..8 {
+            x *= u64::MAX;
+        }
+        assert!(
+            arena::owns(x.as_limbs().as_ptr().cast()),
+            "grew out of the arena"
+        );
+        let y = Integer::from(u64::MAX) * u64::MAX;
+        assert!(!arena::owns(y.as_limbs().as_ptr().cast()));
+        // Nested scopes, and a panic inside one, leave the depth right.
+        let _ = std::panic::catch_unwind(|| super::secret_scope(|| panic!("inside")));
+        super::secret_scope(|| super::secret_scope(|| ()));
+        assert!(!super::in_secret_scope());
     }
 }

@@ -34,15 +34,15 @@
 //! Only the verdict leaves, and for a prime it is always "pass". Every
 //! buffer is wiped before it is freed.
 
+use crate::secure::SecretVec;
 use gmp_mpfr_sys::gmp;
 use rug::Integer;
-use zeroize::Zeroizing;
 
 use crate::prime::small::inverse_mod_2_64;
 
 type Limb = u64;
 
-type Redc = unsafe extern "C" fn(*mut Limb, *mut Limb, *const Limb, isize, Limb) -> Limb;
+pub(super) type Redc = unsafe extern "C" fn(*mut Limb, *mut Limb, *const Limb, isize, Limb) -> Limb;
 
 extern "C" {
     // GMP's Montgomery reduction (internal but exported from the static
@@ -86,7 +86,7 @@ unsafe extern "C" fn redc_rows_adx(
 }
 
 /// The fastest constant-time Montgomery reduction for this CPU.
-fn redc() -> Redc {
+pub(super) fn redc() -> Redc {
     #[cfg(all(target_arch = "x86_64", target_os = "linux"))]
     if std::arch::is_x86_feature_detected!("bmi2") {
         if std::arch::is_x86_feature_detected!("adx") {
@@ -100,6 +100,13 @@ fn redc() -> Redc {
 /// Whether 2^(n−1) ≡ 1 (mod n), in time that depends only on the size of
 /// n. `n` must be odd and at least 5; smaller or even input returns false.
 pub fn fermat_base2_secret(n: &Integer) -> bool {
+    fermat_base2_secret_or_stop(n, &std::sync::atomic::AtomicBool::new(false))
+}
+
+/// [`fermat_base2_secret`] that gives up (returning false) once `stop` is
+/// set, looked at every 64 bits of n (a cancelled search waits for no
+/// more than 64 squarings).
+pub fn fermat_base2_secret_or_stop(n: &Integer, stop: &std::sync::atomic::AtomicBool) -> bool {
     super::init();
     if n.is_even() || *n < 5u32 {
         return false;
@@ -124,7 +131,7 @@ pub fn fermat_base2_secret(n: &Integer) -> bool {
         let sqr_itch = gmp::mpn_sec_sqr_itch(len as _) as usize;
         let div_itch = gmp::mpn_sec_div_r_itch((len + 1) as _, len as _) as usize;
         // Every buffer is wiped when dropped.
-        let buf = |l: usize| Zeroizing::new(vec![0 as Limb; l]);
+        let buf = |l: usize| SecretVec::<Limb>::zeroed(l);
         let (mut acc, mut one, mut tmp, mut tmp2) = (buf(len + 1), buf(len), buf(len), buf(len));
         let (mut prod, mut scratch) = (buf(2 * len), buf(sqr_itch.max(div_itch).max(1)));
         let mp = m.as_ptr();
@@ -141,6 +148,9 @@ pub fn fermat_base2_secret(n: &Integer) -> bool {
         // from carries and borrows; `std::mem::swap` only exchanges the
         // two buffers' handles, the same for every value.
         for i in (0..bits).rev() {
+            if i % 64 == 0 && stop.load(std::sync::atomic::Ordering::Relaxed) {
+                return false;
+            }
             // acc = acc² · R⁻¹ mod n. redc leaves cy·R + acc < 2n:
             // subtract n when cy = 1 or acc ≥ n (no borrow).
             if basecase_sqr {
@@ -164,7 +174,7 @@ pub fn fermat_base2_secret(n: &Integer) -> bool {
             std::mem::swap(&mut acc, &mut tmp);
         }
         // acc is the Montgomery form of 2^(n−1) mod n; compare with 1's.
-        acc == one
+        acc[..] == one[..]
     }
 }
 

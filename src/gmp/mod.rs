@@ -44,7 +44,10 @@
 //! symbols are not exported), so a host's own GMP is never affected.
 
 pub mod alloc;
+
+pub use alloc::secret_scope;
 pub mod fermat;
+pub mod sec;
 
 use std::sync::Once;
 

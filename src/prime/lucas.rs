@@ -22,6 +22,13 @@ fn half_mod(x: &mut Integer, n: &Integer) {
 /// parameters). Perfect squares, for which no suitable D exists, and
 /// numbers with a small factor found while choosing D are composite.
 pub fn strong_lucas(n: &Integer) -> bool {
+    strong_lucas_or_stop(n, &std::sync::atomic::AtomicBool::new(false))
+}
+
+/// [`strong_lucas`] that gives up (returning false) once `stop` is set,
+/// looked at every 64 steps of the chain (a cancelled search waits for no
+/// more than that).
+pub fn strong_lucas_or_stop(n: &Integer, stop: &std::sync::atomic::AtomicBool) -> bool {
     if *n <= 2u32 || n.is_even() {
         return *n == 2u32;
     }
@@ -68,6 +75,9 @@ pub fn strong_lucas(n: &Integer) -> bool {
     let mut qk = q.clone();
     let mut t = Integer::new();
     for i in (0..k.significant_bits() - 1).rev() {
+        if i % 64 == 0 && stop.load(std::sync::atomic::Ordering::Relaxed) {
+            return false;
+        }
         // Doubling: U_2m = U_m V_m, V_2m = V_m² − 2Q^m, Q^2m = (Q^m)².
         u *= &v;
         u %= n;

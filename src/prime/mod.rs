@@ -66,6 +66,9 @@ pub struct Options<'a> {
     /// Called on the calling thread at least every 100 ms and whenever a
     /// prime is found; returning `true` cancels.
     pub progress: Option<&'a mut ProgressFn<'a>>,
+    /// RSA only: refuse any request whose key would not meet FIPS 186-5
+    /// (see [`crate::rsa::validate_fips`]).
+    pub rsa_fips: bool,
 }
 
 /// Probable-prime test for checking supplied numbers: Miller–Rabin to

@@ -90,12 +90,17 @@ impl MrCandidate {
 
     /// One strong-probable-prime round with `base` (2 ≤ base ≤ n − 2).
     ///
-    /// With `secret`, the exponentiation is GMP's side-channel-silent
-    /// `mpz_powm_sec`, and the squarings always run s − 1 times whatever
-    /// value appears, so the round's time does not depend on where −1 shows
-    /// up (only on the public size of n and on s, which is a property of the
-    /// candidate that the time to *reject* it would reveal anyway).
+    /// With `secret`, the round is [`crate::gmp::sec::mr_round`]: its time
+    /// depends only on the size of n — not on s = v2(n − 1), nor on where
+    /// −1 shows up. Candidates with s > 63 never reach it from the RSA
+    /// source (rejected unbuilt); for them this falls back to the loop
+    /// below with GMP's `mpz_powm_sec` and s − 1 squarings.
     pub fn round(&self, mut base: Integer, secret: bool) -> bool {
+        if secret {
+            if let Some(v) = crate::gmp::sec::mr_round(&self.n, &base) {
+                return v;
+            }
+        }
         if secret {
             base.secure_pow_mod_mut(&self.d, &self.n);
         } else if base.pow_mod_mut(&self.d, &self.n).is_err() {

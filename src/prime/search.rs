@@ -44,7 +44,7 @@ use std::time::{Duration, Instant};
 use rug::Integer;
 
 use super::mr::MrCandidate;
-use super::stream::{random_in_range, Purpose, Seed, MAX_INDEX};
+use super::stream::{random_in_range, random_in_range_secret, Purpose, Seed, MAX_INDEX};
 use super::{Options, Progress, Stats};
 use crate::error::{Error, Result};
 
@@ -60,7 +60,9 @@ pub trait CandidateSource: Send + Sync + 'static {
     type Cand: Send + Sync + 'static;
     /// The smallest index ≥ `index` that is worth building; indices skipped
     /// over are rejected without being built (a sieve). Default: `index`.
-    fn next_viable(&self, index: u64) -> u64 {
+    /// Once `stop` is set any index ≥ `index` will do (it is discarded).
+    fn next_viable(&self, index: u64, stop: &AtomicBool) -> u64 {
+        let _ = stop;
         index
     }
     /// Builds candidate number `index` and applies the cheap tests (trial
@@ -75,7 +77,9 @@ pub trait CandidateSource: Send + Sync + 'static {
     /// nearly every composite fails, the others confirm.
     fn rounds(&self) -> u32;
     /// Runs round `round` on candidate `index`, adding the modular
-    /// exponentiations it starts to `exps`.
+    /// exponentiations it starts to `exps`. Once `stop` is set (the search
+    /// was cancelled) a long round may give up early with any verdict: it
+    /// is discarded.
     fn round(
         &self,
         seed: &Seed,
@@ -83,15 +87,10 @@ pub trait CandidateSource: Send + Sync + 'static {
         round: u32,
         cand: &Self::Cand,
         exps: &AtomicU64,
+        stop: &AtomicBool,
     ) -> bool;
     /// The prime a confirmed candidate stands for.
     fn prime(&self, cand: &Self::Cand) -> Integer;
-    /// Whether one round is short (a few milliseconds at most), so that the
-    /// calling thread may test candidates while the pool's threads start
-    /// without delaying its progress reports noticeably. Default: no.
-    fn quick_rounds(&self) -> bool {
-        false
-    }
 }
 
 /// Miller–Rabin round `round` on candidate `index` with a base drawn from
@@ -110,7 +109,11 @@ pub fn mr_round_from_stream(
     rng.set_word_pos(words_per_round * round as u128);
     let width = Integer::from(&cand.n - 3u32);
     let mut base = Integer::new();
-    random_in_range(&mut rng, &Integer::from(2u32), &width, &mut base);
+    if secret {
+        random_in_range_secret(&mut rng, &Integer::from(2u32), &width, &mut base);
+    } else {
+        random_in_range(&mut rng, &Integer::from(2u32), &width, &mut base);
+    }
     exps.fetch_add(1, Ordering::Relaxed);
     cand.round(base, secret)
 }
@@ -194,8 +197,6 @@ struct Shared<S: CandidateSource> {
     survivors: AtomicU64,
     exponentiations: AtomicU64,
     found: AtomicUsize,
-    /// Pool workers that have begun.
-    started: AtomicUsize,
     workers_left: Mutex<usize>,
     caller_cv: Condvar,
 }
@@ -209,8 +210,14 @@ fn lock<T>(m: &Mutex<T>) -> MutexGuard<'_, T> {
 impl<S: CandidateSource> Shared<S> {
     fn run_round(&self, index: u64, round: u32, cand: &S::Cand) -> bool {
         crate::fault::point("search_round");
-        self.source
-            .round(&self.seed, index, round, cand, &self.exponentiations)
+        self.source.round(
+            &self.seed,
+            index,
+            round,
+            cand,
+            &self.exponentiations,
+            &self.stop,
+        )
     }
 
     /// Takes the lowest pending confirmation round that is certainly needed:
@@ -407,7 +414,7 @@ impl<S: CandidateSource> Shared<S> {
             let v = if cur > MAX_INDEX {
                 cur
             } else {
-                self.source.next_viable(cur).max(cur)
+                self.source.next_viable(cur, &self.stop).max(cur)
             };
             // Register under the lock, so that the set of open indices never
             // misses a claimed one.
@@ -510,7 +517,6 @@ pub fn search<S: CandidateSource>(
         survivors: AtomicU64::new(0),
         exponentiations: AtomicU64::new(0),
         found: AtomicUsize::new(0),
-        started: AtomicUsize::new(0),
         workers_left: Mutex::new(threads),
         caller_cv: Condvar::new(),
     });
@@ -518,10 +524,10 @@ pub fn search<S: CandidateSource>(
     for _ in 0..threads {
         let sh = Arc::clone(&shared);
         pool.spawn(move || {
-            sh.started.fetch_add(1, Ordering::AcqRel);
             let ok = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| sh.worker())).is_ok();
-            // GMP's stack temporaries (candidates, powers) die with the
-            // worker's frames; wipe them before the thread is reused.
+            // GMP's stack temporaries (candidates, powers) and stream
+            // states die with the worker's frames; wipe them before the
+            // thread takes other work.
             crate::secure::wipe_stack();
             if !ok {
                 sh.panicked.store(true, Ordering::Release);
@@ -534,18 +540,10 @@ pub fn search<S: CandidateSource>(
         });
     }
 
-    // Starting the pool's threads takes 0.2-0.5 ms on a typical machine
-    // (up to several ms on a busy VM): when rounds are short, the caller
-    // tests candidates itself until the first worker is running. It takes
-    // turns like any worker (the result cannot depend on who tests what)
-    // and resolves each claimed index before looking again.
-    if shared.source.quick_rounds() {
-        let mut scratch = Integer::new();
-        while shared.started.load(Ordering::Acquire) == 0 && shared.step(&mut scratch) {}
-    }
-
-    // Then the caller's thread only waits and reports progress; workers
-    // publish through atomics.
+    // The caller's thread only waits and reports progress; workers
+    // publish through atomics. It never builds or tests a candidate: its
+    // stack is the host's, which cannot be shielded from a fork or a core
+    // dump, while the workers' stacks are (see `threads::Pool`).
     let snapshot = |sh: &Shared<S>| Progress {
         candidates: stats.candidates + sh.candidates.load(Ordering::Relaxed),
         survivors: stats.survivors + sh.survivors.load(Ordering::Relaxed),

@@ -10,13 +10,14 @@
 //! thread count. Within one stream, `set_word_pos` selects sub-blocks (e.g.
 //! the base of Miller–Rabin round r).
 
-use rand_chacha::rand_core::{RngCore, SeedableRng};
-use rand_chacha::ChaCha20Rng;
+use std::sync::Arc;
+
 use rug::integer::Order;
 use rug::Integer;
 use zeroize::Zeroize;
 
 use crate::error::{Error, Result};
+use crate::secure::{SecretStream, SecureBuf};
 
 /// Length of a seed in bytes.
 pub const SEED_LEN: usize = 32;
@@ -38,32 +39,31 @@ pub enum Purpose {
 /// Largest index a stream can be selected by (56 bits).
 pub const MAX_INDEX: u64 = (1 << 56) - 1;
 
-/// A 32-byte generation seed, wiped when dropped.
+/// A 32-byte generation seed. Its bytes live only in one secure mapping
+/// ([`SecureBuf`]: guard pages, `mlock`, `MADV_DONTDUMP`,
+/// `MADV_WIPEONFORK`), from the moment they are read (`getrandom` writes
+/// straight into it, a caller's seed is copied straight into it) until the
+/// last handle is dropped, when the mapping is wiped and unmapped. Clones
+/// share that one mapping. A key is a deterministic function of its seed,
+/// so the seed is as secret as the key.
 #[derive(Clone)]
-pub struct Seed([u8; SEED_LEN]);
-
-impl Drop for Seed {
-    fn drop(&mut self) {
-        self.0.zeroize();
-    }
-}
+pub struct Seed(Arc<SecureBuf>);
 
 impl Seed {
-    /// Draws a fresh seed from the operating system.
+    /// Draws a fresh seed from the operating system into secure memory.
     pub fn from_os() -> Result<Seed> {
-        let mut s = [0u8; SEED_LEN];
-        getrandom::fill(&mut s).map_err(|_| Error::Entropy)?;
-        let seed = Seed(s);
-        s.zeroize();
-        Ok(seed)
+        let mut buf = SecureBuf::new(SEED_LEN)?;
+        getrandom::fill(buf.as_mut_slice()).map_err(|_| Error::Entropy)?;
+        Ok(Seed(Arc::new(buf)))
     }
 
-    /// Takes a caller's seed, which must be exactly 32 bytes.
+    /// Takes a caller's seed, which must be exactly 32 bytes; the bytes are
+    /// copied straight into secure memory.
     pub fn from_bytes(bytes: &[u8]) -> Result<Seed> {
-        let arr: [u8; SEED_LEN] = bytes
-            .try_into()
-            .map_err(|_| Error::InvalidArgument("seed must be 32 bytes"))?;
-        Ok(Seed(arr))
+        if bytes.len() != SEED_LEN {
+            return Err(Error::InvalidArgument("seed must be 32 bytes"));
+        }
+        Ok(Seed(Arc::new(SecureBuf::from_slice(bytes)?)))
     }
 
     /// The caller's seed, or a fresh one from the OS.
@@ -74,12 +74,11 @@ impl Seed {
         }
     }
 
-    /// The ChaCha20 stream for (purpose, index).
-    pub fn stream(&self, purpose: Purpose, index: u64) -> ChaCha20Rng {
+    /// The ChaCha20 stream for (purpose, index), wiped when dropped.
+    pub fn stream(&self, purpose: Purpose, index: u64) -> SecretStream {
         debug_assert!(index <= MAX_INDEX);
-        let mut rng = ChaCha20Rng::from_seed(self.0);
-        rng.set_stream(((purpose as u64) << 56) | (index & MAX_INDEX));
-        rng
+        let key: &[u8; SEED_LEN] = self.0.as_slice().try_into().expect("32-byte seed");
+        SecretStream::new(key, ((purpose as u64) << 56) | (index & MAX_INDEX))
     }
 }
 
@@ -95,7 +94,7 @@ const MAX_WORDS: usize = 8192 / 64 + 2;
 
 /// Sets `out` to a uniformly random integer of `bits` bits (0 ≤ out < 2^bits)
 /// from `rng`. The words pass through a stack array that is wiped after use.
-pub fn random_bits(rng: &mut ChaCha20Rng, bits: u32, out: &mut Integer) {
+pub fn random_bits(rng: &mut SecretStream, bits: u32, out: &mut Integer) {
     let words = (bits as usize).div_ceil(64);
     if words > MAX_WORDS {
         // Large public values (DH starts) only: no wiping needed, but keep
@@ -125,9 +124,23 @@ fn mask_top(words: &mut [u64], bits: u32) {
 
 /// Sets `out` to a uniformly random value in `[lo, lo + width)` (bias below
 /// 2^-64: 64 extra random bits are reduced modulo `width`).
-pub fn random_in_range(rng: &mut ChaCha20Rng, lo: &Integer, width: &Integer, out: &mut Integer) {
+pub fn random_in_range(rng: &mut SecretStream, lo: &Integer, width: &Integer, out: &mut Integer) {
     random_bits(rng, width.significant_bits() + 64, out);
     *out %= width;
+    *out += lo;
+}
+
+/// [`random_in_range`] for a secret `width` (a Miller–Rabin base for a
+/// secret candidate, width n − 3): the same value, reduced with GMP's
+/// side-channel-silent division ([`crate::gmp::sec::rem`]).
+pub fn random_in_range_secret(
+    rng: &mut SecretStream,
+    lo: &Integer,
+    width: &Integer,
+    out: &mut Integer,
+) {
+    random_bits(rng, width.significant_bits() + 64, out);
+    *out = crate::gmp::sec::rem(out, width);
     *out += lo;
 }
 
@@ -150,7 +163,7 @@ mod tests {
     fn os_seeds_differ() {
         let a = Seed::from_os().unwrap();
         let b = Seed::from_os().unwrap();
-        assert_ne!(a.0, b.0);
+        assert_ne!(a.0.as_slice(), b.0.as_slice());
     }
 
     #[test]

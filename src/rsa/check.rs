@@ -77,8 +77,14 @@ pub fn looks_like_private_key(data: &[u8]) -> bool {
 /// Decodes and checks an RSA private key: n = ∏ r_i, every r_i prime
 /// (Baillie–PSW plus random-base Miller–Rabin), e odd and > 1,
 /// d·e ≡ 1 (mod λ), the CRT values, and for multi-prime keys each
-/// r_i's d_i and t_i. Malformed input is [`Error::Decode`].
+/// r_i's d_i and t_i. Malformed input is [`Error::Decode`]. The key's
+/// numbers live in the secret arena while they are checked.
 pub fn check_private_key(data: &[u8]) -> Result<RsaReport> {
+    crate::gmp::init();
+    crate::gmp::secret_scope(|| check_private_key_inner(data))
+}
+
+fn check_private_key_inner(data: &[u8]) -> Result<RsaReport> {
     let (der, container) = to_der(data)?;
     let inner: SecureBuf;
     let pkcs1_der: &[u8] = if container == "PKCS#8" {

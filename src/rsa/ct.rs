@@ -39,13 +39,13 @@
 use rug::integer::Order;
 use rug::Integer;
 
-use zeroize::Zeroizing;
+use crate::secure::SecretVec;
 
 use crate::prime::small::inverse_mod_2_64;
 
 /// Scratch limbs, wiped when dropped: every array here holds secrets or
 /// values derived from them.
-type Limbs<T> = Zeroizing<Vec<T>>;
+type Limbs<T> = SecretVec<T>;
 
 const M62: i64 = (1 << 62) - 1;
 
@@ -75,7 +75,7 @@ fn limbs62(bits: u32) -> usize {
 
 /// `v` (0 ≤ v < 2^(62·(n−1))) as n signed base-2^62 limbs.
 fn to_s62(v: &[u64], n: usize) -> Limbs<i64> {
-    let mut out = Zeroizing::new(vec![0i64; n]);
+    let mut out = SecretVec::zeroed(n);
     for (i, o) in out.iter_mut().enumerate() {
         let bit = 62 * i;
         let (w, s) = (bit / 64, bit % 64);
@@ -92,7 +92,7 @@ fn to_s62(v: &[u64], n: usize) -> Limbs<i64> {
 
 /// A non-negative value in normalised signed base-2^62 limbs, as u64 limbs.
 fn from_s62(a: &[i64], words: usize) -> Limbs<u64> {
-    let mut out = Zeroizing::new(vec![0u64; words]);
+    let mut out = SecretVec::zeroed(words);
     for (i, &l) in a.iter().enumerate() {
         let bit = 62 * i;
         let (w, s) = (bit / 64, bit % 64);
@@ -108,7 +108,7 @@ fn from_s62(a: &[i64], words: usize) -> Limbs<u64> {
 }
 
 fn limbs_of(v: &Integer, words: usize) -> Limbs<u64> {
-    let mut out = Zeroizing::new(vec![0u64; words]);
+    let mut out = SecretVec::zeroed(words);
     let src = v.as_limbs();
     out[..src.len()].copy_from_slice(src);
     out
@@ -214,7 +214,7 @@ fn map_limbs(a: &mut [i64], mut f: impl FnMut(usize, i64) -> i64) {
 
 /// a ← a − m if a ≥ m (normalised limbs).
 fn sub_if_at_least(a: &mut [i64], m: &[i64]) {
-    let mut t = Zeroizing::new(a.to_vec());
+    let mut t = SecretVec::from_slice(a);
     map_limbs(&mut t, |i, l| l - m[i]);
     let keep = !(t[t.len() - 1] >> 63); // all-ones if a − m ≥ 0
     for (x, y) in a.iter_mut().zip(t.iter()) {
@@ -271,8 +271,8 @@ pub fn inverse_mod_odd(x: &Integer, m: &Integer, bits: u32) -> Option<Integer> {
     let ms = to_s62(&limbs_of(m, words), n);
     let mut f = ms.clone();
     let mut g = to_s62(&limbs_of(x, words), n);
-    let mut d = Zeroizing::new(vec![0i64; n]);
-    let mut e = Zeroizing::new(vec![0i64; n]);
+    let mut d = SecretVec::zeroed(n);
+    let mut e = SecretVec::zeroed(n);
     e[0] = 1;
     let minv = inverse_mod_2_64(m.to_u64_wrapping()) & M62 as u64;
     let pair = Bezout {
@@ -318,7 +318,7 @@ fn trailing_zeros(a: &[u64]) -> u64 {
 /// as a barrel shifter: one conditional shift by each power of two.
 fn shift_by_secret(a: &mut [u64], s: u64, steps: u32, right: bool) {
     let n = a.len();
-    let mut t = Zeroizing::new(vec![0u64; n]);
+    let mut t = SecretVec::zeroed(n);
     for j in 0..steps {
         let amount = 1usize << j;
         let (w, b) = (amount / 64, amount % 64);
@@ -375,6 +375,54 @@ pub fn gcd(x: &Integer, y: &Integer, bits: u32) -> Option<Integer> {
     shift_by_secret(&mut out, common, steps, false);
     let v = Integer::from_digits(&out, Order::Lsf);
     done.then_some(v)
+}
+
+/// All ones when `x < y`, else zero, from the borrow of a 128-bit
+/// subtraction (no comparison instruction on the values).
+fn lt_mask(x: u64, y: u64) -> u64 {
+    ((x as u128).wrapping_sub(y as u128) >> 64) as u64
+}
+
+/// `x − y mod m` for x, y < m, without a branch.
+fn sub_mod(x: u64, y: u64, m: u64) -> u64 {
+    let d = (x as u128).wrapping_sub(y as u128);
+    let neg = (d >> 64) as u64; // all ones on borrow
+    (d as u64).wrapping_add(m & neg)
+}
+
+/// `x / 2 mod m` for x < m, m odd, without a branch.
+fn half_mod(x: u64, m: u64) -> u64 {
+    let odd = (x & 1).wrapping_neg();
+    (((x as u128) + ((m & odd) as u128)) >> 1) as u64
+}
+
+/// gcd(a, m) and, when it is 1, a⁻¹ mod m, for odd m ≥ 3 and a < m, in a
+/// fixed 128 iterations of masked steps (the constant-time binary
+/// extended Euclid BoringSSL uses for its small inverses): with
+/// (x, y) = (a, m) and x ≡ u·a, y ≡ v·a (mod m), each step makes x even —
+/// swapping x and y first when x is odd and smaller, then x ← x − y — and
+/// halves it. bits(x) + bits(y) ≤ 128 drops by one per step until x = 0,
+/// leaving y = gcd and v = a⁻¹ when it is 1.
+///
+/// Used on values derived from the secret primes modulo the public e:
+/// (r − 1) mod e and λ mod e.
+pub fn gcd_inverse_u64(a: u64, m: u64) -> (u64, u64) {
+    debug_assert!(m & 1 == 1 && m >= 3 && a < m);
+    let (mut x, mut y, mut u, mut v) = (a, m, 1u64, 0u64);
+    for _ in 0..128 {
+        let odd = (x & 1).wrapping_neg();
+        let swap = odd & lt_mask(x, y);
+        let (tx, tu) = ((x ^ y) & swap, (u ^ v) & swap);
+        x ^= tx;
+        y ^= tx;
+        u ^= tu;
+        v ^= tu;
+        x = x.wrapping_sub(y & odd);
+        u = sub_mod(u, v & odd, m);
+        x >>= 1;
+        u = half_mod(u, m);
+    }
+    (y, v)
 }
 
 #[cfg(test)]
@@ -500,5 +548,45 @@ mod tests {
         assert_eq!(a, vec![0, 0, 4]);
         // The divstep bound: Bernstein–Yang give 2954 steps for 1024 bits.
         assert_eq!(batches(1024), 2954usize.div_ceil(62));
+    }
+
+    #[test]
+    fn gcd_inverse_u64_agrees_with_euclid() {
+        let gcd = |mut a: u64, mut b: u64| {
+            while b != 0 {
+                (a, b) = (b, a % b);
+            }
+            a
+        };
+        let mut x = 0x9e37_79b9_7f4a_7c15u64;
+        let mut next = || {
+            x ^= x << 13;
+            x ^= x >> 7;
+            x ^= x << 17;
+            x
+        };
+        let mut moduli = vec![
+            3u64,
+            5,
+            15,
+            17,
+            65537,
+            65539,
+            0xffff_ffff_ffff_fffd,
+            u64::MAX,
+        ];
+        for _ in 0..200 {
+            moduli.push(next() | 1);
+            moduli.push((next() >> 40) | 3);
+        }
+        for &m in &moduli {
+            for a in [0u64, 1, 2, m - 1, m / 2, next() % m, next() % m, next() % m] {
+                let (g, inv) = gcd_inverse_u64(a, m);
+                assert_eq!(g, gcd(a, m), "gcd({a}, {m})");
+                if g == 1 {
+                    assert_eq!((a as u128 * inv as u128) % m as u128, 1, "{a}^-1 mod {m}");
+                }
+            }
+        }
     }
 }

@@ -81,6 +81,21 @@ impl RsaKey {
         &self.store.as_slice()[at..at + len]
     }
 
+    /// Whether the key was made by the parent of this `fork()` child (its
+    /// secure memory is wiped: nothing in it may be used).
+    pub fn is_inherited(&self) -> bool {
+        self.store.is_inherited()
+    }
+
+    /// `Err(Forked)` for a key inherited through `fork()`.
+    pub fn usable(&self) -> Result<()> {
+        if self.is_inherited() {
+            Err(crate::error::Error::Forked)
+        } else {
+            Ok(())
+        }
+    }
+
     /// Modulus size in bits.
     pub fn bits(&self) -> u32 {
         self.bits

@@ -17,12 +17,13 @@ mod key;
 
 pub use key::{OtherPrime, RsaKey};
 
-use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 
 use rug::Integer;
 
 use crate::error::{Error, Result};
-use crate::gmp::fermat::fermat_base2_secret;
+use crate::gmp::fermat::fermat_base2_secret_or_stop;
+use crate::gmp::sec;
 use crate::prime::mr::rounds_for_bits;
 use crate::prime::mr::MrCandidate;
 use crate::prime::search::{mr_round_from_stream, search, CandidateSource};
@@ -64,6 +65,43 @@ pub fn validate(bits: u32, e: u64, primes: u32) -> Result<()> {
     Ok(())
 }
 
+/// Smallest modulus FIPS 186-5 allows for new keys (nlen ≥ 2048).
+pub const FIPS_MIN_BITS: u32 = 2048;
+
+/// Checks a request against FIPS 186-5 (A.1.3 and 5.4): two primes,
+/// nlen ≥ 2048, and 2^16 < e < 2^256 (every odd u64 above 65536). A key
+/// generated from such a request meets FIPS 186-5; one from any other
+/// valid request (512–2047 bits, e ≤ 65535, or 3–5 primes) follows the
+/// same procedure but does not.
+pub fn validate_fips(bits: u32, e: u64, primes: u32) -> Result<()> {
+    validate(bits, e, primes)?;
+    if bits < FIPS_MIN_BITS {
+        return Err(Error::InvalidArgument(
+            "FIPS 186-5 needs a modulus of at least 2048 bits",
+        ));
+    }
+    if e <= 1 << 16 {
+        return Err(Error::InvalidArgument(
+            "FIPS 186-5 needs a public exponent above 65536",
+        ));
+    }
+    if primes != 2 {
+        return Err(Error::InvalidArgument("FIPS 186-5 keys have two primes"));
+    }
+    Ok(())
+}
+
+/// FIPS 186-5 A.1.3 step 5.4: |p − q| > 2^(nlen/2 − 100).
+fn primes_far_apart(p: &Integer, q: &Integer, bits: u32) -> bool {
+    let diff = Integer::from(p - q).abs();
+    diff > (Integer::from(1u32) << (bits / 2 - 100))
+}
+
+/// FIPS 186-5 A.1.1 / 5.3: d > 2^(nlen/2).
+fn d_large_enough(d: &Integer, bits: u32) -> bool {
+    *d > (Integer::from(1u32) << (bits / 2))
+}
+
 /// Sizes of the primes: `bits / u`, the remainder spread over the first.
 fn prime_sizes(bits: u32, u: u32) -> Vec<u32> {
     (0..u).map(|i| bits / u + u32::from(i < bits % u)).collect()
@@ -79,26 +117,24 @@ fn lower_bound(k: u32, u: u32) -> Integer {
     r
 }
 
-fn gcd_u64(mut a: u64, mut b: u64) -> u64 {
-    while b != 0 {
-        (a, b) = (b, a % b);
-    }
-    a
+/// (−a⁻¹) mod m for gcd(a, m) = 1, m odd ≥ 3, in constant time
+/// ([`ct::gcd_inverse_u64`]): a is derived from the secret primes.
+fn neg_inverse_mod_u64(a: u64, m: u64) -> u64 {
+    let (_, inv) = ct::gcd_inverse_u64(a, m);
+    // m − inv, or 0 when inv = 0, without a branch.
+    let nz = (inv | inv.wrapping_neg()) >> 63;
+    (m - inv) & nz.wrapping_neg()
 }
 
-/// (−a⁻¹) mod m for gcd(a, m) = 1, m ≥ 3.
-fn neg_inverse_mod_u64(a: u64, m: u64) -> u64 {
-    // Extended Euclid on i128 (no overflow for 64-bit inputs).
-    let (mut r0, mut r1) = (m as i128, (a % m) as i128);
-    let (mut t0, mut t1) = (0i128, 1i128);
-    while r1 != 0 {
-        let q = r0 / r1;
-        (r0, r1) = (r1, r0 - q * r1);
-        (t0, t1) = (t1, t0 - q * t1);
-    }
-    debug_assert_eq!(r0, 1);
-    let inv = t0.rem_euclid(m as i128);
-    ((m as i128 - inv) % m as i128) as u64
+/// Whether gcd(c − 1, e) = 1, from r = c mod e, in constant time: c is a
+/// candidate that may become a secret prime.
+fn coprime_minus_one(r: u64, e: u64) -> bool {
+    // (r − 1) mod e = r + e − 1, less e unless that borrows (r = 0).
+    let v = r as u128 + e as u128 - 1;
+    let w = v.wrapping_sub(e as u128);
+    let borrow = ((w >> 127) as u64).wrapping_neg() as u128;
+    let c_minus_1 = ((w & !borrow) | (v & borrow)) as u64;
+    ct::gcd_inverse_u64(c_minus_1, e).0 == 1
 }
 
 /// λ = lcm(r_i − 1) with a constant-time GCD (see `ct`): λ ← λ·(r − 1) /
@@ -166,9 +202,12 @@ impl CandidateSource for RsaSource {
             return None;
         }
         // gcd(c − 1, e) = 1, from c mod e (e is public).
-        let r = rem_u64(out, self.e);
-        let c_minus_1 = if r == 0 { self.e - 1 } else { r - 1 };
-        if gcd_u64(c_minus_1, self.e) != 1 {
+        if !coprime_minus_one(rem_u64(out, self.e), self.e) {
+            return None;
+        }
+        // v2(c − 1) ≤ 63, so that the constant-time Miller–Rabin round
+        // (`gmp::sec::mr_round`) applies; fails with probability 2^-63.
+        if out.as_limbs()[0] == 1 {
             return None;
         }
         Some(MrCandidate::new(std::mem::take(out)))
@@ -180,12 +219,8 @@ impl CandidateSource for RsaSource {
     fn rounds(&self) -> u32 {
         self.rounds + 1
     }
-    /// Up to 2048-bit primes (RSA-4096) a round takes at most ~4 ms.
-    fn quick_rounds(&self) -> bool {
-        self.lo.significant_bits() <= 2048
-    }
     /// Round 0 is the constant-time base-2 Fermat filter
-    /// ([`fermat_base2_secret`], cheaper than a general exponentiation and
+    /// ([`fermat_base2_secret_or_stop`], cheaper than a general exponentiation and
     /// never failing a prime); rounds 1..=t are the counted Miller–Rabin
     /// rounds with bases from the seeded stream and GMP's constant-time
     /// `mpz_powm_sec`. Everything is constant time: the winning candidate
@@ -197,10 +232,11 @@ impl CandidateSource for RsaSource {
         round: u32,
         cand: &MrCandidate,
         exps: &AtomicU64,
+        stop: &AtomicBool,
     ) -> bool {
         if round == 0 {
             exps.fetch_add(1, Ordering::Relaxed);
-            return fermat_base2_secret(&cand.n);
+            return fermat_base2_secret_or_stop(&cand.n, stop);
         }
         mr_round_from_stream(seed, index, round - 1, cand, true, exps)
     }
@@ -211,12 +247,20 @@ impl CandidateSource for RsaSource {
 
 /// Generates an RSA key of `bits` bits with public exponent `e` and `primes`
 /// primes. Returns the key and the work counters.
+///
+/// Everything derived from the seed (candidates, Miller–Rabin bases, the
+/// pairwise test) and the key assembly run on the generation's private
+/// pool, whose workers' stacks are shielded and wiped and which is joined
+/// before this returns; the calling thread only waits, reports progress
+/// and copies the finished key into secure memory. Its own frames are
+/// wiped from above ([`crate::secure::with_wiped_stack`]), and every GMP
+/// block of the generation lives in the secret arena
+/// ([`crate::gmp::secret_scope`]).
 pub fn generate(bits: u32, e: u64, primes: u32, opts: &mut Options<'_>) -> Result<(RsaKey, Stats)> {
-    let result = generate_inner(bits, e, primes, opts);
-    // The calling thread ran the key assembly (powm_sec, pairwise test):
-    // wipe GMP's stack temporaries below this frame.
-    crate::secure::wipe_stack();
-    result
+    crate::gmp::init();
+    crate::secure::with_wiped_stack(|| {
+        crate::gmp::secret_scope(|| generate_inner(bits, e, primes, opts))
+    })
 }
 
 fn generate_inner(
@@ -225,7 +269,11 @@ fn generate_inner(
     primes: u32,
     opts: &mut Options<'_>,
 ) -> Result<(RsaKey, Stats)> {
-    validate(bits, e, primes)?;
+    if opts.rsa_fips {
+        validate_fips(bits, e, primes)?;
+    } else {
+        validate(bits, e, primes)?;
+    }
     crate::gmp::init();
     crate::threads::resolve_threads(opts.threads)?;
     let seed = Seed::from_option(opts.seed)?;
@@ -273,21 +321,21 @@ fn generate_inner(
     }
 }
 
-/// Runs `a` and `b` on two of the generation's workers (wiping every
-/// worker's stack afterwards), or one after the other on the calling thread
-/// when the pool has a single worker.
+/// Runs `a` and `b` on two of the generation's workers, or one after the
+/// other on its single worker — never on the calling thread — and wipes
+/// every worker's stack afterwards.
 fn run_pair<RA: Send, RB: Send>(
     pool: &rayon::ThreadPool,
     a: impl FnOnce() -> RA + Send,
     b: impl FnOnce() -> RB + Send,
 ) -> (RA, RB) {
-    if pool.current_num_threads() >= 2 {
-        let r = pool.join(a, b);
-        pool.broadcast(|_| crate::secure::wipe_stack());
-        r
+    let r = if pool.current_num_threads() >= 2 {
+        pool.join(a, b)
     } else {
-        (a(), b())
-    }
+        pool.install(|| (a(), b()))
+    };
+    pool.broadcast(|_| crate::secure::wipe_stack());
+    r
 }
 
 /// Builds the key from its primes; `None` when a FIPS condition fails.
@@ -304,12 +352,8 @@ fn assemble(
     seed: &Seed,
     pool: &rayon::ThreadPool,
 ) -> Result<Option<RsaKey>> {
-    let half = bits / 2;
-    if ps.len() == 2 {
-        let diff = Integer::from(&ps[0] - &ps[1]).abs();
-        if diff.significant_bits() <= half - 100 {
-            return Ok(None);
-        }
+    if ps.len() == 2 && !primes_far_apart(&ps[0], &ps[1], bits) {
+        return Ok(None);
     }
     for i in 0..ps.len() {
         for j in i + 1..ps.len() {
@@ -328,9 +372,10 @@ fn assemble(
         .iter()
         .map(|p| inverse_of_e_mod(&Integer::from(p - 1u32), e))
         .collect();
-    let (m, c) = pairwise_message(&n, e, seed)?;
+    // The message comes from the seed's stream: built on a worker.
+    let (m, c) = pool.install(|| pairwise_message(&n, e, seed))?;
     // The pairwise test's CRT part for prime i: c^(d_i) mod r_i.
-    let part = |i: usize| Integer::from(&c % &ps[i]).secure_pow_mod(&exps[i], &ps[i]);
+    let part = |i: usize| sec::rem(&c, &ps[i]).secure_pow_mod(&exps[i], &ps[i]);
     let (side, rest) = run_pair(
         pool,
         || -> Result<_> {
@@ -340,7 +385,7 @@ fn assemble(
             let d = inverse_of_e_mod(&carmichael_lambda(ps)?, e);
             let bound = ps.iter().map(|p| p.significant_bits()).max().unwrap_or(0);
             let inv_mod_prime = |v: &Integer, p: &Integer| {
-                ct::inverse_mod_odd(&Integer::from(v % p), p, bound).ok_or(Error::Internal)
+                ct::inverse_mod_odd(&sec::rem(v, p), p, bound).ok_or(Error::Internal)
             };
             let mut coeffs = vec![inv_mod_prime(&ps[1], &ps[0])?];
             let mut prefix = Integer::from(&ps[0] * &ps[1]);
@@ -354,7 +399,7 @@ fn assemble(
     );
     let (d, coeffs, first) = side?;
     let parts: Vec<Integer> = std::iter::once(first).chain(rest).collect();
-    if d.significant_bits() <= half {
+    if !d_large_enough(&d, bits) {
         return Ok(None);
     }
     pairwise_check(&m, ps, &parts, &coeffs)?;
@@ -385,13 +430,17 @@ fn pairwise_check(
     parts: &[Integer],
     coeffs: &[Integer],
 ) -> Result<()> {
-    let mut h = Integer::from(&parts[0] - &parts[1]) * &coeffs[0];
-    h.modulo_mut(&ps[0]);
+    // h = (a − b)·c mod r as (a + r − (b mod r))·c mod r: non-negative,
+    // every reduction by a secret prime side-channel-silent (`sec::rem`).
+    let garner = |a: &Integer, b: &Integer, c: &Integer, r: &Integer| {
+        let diff = Integer::from(a + r) - sec::rem(b, r);
+        sec::rem(&(diff * c), r)
+    };
+    let h = garner(&parts[0], &parts[1], &coeffs[0], &ps[0]);
     let mut out = parts[1].clone() + Integer::from(&ps[1] * &h);
     let mut prefix = Integer::from(&ps[0] * &ps[1]);
     for i in 2..ps.len() {
-        let mut h = Integer::from(&parts[i] - &out) * &coeffs[i - 1];
-        h.modulo_mut(&ps[i]);
+        let h = garner(&parts[i], &out, &coeffs[i - 1], &ps[i]);
         out += Integer::from(&prefix * &h);
         prefix *= &ps[i];
     }
@@ -462,6 +511,75 @@ mod tests {
         assert!(Integer::from(&l - 1u32).square() < Integer::from(1u32) << 2047);
     }
 
+    /// FIPS 186-5's bounds are strict: |p − q| > 2^(nlen/2 − 100) and
+    /// d > 2^(nlen/2); equality fails.
+    #[test]
+    fn fips_bounds_at_the_exact_edge() {
+        for bits in [2048u32, 3072, 4096] {
+            let edge = Integer::from(1u32) << (bits / 2 - 100);
+            let q = (Integer::from(1u32) << (bits / 2 - 1)) + 12345u32;
+            let p = Integer::from(&q + &edge);
+            assert!(
+                !primes_far_apart(&p, &q, bits),
+                "{bits}: |p−q| = 2^(n/2−100)"
+            );
+            assert!(!primes_far_apart(&q, &p, bits), "{bits}: order");
+            let p1 = Integer::from(&p + 1u32);
+            assert!(
+                primes_far_apart(&p1, &q, bits),
+                "{bits}: |p−q| = 2^(n/2−100) + 1"
+            );
+            assert!(primes_far_apart(&q, &p1, bits), "{bits}: order, + 1");
+            let p0 = Integer::from(&p - 1u32);
+            assert!(!primes_far_apart(&p0, &q, bits), "{bits}: − 1");
+
+            let d = Integer::from(1u32) << (bits / 2);
+            assert!(!d_large_enough(&d, bits), "{bits}: d = 2^(n/2)");
+            assert!(
+                d_large_enough(&Integer::from(&d + 1u32), bits),
+                "{bits}: d = 2^(n/2) + 1"
+            );
+            assert!(
+                !d_large_enough(&Integer::from(&d - 1u32), bits),
+                "{bits}: d < 2^(n/2)"
+            );
+        }
+    }
+
+    #[test]
+    fn fips_requests() {
+        assert!(validate_fips(2048, 65537, 2).is_ok());
+        assert!(validate_fips(4096, (1 << 40) + 1, 2).is_ok());
+        assert!(validate_fips(2048, u64::MAX, 2).is_ok());
+        for (b, e, u) in [
+            (2046, 65537, 2),
+            (1024, 65537, 2),
+            (512, 65537, 2),
+            (2048, 3, 2),
+            (2048, 65535, 2),
+            (2048, 1 << 16 | 1, 3),
+            (4096, 65537, 3),
+        ] {
+            assert!(validate(b, e, u).is_ok(), "{b} {e} {u} is a valid request");
+            assert!(validate_fips(b, e, u).is_err(), "{b} {e} {u} is not FIPS");
+        }
+    }
+
+    #[test]
+    fn coprime_side_condition() {
+        for e in [3u64, 5, 17, 65537, 65539, (1 << 40) + 15] {
+            for r in [0u64, 1, 2, 3, e - 1, e / 2] {
+                let c_minus_1 = (r + e - 1) % e;
+                let mut a = c_minus_1;
+                let mut b = e;
+                while b != 0 {
+                    (a, b) = (b, a % b);
+                }
+                assert_eq!(coprime_minus_one(r, e), a == 1, "r={r} e={e}");
+            }
+        }
+    }
+
     #[test]
     fn neg_inverse() {
         for (a, m) in [
@@ -470,7 +588,7 @@ mod tests {
             (2, 3),
             (u64::MAX - 2, u64::MAX),
         ] {
-            if gcd_u64(a, m) != 1 {
+            if ct::gcd_inverse_u64(a % m, m).0 != 1 {
                 continue;
             }
             let x = neg_inverse_mod_u64(a, m);

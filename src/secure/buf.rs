@@ -160,6 +160,14 @@ impl SecureBuf {
         self.len == 0
     }
 
+    /// Whether this buffer was made by the parent of this `fork()` child: its
+    /// region then reads as zeros (`MADV_WIPEONFORK`) or is not mapped
+    /// (`MADV_DONTFORK`), and must not be used.
+    pub fn is_inherited(&self) -> bool {
+        // SAFETY: getpid has no preconditions.
+        unsafe { libc::getpid() != self.owner_pid }
+    }
+
     /// Whether `mlock` succeeded for the whole region.
     pub fn is_locked(&self) -> bool {
         self.locked

@@ -36,6 +36,116 @@ pub fn wipe_stack() {
     std::hint::black_box(&buf);
 }
 
+/// Runs `f` in a frame of its own, then wipes [`STACK_WIPE`] bytes below
+/// this function's frame (every frame `f` used) and clears the vector
+/// registers ([`super::clear_registers`]). The entry points that handle
+/// secrets run their core call through it, so the wipe starts *above* the
+/// frames that held the seed or key material, not inside them.
+#[inline(never)]
+pub fn with_wiped_stack<T>(f: impl FnOnce() -> T) -> T {
+    let r = run_below(f);
+    wipe_stack();
+    super::clear_registers();
+    r
+}
+
+#[inline(never)]
+fn run_below<T>(f: impl FnOnce() -> T) -> T {
+    std::hint::black_box(f())
+}
+
+/// Runs `f` on the calling thread with the part of its stack that `f` uses
+/// marked `MADV_WIPEONFORK` (a `fork()` child sees zeros there) and
+/// `MADV_DONTDUMP` (absent from core dumps); afterwards wipes
+/// [`STACK_WIPE`] bytes below this frame and restores the defaults, so that
+/// the C library may cache and reuse the stack for an ordinary thread.
+///
+/// The shielded range runs from the stack's lowest page up to the page
+/// boundary below this frame; `f` is called below a one-page spacer, so
+/// all of its frames lie inside the range. This frame and those above it
+/// (the thread's start-up, and in glibc its TLS and descriptor, which the
+/// C library reads in a fork child) are left as they are.
+///
+/// Used on every pool worker of a generation: a private thread whose
+/// deeper frames hold candidates, stream states and GMP temporaries.
+/// Where the stack's bounds are unknown, `f` still runs and the stack is
+/// still wiped.
+#[inline(never)]
+pub fn run_shielded<T>(f: impl FnOnce() -> T) -> T {
+    let here = std::hint::black_box(0u8);
+    let shield = Shield::enter(std::ptr::addr_of!(here) as usize);
+    let r = run_below_spacer(f);
+    wipe_stack();
+    drop(shield);
+    r
+}
+
+#[inline(never)]
+fn run_below_spacer<T>(f: impl FnOnce() -> T) -> T {
+    let mut spacer = [0u8; 4096 + 64];
+    std::hint::black_box(&mut spacer);
+    let r = f();
+    std::hint::black_box(&spacer);
+    r
+}
+
+struct Shield {
+    lo: usize,
+    len: usize,
+}
+
+impl Shield {
+    #[cfg(target_os = "linux")]
+    fn enter(here: usize) -> Option<Shield> {
+        // SAFETY: pthread_getattr_np fills `attr` for the calling thread,
+        // which is destroyed after reading the stack bounds from it.
+        let (addr, size) = unsafe {
+            let mut attr: libc::pthread_attr_t = std::mem::zeroed();
+            if libc::pthread_getattr_np(libc::pthread_self(), &mut attr) != 0 {
+                return None;
+            }
+            let mut addr: *mut libc::c_void = std::ptr::null_mut();
+            let mut size: libc::size_t = 0;
+            let rc = libc::pthread_attr_getstack(&attr, &mut addr, &mut size);
+            libc::pthread_attr_destroy(&mut attr);
+            if rc != 0 {
+                return None;
+            }
+            (addr as usize, size)
+        };
+        let page = 4096usize;
+        let hi = here & !(page - 1);
+        let lo = (addr + page - 1) & !(page - 1);
+        if hi <= lo || here >= addr + size {
+            return None;
+        }
+        let shield = Shield { lo, len: hi - lo };
+        shield.advise(libc::MADV_WIPEONFORK, libc::MADV_DONTDUMP);
+        Some(shield)
+    }
+
+    #[cfg(not(target_os = "linux"))]
+    fn enter(_here: usize) -> Option<Shield> {
+        None
+    }
+
+    fn advise(&self, fork: libc::c_int, dump: libc::c_int) {
+        // SAFETY: advice on pages of this thread's own stack mapping
+        // (private and anonymous); failures leave the defaults in place.
+        unsafe {
+            libc::madvise(self.lo as *mut libc::c_void, self.len, fork);
+            libc::madvise(self.lo as *mut libc::c_void, self.len, dump);
+        }
+    }
+}
+
+impl Drop for Shield {
+    fn drop(&mut self) {
+        #[cfg(target_os = "linux")]
+        self.advise(libc::MADV_KEEPONFORK, libc::MADV_DODUMP);
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

@@ -1,0 +1,254 @@
+//! Side-channel-silent arithmetic on secret values through GMP's `mpn_sec_*`
+//! functions: a remainder by a secret modulus and a Miller–Rabin round on
+//! a secret candidate, both in time that depends only on public sizes.
+
+use crate::secure::SecretVec;
+use gmp_mpfr_sys::gmp;
+use rug::Integer;
+
+use super::fermat::redc;
+use crate::prime::small::inverse_mod_2_64;
+
+type Limb = u64;
+
+fn buf(l: usize) -> SecretVec<Limb> {
+    SecretVec::zeroed(l.max(1))
+}
+
+/// Constant-time equality of two limb arrays of the same length.
+fn ct_eq(a: &[Limb], b: &[Limb]) -> Limb {
+    let diff = a.iter().zip(b).fold(0, |acc, (x, y)| acc | (x ^ y));
+    // 1 when diff == 0, else 0, without a branch.
+    1 ^ ((diff | diff.wrapping_neg()) >> 63)
+}
+
+/// `x mod m` for `x ≥ 0` and `m > 0` with `mpn_sec_div_r`: the time
+/// depends on the limb counts of `x` and `m` only. Scratch is wiped.
+pub fn rem(x: &Integer, m: &Integer) -> Integer {
+    super::init();
+    debug_assert!(*x >= 0 && *m > 0);
+    let (xl, ml) = (x.as_limbs(), m.as_limbs());
+    if xl.len() < ml.len() {
+        return x.clone();
+    }
+    let mut num = SecretVec::from_slice(xl);
+    // SAFETY: `num` has xl.len() ≥ ml.len() limbs, `m`'s top limb is non-zero
+    // (rug normalises), and the scratch has the size GMP asks for.
+    unsafe {
+        let itch = gmp::mpn_sec_div_r_itch(xl.len() as _, ml.len() as _) as usize;
+        let mut scratch = buf(itch);
+        gmp::mpn_sec_div_r(
+            num.as_mut_ptr(),
+            xl.len() as _,
+            ml.as_ptr(),
+            ml.len() as _,
+            scratch.as_mut_ptr(),
+        );
+    }
+    Integer::from_digits(&num[..ml.len()], rug::integer::Order::Lsf)
+}
+
+/// Largest s = v2(n − 1) the constant-time round handles: its squarings
+/// always run `MAX_S − 1` times. Candidates with a larger s (probability
+/// 2^-63 for a random odd number) are rejected unbuilt by the RSA source.
+pub const MAX_S: u32 = 63;
+
+/// One strong-probable-prime round to `base` (2 ≤ base ≤ n − 2) on an odd
+/// secret `n` with v2(n − 1) ≤ [`MAX_S`], in time that depends only on the
+/// limb count and bit size of n:
+/// - s = v2(n − 1) by a count of trailing zeros of one limb, and
+///   d = (n − 1) / 2^s by `mpn_rshift` (whose time does not depend on the
+///   count);
+/// - y = base^d mod n by `mpn_sec_powm` with the exponent length set to the
+///   bit size of n, not of d (`mpz_powm_sec` would take d's length, and so
+///   reveal s);
+/// - the squarings run `MAX_S − 1` times in Montgomery form (basecase
+///   squaring, `mpn_redc_1`, a masked subtraction), each compared with
+///   n − 1 by a full-length XOR, and only those before the s-th count.
+///
+/// Returns `None` when v2(n − 1) > `MAX_S` (the caller decides).
+pub fn mr_round(n: &Integer, base: &Integer) -> Option<bool> {
+    super::init();
+    let m = n.as_limbs();
+    let len = m.len();
+    if len == 0 || m[0] & 1 == 0 || (m[0] == 1 && len > 1) || *n < 5u32 {
+        return None;
+    }
+    let s = (m[0] ^ 1).trailing_zeros();
+    if s > MAX_S {
+        return None;
+    }
+    let bits = n.significant_bits();
+    let b = base.as_limbs();
+    if b.is_empty() || b.len() > len {
+        return None;
+    }
+    let n_l = len as gmp::size_t;
+    let invm = inverse_mod_2_64(m[0]).wrapping_neg();
+    let redc = redc();
+    // SAFETY (whole block): every pointer comes from a live Vec or slice of
+    // the length GMP is told; in-place operations are those the GMP manual
+    // allows (mpn_cnd_sub_n, mpn_rshift with rp = up); `prod` has 2·len
+    // limbs as mpn_sec_sqr and redc_1 need; scratch areas have the sizes
+    // the `_itch` functions ask for.
+    unsafe {
+        let powm_itch = gmp::mpn_sec_powm_itch(b.len() as _, bits as _, n_l) as usize;
+        let sqr_itch = gmp::mpn_sec_sqr_itch(n_l) as usize;
+        let div_itch = gmp::mpn_sec_div_r_itch(2 * n_l, n_l) as usize;
+        let mut scratch = buf(powm_itch.max(sqr_itch).max(div_itch));
+        // d = (n − 1) >> s, 1 ≤ s ≤ 63.
+        let mut d = buf(len);
+        d.copy_from_slice(m);
+        d[0] ^= 1;
+        gmp::mpn_rshift(d.as_mut_ptr(), d.as_ptr(), n_l, s);
+        // y = base^d mod n, the exponent taken as `bits` bits long.
+        let mut y = buf(len);
+        gmp::mpn_sec_powm(
+            y.as_mut_ptr(),
+            b.as_ptr(),
+            b.len() as _,
+            d.as_ptr(),
+            bits as _,
+            m.as_ptr(),
+            n_l,
+            scratch.as_mut_ptr(),
+        );
+        let mut n_minus_1 = buf(len);
+        n_minus_1.copy_from_slice(m);
+        n_minus_1[0] ^= 1;
+        let mut one = buf(len);
+        one[0] = 1;
+        let mut pass = ct_eq(&y, &one) | ct_eq(&y, &n_minus_1);
+        // Montgomery forms: x = y·R mod n and −1·R = n − (R mod n).
+        let mut wide = buf(2 * len);
+        wide[len..].copy_from_slice(&y);
+        gmp::mpn_sec_div_r(
+            wide.as_mut_ptr(),
+            2 * n_l,
+            m.as_ptr(),
+            n_l,
+            scratch.as_mut_ptr(),
+        );
+        let mut x = buf(len);
+        x.copy_from_slice(&wide[..len]);
+        wide.fill(0);
+        wide[len] = 1;
+        gmp::mpn_sec_div_r(
+            wide.as_mut_ptr(),
+            n_l + 1,
+            m.as_ptr(),
+            n_l,
+            scratch.as_mut_ptr(),
+        );
+        let mut minus_one = buf(len);
+        gmp::mpn_sub_n(minus_one.as_mut_ptr(), m.as_ptr(), wide.as_ptr(), n_l);
+        let (mut prod, mut tmp) = (buf(2 * len), buf(len));
+        for j in 1..MAX_S {
+            gmp::mpn_sec_sqr(prod.as_mut_ptr(), x.as_ptr(), n_l, scratch.as_mut_ptr());
+            let cy = redc(
+                x.as_mut_ptr(),
+                prod.as_mut_ptr(),
+                m.as_ptr(),
+                len as isize,
+                invm,
+            );
+            let borrow = gmp::mpn_sub_n(tmp.as_mut_ptr(), x.as_ptr(), m.as_ptr(), n_l);
+            gmp::mpn_cnd_sub_n(
+                cy | (borrow ^ 1),
+                x.as_mut_ptr(),
+                x.as_ptr(),
+                m.as_ptr(),
+                n_l,
+            );
+            // Counts only while j < s: mask from the borrow of j − s.
+            let live = (j.wrapping_sub(s) >> 31) as Limb & 1;
+            pass |= ct_eq(&x, &minus_one) & live;
+        }
+        Some(pass == 1)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn rem_agrees_with_gmp() {
+        let mut x = Integer::from(0x9e37_79b9_7f4a_7c15u64);
+        for bits in [64u32, 65, 130, 700, 1024, 2048, 4100] {
+            x = (Integer::from(&x * &x) + 0x6a09_e667u32).keep_bits(bits * 2 + 40);
+            for mbits in [bits / 2 + 1, bits, bits + 70] {
+                let m = Integer::from(&x >> 17u32).keep_bits(mbits) | 1u32;
+                assert_eq!(rem(&x, &m), Integer::from(&x % &m), "{bits}/{mbits}");
+            }
+        }
+    }
+
+    /// Agrees with the textbook round on primes, strong pseudoprimes and
+    /// composites, for s from 1 to 63, at one limb and at many.
+    #[test]
+    fn mr_round_agrees_with_reference() {
+        let reference = |n: &Integer, a: &Integer| {
+            let nm1 = Integer::from(n - 1u32);
+            let s = nm1.find_one(0).unwrap();
+            let d = Integer::from(&nm1 >> s);
+            let mut x = a.clone().pow_mod(&d, n).unwrap();
+            if x == 1u32 || x == nm1 {
+                return true;
+            }
+            for _ in 1..s {
+                x = x.square() % n;
+                if x == nm1 {
+                    return true;
+                }
+            }
+            false
+        };
+        let mut checked = 0;
+        for small in [101u32, 561, 2047, 3277, 4033, 65537, 2147483647] {
+            let n = Integer::from(small);
+            for a in [2u32, 3, 10, 99] {
+                let a = Integer::from(a);
+                assert_eq!(mr_round(&n, &a), Some(reference(&n, &a)), "{small} {a}");
+                checked += 1;
+            }
+        }
+        // Primes p = k·2^s + 1 for s = 1..63 at 64..2048 bits.
+        let mut x = Integer::from(0x1234_5678_9abc_def1u64);
+        for bits in [64u32, 200, 1024, 2048] {
+            for s in [1u32, 2, 5, 17, 32, 62, 63] {
+                if s + 8 > bits {
+                    continue;
+                }
+                x = (Integer::from(&x * &x) + 0x9e37_79b9u32).keep_bits(bits + 64);
+                let mut k = Integer::from(&x >> 64u32).keep_bits(bits - s);
+                k.set_bit(bits - s - 1, true);
+                k |= 1u32;
+                let mut n = (Integer::from(&k << s)) + 1u32;
+                while n.is_probably_prime(30) == rug::integer::IsPrime::No {
+                    k += 2u32;
+                    n = (Integer::from(&k << s)) + 1u32;
+                }
+                assert_eq!(Integer::from(&n - 1u32).find_one(0), Some(s));
+                for a in [2u32, 3, 7] {
+                    let a = Integer::from(a);
+                    assert_eq!(mr_round(&n, &a), Some(true), "prime, s={s}");
+                    // A composite with the same s: n·(2^(s+1)·j + 1).
+                    let c: Integer = &n * ((Integer::from(1u32) << (s + 1)) * 3u32 + 1u32);
+                    if Integer::from(&c - 1u32).find_one(0).unwrap() <= MAX_S {
+                        assert_eq!(
+                            mr_round(&c, &a),
+                            Some(reference(&c, &a)),
+                            "composite, s={s}"
+                        );
+                    }
+                    checked += 2;
+                }
+            }
+        }
+        assert!(checked > 100);
+        // s = 64 is refused, not misjudged.
+        let big = (Integer::from(5u32) << 64u32) + 1u32;
+        assert_eq!(mr_round(&big, &Integer::from(2u32)), None);
+    }
+}

@@ -1,0 +1,156 @@
+//! Clearing the vector registers before an entry point returns.
+//!
+//! Key material passes through SIMD registers (memcpy, zeroize, GMP's
+//! copies). A secret left in them after we return is spilled onto the
+//! host's stack by the next code that saves the vector state — with lazy
+//! binding, the dynamic loader's resolver on the host's next unresolved
+//! call. [`clear_registers`] zeroes every vector register the CPU has
+//! (and the caller-saved general registers) so nothing remains to spill.
+
+/// Zeroes the vector registers (x86-64: all of xmm/ymm/zmm 0–15, and
+/// zmm16–31 with AVX-512; aarch64: v0–v31) and the caller-saved general
+/// registers. A no-op on other architectures.
+#[inline(never)]
+pub fn clear_registers() {
+    #[cfg(target_arch = "x86_64")]
+    x86::clear();
+    #[cfg(target_arch = "aarch64")]
+    // SAFETY: only zeroes caller-saved registers, declared as clobbered.
+    unsafe {
+        std::arch::asm!(
+            "movi v0.16b, #0", "movi v1.16b, #0", "movi v2.16b, #0", "movi v3.16b, #0",
+            "movi v4.16b, #0", "movi v5.16b, #0", "movi v6.16b, #0", "movi v7.16b, #0",
+            "movi v16.16b, #0", "movi v17.16b, #0", "movi v18.16b, #0", "movi v19.16b, #0",
+            "movi v20.16b, #0", "movi v21.16b, #0", "movi v22.16b, #0", "movi v23.16b, #0",
+            "movi v24.16b, #0", "movi v25.16b, #0", "movi v26.16b, #0", "movi v27.16b, #0",
+            "movi v28.16b, #0", "movi v29.16b, #0", "movi v30.16b, #0", "movi v31.16b, #0",
+            out("v0") _, out("v1") _, out("v2") _, out("v3") _,
+            out("v4") _, out("v5") _, out("v6") _, out("v7") _,
+            out("v16") _, out("v17") _, out("v18") _, out("v19") _,
+            out("v20") _, out("v21") _, out("v22") _, out("v23") _,
+            out("v24") _, out("v25") _, out("v26") _, out("v27") _,
+            out("v28") _, out("v29") _, out("v30") _, out("v31") _,
+            options(nostack, nomem, preserves_flags),
+        );
+    }
+    // v8–v15 are callee-saved on aarch64: their low halves are restored
+    // by our own prologues, and the upper halves are cleared here too.
+    #[cfg(target_arch = "aarch64")]
+    // SAFETY: writes zero to the upper 64 bits of v8–v15 only (the lower
+    // halves are callee-saved and left as they are).
+    unsafe {
+        std::arch::asm!(
+            "mov v8.d[1], xzr",
+            "mov v9.d[1], xzr",
+            "mov v10.d[1], xzr",
+            "mov v11.d[1], xzr",
+            "mov v12.d[1], xzr",
+            "mov v13.d[1], xzr",
+            "mov v14.d[1], xzr",
+            "mov v15.d[1], xzr",
+            options(nostack, nomem, preserves_flags),
+        );
+    }
+}
+
+#[cfg(target_arch = "x86_64")]
+mod x86 {
+    use std::sync::atomic::{AtomicU8, Ordering};
+
+    /// 0 = not probed, 1 = SSE only, 2 = AVX, 3 = AVX-512F.
+    static LEVEL: AtomicU8 = AtomicU8::new(0);
+
+    fn level() -> u8 {
+        match LEVEL.load(Ordering::Relaxed) {
+            0 => {
+                let l = if std::arch::is_x86_feature_detected!("avx512f") {
+                    3
+                } else if std::arch::is_x86_feature_detected!("avx") {
+                    2
+                } else {
+                    1
+                };
+                LEVEL.store(l, Ordering::Relaxed);
+                l
+            }
+            l => l,
+        }
+    }
+
+    pub fn clear() {
+        let l = level();
+        // SAFETY (all blocks): zeroing caller-saved registers (every
+        // vector register is caller-saved in the SysV ABI), declared as
+        // clobbered; AVX and AVX-512 forms only where the CPU has them.
+        unsafe {
+            if l >= 2 {
+                // vzeroall: all of ymm/zmm 0–15.
+                std::arch::asm!(
+                    "vzeroall",
+                    out("xmm0") _, out("xmm1") _, out("xmm2") _, out("xmm3") _,
+                    out("xmm4") _, out("xmm5") _, out("xmm6") _, out("xmm7") _,
+                    out("xmm8") _, out("xmm9") _, out("xmm10") _, out("xmm11") _,
+                    out("xmm12") _, out("xmm13") _, out("xmm14") _, out("xmm15") _,
+                    options(nostack, nomem, preserves_flags),
+                );
+            } else {
+                std::arch::asm!(
+                    "xorps xmm0, xmm0", "xorps xmm1, xmm1", "xorps xmm2, xmm2",
+                    "xorps xmm3, xmm3", "xorps xmm4, xmm4", "xorps xmm5, xmm5",
+                    "xorps xmm6, xmm6", "xorps xmm7, xmm7", "xorps xmm8, xmm8",
+                    "xorps xmm9, xmm9", "xorps xmm10, xmm10", "xorps xmm11, xmm11",
+                    "xorps xmm12, xmm12", "xorps xmm13, xmm13", "xorps xmm14, xmm14",
+                    "xorps xmm15, xmm15",
+                    out("xmm0") _, out("xmm1") _, out("xmm2") _, out("xmm3") _,
+                    out("xmm4") _, out("xmm5") _, out("xmm6") _, out("xmm7") _,
+                    out("xmm8") _, out("xmm9") _, out("xmm10") _, out("xmm11") _,
+                    out("xmm12") _, out("xmm13") _, out("xmm14") _, out("xmm15") _,
+                    options(nostack, nomem),
+                );
+            }
+            if l >= 3 {
+                // zmm16–31 exist only with AVX-512 (glibc's EVEX memcpy
+                // uses them); vpxord zeroes the full 512 bits.
+                std::arch::asm!(
+                    "vpxord zmm16, zmm16, zmm16",
+                    "vpxord zmm17, zmm17, zmm17",
+                    "vpxord zmm18, zmm18, zmm18",
+                    "vpxord zmm19, zmm19, zmm19",
+                    "vpxord zmm20, zmm20, zmm20",
+                    "vpxord zmm21, zmm21, zmm21",
+                    "vpxord zmm22, zmm22, zmm22",
+                    "vpxord zmm23, zmm23, zmm23",
+                    "vpxord zmm24, zmm24, zmm24",
+                    "vpxord zmm25, zmm25, zmm25",
+                    "vpxord zmm26, zmm26, zmm26",
+                    "vpxord zmm27, zmm27, zmm27",
+                    "vpxord zmm28, zmm28, zmm28",
+                    "vpxord zmm29, zmm29, zmm29",
+                    "vpxord zmm30, zmm30, zmm30",
+                    "vpxord zmm31, zmm31, zmm31",
+                    options(nostack, nomem, preserves_flags),
+                );
+            }
+            // Caller-saved general registers (rax carries no value here:
+            // this function returns nothing).
+            std::arch::asm!(
+                "xor eax, eax", "xor ecx, ecx", "xor edx, edx", "xor esi, esi",
+                "xor edi, edi", "xor r8d, r8d", "xor r9d, r9d", "xor r10d, r10d",
+                "xor r11d, r11d",
+                out("rax") _, out("rcx") _, out("rdx") _, out("rsi") _, out("rdi") _,
+                out("r8") _, out("r9") _, out("r10") _, out("r11") _,
+                options(nostack, nomem),
+            );
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    #[test]
+    fn clearing_returns_and_keeps_working() {
+        let x = std::hint::black_box(1.5f64);
+        super::clear_registers();
+        assert_eq!(std::hint::black_box(x) * 2.0, 3.0);
+    }
+}
