@@ -19,9 +19,11 @@
  * A fork child scans all of its readable private memory for any 16-byte
  * window of any captured seed, and checks that every use of a key and a
  * buffer made by the parent returns PF_ERR_FORKED (or 0/NULL for the
- * value-returning functions). Exit status 0 = nothing found, all checks
- * passed. */
+ * value-returning functions). Before that, a generation on 1024 threads
+ * must leave no worker thread alive when it returns (status 7). Exit
+ * status 0 = nothing found, all checks passed. */
 #define _GNU_SOURCE
+#include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <pthread.h>
@@ -93,12 +95,12 @@ static int in_range(uintptr_t lo, uintptr_t hi, const void *p) {
 }
 
 /* Counts places in this process's readable private memory (skipping the
- * capture page and the scratch area) where a WINDOW-byte window of one of
- * `n` byte strings occurs, XORed with `mask`, in the given byte order
+ * capture page and the scratch area) where a WINDOW-byte window (at every
+ * `stride`-th offset) of one of `n` byte strings occurs, XORed with `mask`, in the given byte order
  * (reversed = GMP's little-endian limbs). The strings and the needle live
  * in the skipped areas. */
 static int count_windows(const unsigned char *const *strs, const size_t *lens, int n, unsigned char mask,
-                         int reversed, int verbose) {
+                         int reversed, size_t stride, int verbose) {
     int found = 0;
     FILE *maps = fopen("/proc/self/maps", "r");
     int mem = open("/proc/self/mem", O_RDONLY);
@@ -117,7 +119,7 @@ static int count_windows(const unsigned char *const *strs, const size_t *lens, i
             ssize_t got = pread(mem, scratch, want, (off_t)at);
             if (got <= 0) break;
             for (int s = 0; s < n; s++) {
-                for (size_t off = 0; off + WINDOW <= lens[s]; off += 4) {
+                for (size_t off = 0; off + WINDOW <= lens[s]; off += stride) {
                     for (int i = 0; i < WINDOW; i++) {
                         size_t j = reversed ? lens[s] - 1 - (off + (size_t)i) : off + (size_t)i;
                         needle[i] = strs[s][j] ^ mask;
@@ -143,15 +145,18 @@ static int count_windows(const unsigned char *const *strs, const size_t *lens, i
     return found;
 }
 
+/* Windows of every captured seed at offsets 0, 8 and 16: any copy of 23
+ * contiguous seed bytes contains one. With `mask` 0xFF, only the planted
+ * inverted copy of the first seed is looked for (the scan's control). */
 static int count_seed_windows(unsigned char mask) {
     const unsigned char *strs[MAX_SEEDS];
     size_t lens[MAX_SEEDS];
-    int n = n_captured;
+    int n = mask ? 1 : n_captured;
     for (int s = 0; s < n; s++) {
         strs[s] = captured + SEED_LEN * s;
-        lens[s] = SEED_LEN;
+        lens[s] = mask ? WINDOW : SEED_LEN;
     }
-    return count_windows(strs, lens, n, mask, 0, mask == 0 && getenv("LEFTOVERS_VERBOSE") != NULL);
+    return count_windows(strs, lens, n, mask, 0, 8, mask == 0 && getenv("LEFTOVERS_VERBOSE") != NULL);
 }
 
 /* Every use of an inherited key or buffer must say so. */
@@ -206,7 +211,9 @@ static int child_checks(pf_rsa_key *kept, pf_buffer *kept_buf, int from_parent) 
         store += len;
     }
     int verbose = getenv("LEFTOVERS_VERBOSE") != NULL;
-    int primes = count_windows(pq, lens, 2, 0, 0, verbose) + count_windows(pq, lens, 2, 0, 1, verbose);
+    /* Windows at every 16th byte: any copy of 31 contiguous bytes of p or
+     * q contains one. */
+    int primes = count_windows(pq, lens, 2, 0, 0, WINDOW, verbose) + count_windows(pq, lens, 2, 0, 1, WINDOW, verbose);
     int bad = check_inherited(kept, kept_buf);
     if (copies) fprintf(stderr, "leftovers: %d copies of a seed in the child\n", copies);
     if (primes) fprintf(stderr, "leftovers: %d windows of p or q in the child\n", primes);
@@ -265,9 +272,36 @@ static unsigned char *plant_control(void) {
     return c;
 }
 
+/* Threads of this process named primeforge-* (the library's workers). */
+static int library_threads(void) {
+    int n = 0;
+    DIR *d = opendir("/proc/self/task");
+    if (d == NULL) die("cannot list /proc/self/task", 2);
+    struct dirent *e;
+    while ((e = readdir(d)) != NULL) {
+        if (e->d_name[0] == '.') continue;
+        char path[300], name[32] = {0};
+        snprintf(path, sizeof path, "/proc/self/task/%s/comm", e->d_name);
+        int fd = open(path, O_RDONLY);
+        if (fd < 0) continue;
+        ssize_t got = read(fd, name, sizeof name - 1);
+        close(fd);
+        if (got > 0 && strncmp(name, "primeforge-", 11) == 0) n++;
+    }
+    closedir(d);
+    return n;
+}
+
 static int fork_modes(int during) {
     scratch = mmap(NULL, CHUNK + WINDOW + 8192, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
     if (scratch == MAP_FAILED) die("mmap failed", 2);
+    /* Every worker is joined before a call returns, even 1024 of them. */
+    pf_rsa_free(generate(512, 1024));
+    int left = library_threads();
+    if (left != 0) {
+        fprintf(stderr, "leftovers: %d worker threads alive after the call returned\n", left);
+        return 7;
+    }
     pf_rsa_key *kept = generate(1024, 2);
     pf_buffer *kept_buf = NULL;
     if (pf_buffer_new(64, &kept_buf) != PF_OK) die("pf_buffer_new failed", 2);
