@@ -30,9 +30,9 @@
 
 /** Version of this header; compare with pf_version() at run time. */
 #define PRIMEFORGE_VERSION_MAJOR 0
-#define PRIMEFORGE_VERSION_MINOR 1
+#define PRIMEFORGE_VERSION_MINOR 2
 #define PRIMEFORGE_VERSION_PATCH 0
-#define PRIMEFORGE_VERSION_STRING "0.1.0"
+#define PRIMEFORGE_VERSION_STRING "0.2.0"
 
 
 /**
