@@ -1,5 +1,6 @@
 # Install primeforge's C library: the shared library with its SONAME links,
-# the static library, the headers and a pkg-config file.
+# the static library (with GMP and everything but pf_* made local), the
+# headers and a pkg-config file.
 #
 #   cargo build --release && make install PREFIX=/usr/local [DESTDIR=...]
 #
@@ -19,13 +20,30 @@ PRIVATE_LIBS := -lgcc_s -lutil -lrt -lpthread -lm -ldl -lc
 all:
 	cargo build --release
 
-install:
+# The static library as installed: every member of cargo's archive (our
+# code, the Rust standard library, GMP) partially linked into one object in
+# which only the pf_* symbols stay global, so that a program that also links
+# GMP (directly, or through GnuTLS/nettle) keeps its own and ours stays
+# private, as in the shared library. The .llvmbc/.llvmcmd sections (bitcode
+# embedded in the Rust standard library's objects) are dropped: nothing
+# needs them, and binutils' LLVM plugin may fail to read them.
+$(TARGET)/libprimeforge-private.a: $(TARGET)/libprimeforge.a
+	rm -f $@ $(TARGET)/primeforge-private.o
+	ld -r --whole-archive $< -o $(TARGET)/primeforge-private.o
+	objcopy --wildcard --keep-global-symbol='pf_*' \
+	    --remove-section=.llvmbc --remove-section=.llvmcmd $(TARGET)/primeforge-private.o
+	ar rcs $@ $(TARGET)/primeforge-private.o
+	rm -f $(TARGET)/primeforge-private.o
+
+private-archive: $(TARGET)/libprimeforge-private.a
+
+install: $(TARGET)/libprimeforge-private.a
 	test -f $(TARGET)/libprimeforge.so || { echo "run cargo build --release first"; exit 1; }
 	install -d $(DESTDIR)$(LIBDIR)/pkgconfig $(DESTDIR)$(INCLUDEDIR)
 	install -m 0755 $(TARGET)/libprimeforge.so $(DESTDIR)$(LIBDIR)/libprimeforge.so.$(VERSION)
 	ln -sf libprimeforge.so.$(VERSION) $(DESTDIR)$(LIBDIR)/libprimeforge.so.$(MAJOR)
 	ln -sf libprimeforge.so.$(MAJOR) $(DESTDIR)$(LIBDIR)/libprimeforge.so
-	install -m 0644 $(TARGET)/libprimeforge.a $(DESTDIR)$(LIBDIR)/libprimeforge.a
+	install -m 0644 $(TARGET)/libprimeforge-private.a $(DESTDIR)$(LIBDIR)/libprimeforge.a
 	install -m 0644 include/primeforge.h include/primeforge.hpp $(DESTDIR)$(INCLUDEDIR)/
 	sed -e 's|@PREFIX@|$(PREFIX)|' -e 's|@LIBDIR@|$(LIBDIR)|' -e 's|@INCLUDEDIR@|$(INCLUDEDIR)|' \
 	    -e 's|@VERSION@|$(VERSION)|' -e 's|@PRIVATE_LIBS@|$(PRIVATE_LIBS)|' \
@@ -37,4 +55,4 @@ uninstall:
 	      $(DESTDIR)$(INCLUDEDIR)/primeforge.h $(DESTDIR)$(INCLUDEDIR)/primeforge.hpp \
 	      $(DESTDIR)$(LIBDIR)/pkgconfig/primeforge.pc
 
-.PHONY: all install uninstall
+.PHONY: all install uninstall private-archive
