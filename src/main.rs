@@ -14,13 +14,18 @@ use primeforge::encode::{dh_decode, dh_export, rsa_export, DhFormat, RsaFormat};
 use primeforge::prime::{Options, Progress, Stats};
 use primeforge::{Error, SecureBuf};
 
+#[path = "cli/out.rs"]
+mod out;
+
 /// Fast RSA key and Diffie-Hellman parameter generation on all cores.
 ///
-/// Files are written in the formats OpenSSL, GnuTLS and mbedTLS read: PEM by
-/// default (RFC 7468, OpenSSL's labels), DER with --der. Private keys are
-/// created with mode 0600. Output goes to a temporary file next to the
-/// target and is renamed into place only when complete, so an interrupted
-/// run (Ctrl-C) leaves no partial file.
+/// Files are written as PEM by default (RFC 7468, OpenSSL's labels), DER
+/// with --der. --out FILE never destroys what is at FILE: "-" is standard
+/// output; a symbolic link is followed and its final target written; a
+/// device, FIFO or socket is written through, never replaced; a regular
+/// file is replaced atomically (temporary file in the same directory, then
+/// rename), keeping its owner where possible, private keys with mode 0600.
+/// An interrupted run (Ctrl-C) leaves the old file or none.
 #[derive(Parser)]
 #[command(
     name = "primeforge",
@@ -75,7 +80,9 @@ struct Common {
     /// Write DER instead of PEM.
     #[arg(long)]
     der: bool,
-    /// Output file (default: standard output).
+    /// Output file, "-" for standard output (the default). A symbolic link
+    /// is followed, a device or FIFO written through, a regular file
+    /// replaced atomically.
     #[arg(long, short = 'o', value_name = "FILE")]
     out: Option<PathBuf>,
     /// No progress display.
@@ -136,19 +143,95 @@ struct DhArgs {
 }
 
 static INTERRUPTED: AtomicBool = AtomicBool::new(false);
+/// Set while a generation runs: its progress callback turns an interrupt
+/// into a cancel (the workers are joined, the secrets wiped). At any other
+/// time an interrupt ends the process at once.
+static GENERATING: AtomicBool = AtomicBool::new(false);
 
-extern "C" fn on_sigint(_: libc::c_int) {
+extern "C" fn on_interrupt(_: libc::c_int) {
     INTERRUPTED.store(true, Ordering::SeqCst);
+    if !GENERATING.load(Ordering::SeqCst) {
+        let tmp = out::PENDING_TMP.load(Ordering::SeqCst);
+        // SAFETY: unlink and _exit are async-signal-safe; `tmp` is NULL or
+        // a live C string (leaked while the temporary file exists).
+        unsafe {
+            if !tmp.is_null() {
+                libc::unlink(tmp);
+            }
+            libc::_exit(130);
+        }
+    }
 }
 
-/// Ctrl-C sets a flag that the progress callback turns into a cancel.
-fn install_sigint() {
-    let handler: extern "C" fn(libc::c_int) = on_sigint;
-    // SAFETY: the handler only stores to an atomic (async-signal-safe).
+/// Ctrl-C (SIGINT) and SIGTERM stop every subcommand at once; SIGPIPE gets
+/// its default action back (Rust ignores it), so `primeforge check KEY |
+/// head -1` ends quietly when the reader goes away.
+fn install_signals() {
+    let handler: extern "C" fn(libc::c_int) = on_interrupt;
+    // SAFETY: the handler only touches atomics and calls async-signal-safe
+    // functions.
     unsafe {
         libc::signal(libc::SIGINT, handler as libc::sighandler_t);
         libc::signal(libc::SIGTERM, handler as libc::sighandler_t);
+        libc::signal(libc::SIGPIPE, libc::SIG_DFL);
     }
+}
+
+/// OpenSSL-style single-dash long options (`-out`, `-in`, `-check`) would
+/// be read as clusters of short options (`-o ut`): refuse them with the
+/// right spelling instead.
+fn single_dash_long_option(args: &[std::ffi::OsString]) -> Option<String> {
+    const LONG: [&str; 24] = [
+        "out",
+        "in",
+        "bits",
+        "threads",
+        "der",
+        "quiet",
+        "exponent",
+        "primes",
+        "format",
+        "pubout",
+        "generator",
+        "legacy",
+        "x942",
+        "named",
+        "check",
+        "text",
+        "noout",
+        "outform",
+        "inform",
+        "help",
+        "version",
+        "dsaparam",
+        "rand",
+        "engine",
+    ];
+    for a in args.iter().skip(1) {
+        let Some(s) = a.to_str() else { continue };
+        if s == "--" {
+            break;
+        }
+        let Some(word) = s.strip_prefix('-') else {
+            continue;
+        };
+        if word.starts_with('-') || word.len() < 2 {
+            continue;
+        }
+        let name = word.split('=').next().unwrap_or(word);
+        if LONG.contains(&name) {
+            let hint = match name {
+                "in" => "give the file as an argument: primeforge check FILE".to_string(),
+                "check" | "text" | "noout" | "outform" | "inform" | "dsaparam" | "rand"
+                | "engine" => "this is an openssl option; see primeforge --help".to_string(),
+                _ => format!("did you mean --{name}?"),
+            };
+            return Some(format!(
+                "unknown option '{s}': options take two dashes; {hint}"
+            ));
+        }
+    }
+    None
 }
 
 /// A failure: message and exit code.
@@ -234,46 +317,24 @@ fn human(secs: f64) -> String {
     }
 }
 
-/// Writes `data` to `path` atomically (temporary file in the same
-/// directory, then rename) with `mode`, or to stdout when `path` is None.
-fn emit(data: &[u8], path: Option<&Path>, mode: u32, der: bool) -> Result<(), Fail> {
-    let Some(path) = path else {
-        if der && std::io::stdout().is_terminal() {
-            return Err(usage("refusing to write DER to a terminal; use --out FILE"));
+/// Writes `data` to `path` by the `--out` rules (see the `out` module), or
+/// to standard output when `path` is None or "-". `private` output (a
+/// private key) gets mode 0600.
+fn emit(data: &[u8], path: Option<&Path>, private: bool, der: bool) -> Result<(), Fail> {
+    match path {
+        Some(p) if p.as_os_str() != "-" => out::write(p, data, private)
+            .map(|_| ())
+            .map_err(|e| Fail(format!("{}: {e}", p.display()), 1)),
+        _ => {
+            if der && std::io::stdout().is_terminal() {
+                return Err(usage("refusing to write DER to a terminal; use --out FILE"));
+            }
+            let mut out = std::io::stdout().lock();
+            out.write_all(data)
+                .and_then(|_| out.flush())
+                .map_err(|e| Fail(format!("writing standard output: {e}"), 1))
         }
-        let mut out = std::io::stdout().lock();
-        return out
-            .write_all(data)
-            .and_then(|_| out.flush())
-            .map_err(|e| Fail(format!("writing standard output: {e}"), 1));
-    };
-    use std::os::unix::fs::OpenOptionsExt;
-    let dir = path
-        .parent()
-        .filter(|d| !d.as_os_str().is_empty())
-        .unwrap_or(Path::new("."));
-    let name = path
-        .file_name()
-        .ok_or_else(|| usage(format!("{}: not a file name", path.display())))?;
-    let tmp = dir.join(format!(
-        ".{}.tmp-{}",
-        name.to_string_lossy(),
-        std::process::id()
-    ));
-    let result = (|| {
-        let mut f = std::fs::OpenOptions::new()
-            .write(true)
-            .create_new(true)
-            .mode(mode)
-            .open(&tmp)?;
-        f.write_all(data)?;
-        f.sync_all()?;
-        std::fs::rename(&tmp, path)
-    })();
-    result.map_err(|e| {
-        let _ = std::fs::remove_file(&tmp);
-        Fail(format!("{}: {e}", path.display()), 1)
-    })
+    }
 }
 
 /// Runs a generation with the progress meter on stderr and Ctrl-C wired to
@@ -297,7 +358,13 @@ fn with_progress<T>(
         ..Default::default()
     };
     let start = Instant::now();
-    let (value, stats) = generate(&mut opts).map_err(from_core)?;
+    GENERATING.store(true, Ordering::SeqCst);
+    let result = generate(&mut opts);
+    GENERATING.store(false, Ordering::SeqCst);
+    if INTERRUPTED.load(Ordering::SeqCst) {
+        return Err(from_core(Error::Cancelled));
+    }
+    let (value, stats) = result.map_err(from_core)?;
     meter.finish(&summary(human(start.elapsed().as_secs_f64()), &stats));
     Ok(value)
 }
@@ -333,9 +400,9 @@ fn run_rsa(a: RsaArgs) -> Result<(), Fail> {
             RsaFormat::SpkiPem
         };
         let public = rsa_export(&key, f).map_err(from_core)?;
-        emit(public.as_slice(), Some(pubpath), 0o644, c.der)?;
+        emit(public.as_slice(), Some(pubpath), false, c.der)?;
     }
-    emit(private.as_slice(), c.out.as_deref(), 0o600, c.der)
+    emit(private.as_slice(), c.out.as_deref(), true, c.der)
 }
 
 fn group_by_name(name: &str) -> Option<Group> {
@@ -389,7 +456,7 @@ fn run_dh(a: DhArgs) -> Result<(), Fail> {
         ));
     }
     let out = dh_export(&params, format).map_err(from_core)?;
-    emit(out.as_slice(), c.out.as_deref(), 0o644, c.der)
+    emit(out.as_slice(), c.out.as_deref(), false, c.der)
 }
 
 /// Reads a file (or stdin for "-") into a secure buffer.
@@ -492,7 +559,13 @@ fn run_check(file: &Path) -> Result<bool, Fail> {
 }
 
 fn main() -> ExitCode {
-    let cli = match Cli::try_parse() {
+    install_signals();
+    let args: Vec<std::ffi::OsString> = std::env::args_os().collect();
+    if let Some(msg) = single_dash_long_option(&args) {
+        eprintln!("primeforge: {msg}");
+        return ExitCode::from(2);
+    }
+    let cli = match Cli::try_parse_from(&args) {
         Ok(c) => c,
         Err(e) => {
             // Help and version go to stdout with exit 0; usage errors are
@@ -501,7 +574,6 @@ fn main() -> ExitCode {
             return ExitCode::from(if e.use_stderr() { 2 } else { 0 });
         }
     };
-    install_sigint();
     let result = match cli.command {
         Command::Rsa(a) => run_rsa(a).map(|_| true),
         Command::Dhparam(a) => run_dh(a).map(|_| true),

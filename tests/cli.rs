@@ -326,3 +326,255 @@ fn progress_on_a_terminal_shows_an_eta() {
     );
     assert!(text.contains("1536-bit safe prime in"), "{text}");
 }
+
+fn file_type(p: &Path) -> std::fs::FileType {
+    std::fs::symlink_metadata(p).unwrap().file_type()
+}
+
+/// `--out -` is standard output, and creates no file named "-".
+#[test]
+fn out_dash_is_standard_output() {
+    let d = dir("out-dash");
+    let o = bin()
+        .args(["dhparam", "--named", "ffdhe2048", "--out", "-"])
+        .current_dir(&d)
+        .output()
+        .unwrap();
+    assert!(o.status.success());
+    assert!(String::from_utf8_lossy(&o.stdout).starts_with("-----BEGIN DH PARAMETERS-----"));
+    assert_eq!(
+        std::fs::read_dir(&d).unwrap().count(),
+        0,
+        "a file was created"
+    );
+}
+
+/// A symbolic link stays a link; its final target (through a chain, and a
+/// dangling one) receives the key, with mode 0600.
+#[test]
+fn out_through_a_symlink_writes_the_target_and_keeps_the_link() {
+    use std::os::unix::fs::symlink;
+    let d = dir("out-link");
+    std::fs::create_dir(d.join("keys")).unwrap();
+    std::fs::write(d.join("keys/real.pem"), "old\n").unwrap();
+    symlink("keys/real.pem", d.join("hop.pem")).unwrap();
+    symlink(d.join("hop.pem"), d.join("link.pem")).unwrap();
+    ok(&[
+        "rsa",
+        "--bits",
+        "1024",
+        "-q",
+        "--out",
+        s(&d.join("link.pem")),
+    ]);
+    assert!(file_type(&d.join("link.pem")).is_symlink());
+    assert!(file_type(&d.join("hop.pem")).is_symlink());
+    let key = std::fs::read_to_string(d.join("keys/real.pem")).unwrap();
+    assert!(key.starts_with("-----BEGIN PRIVATE KEY-----"), "{key}");
+    assert_eq!(mode(&d.join("keys/real.pem")), 0o600);
+    openssl_ok(&["pkey", "-in", s(&d.join("link.pem")), "-noout"]);
+    // A dangling link: its target is created.
+    symlink("new.pem", d.join("dangling.pem")).unwrap();
+    ok(&[
+        "dhparam",
+        "--named",
+        "ffdhe2048",
+        "-o",
+        s(&d.join("dangling.pem")),
+    ]);
+    assert!(file_type(&d.join("dangling.pem")).is_symlink());
+    assert!(d.join("new.pem").is_file());
+    // No temporary files are left anywhere.
+    for sub in [d.clone(), d.join("keys")] {
+        for e in std::fs::read_dir(sub).unwrap() {
+            let name = e.unwrap().file_name();
+            assert!(!name.to_string_lossy().contains(".tmp-"), "{name:?} left");
+        }
+    }
+}
+
+/// A FIFO is written through and stays a FIFO.
+#[test]
+fn out_to_a_fifo_writes_through() {
+    let d = dir("out-fifo");
+    let fifo = d.join("pipe");
+    let c = std::ffi::CString::new(s(&fifo)).unwrap();
+    assert_eq!(unsafe { libc::mkfifo(c.as_ptr(), 0o600) }, 0);
+    let reader = {
+        let fifo = fifo.clone();
+        std::thread::spawn(move || std::fs::read(fifo).unwrap())
+    };
+    ok(&["dhparam", "--named", "ffdhe2048", "--out", s(&fifo)]);
+    let got = reader.join().unwrap();
+    assert!(got.starts_with(b"-----BEGIN DH PARAMETERS-----"));
+    use std::os::unix::fs::FileTypeExt;
+    assert!(file_type(&fifo).is_fifo());
+}
+
+/// A character device is written through, never replaced: a device node
+/// of our own (the null device, where mknod is allowed), /dev/null, and a
+/// symlink to it.
+#[test]
+fn out_to_a_character_device_writes_through() {
+    use std::os::unix::fs::{symlink, FileTypeExt, MetadataExt};
+    let d = dir("out-dev");
+    let node = d.join("null");
+    let c = std::ffi::CString::new(s(&node)).unwrap();
+    let made = unsafe { libc::mknod(c.as_ptr(), libc::S_IFCHR | 0o666, libc::makedev(1, 3)) } == 0;
+    let dev_null = Path::new("/dev/null");
+    let before = std::fs::metadata(dev_null).unwrap().ino();
+    symlink(dev_null, d.join("to-null")).unwrap();
+    let mut targets = vec![dev_null.to_path_buf(), d.join("to-null")];
+    if made {
+        targets.push(node.clone());
+    }
+    for t in &targets {
+        ok(&["rsa", "--bits", "1024", "-q", "--out", s(t)]);
+    }
+    assert!(std::fs::metadata(dev_null)
+        .unwrap()
+        .file_type()
+        .is_char_device());
+    assert_eq!(
+        std::fs::metadata(dev_null).unwrap().ino(),
+        before,
+        "/dev/null was replaced"
+    );
+    assert!(file_type(&d.join("to-null")).is_symlink());
+    if made {
+        assert!(file_type(&node).is_char_device());
+    }
+}
+
+/// A socket cannot be written: a clear error, and the socket stays.
+#[test]
+fn out_to_a_socket_is_an_error_and_leaves_it() {
+    let d = dir("out-sock");
+    let path = d.join("sock");
+    let _listener = std::os::unix::net::UnixListener::bind(&path).unwrap();
+    let o = run(&["dhparam", "--named", "ffdhe2048", "--out", s(&path)]);
+    assert_eq!(o.status.code(), Some(1));
+    assert!(String::from_utf8_lossy(&o.stderr).contains("socket"));
+    use std::os::unix::fs::FileTypeExt;
+    assert!(file_type(&path).is_socket());
+}
+
+/// A regular file is replaced atomically: private keys 0600, public output
+/// keeps the file's mode, and (as root) the owner and group are kept.
+#[test]
+fn out_replaces_a_regular_file_keeping_its_owner() {
+    use std::os::unix::fs::{MetadataExt, PermissionsExt};
+    let d = dir("out-file");
+    let key = d.join("key.pem");
+    let params = d.join("dh.pem");
+    for f in [&key, &params] {
+        std::fs::write(f, "old\n").unwrap();
+        std::fs::set_permissions(f, std::fs::Permissions::from_mode(0o640)).unwrap();
+    }
+    let root = unsafe { libc::geteuid() } == 0;
+    if root {
+        for f in [&key, &params] {
+            std::os::unix::fs::chown(f, Some(4242), Some(4343)).unwrap();
+        }
+    }
+    ok(&["rsa", "--bits", "1024", "-q", "--out", s(&key)]);
+    ok(&["dhparam", "--named", "ffdhe2048", "--out", s(&params)]);
+    assert_eq!(mode(&key), 0o600);
+    assert_eq!(mode(&params), 0o640);
+    if root {
+        for f in [&key, &params] {
+            let m = std::fs::metadata(f).unwrap();
+            assert_eq!((m.uid(), m.gid()), (4242, 4343), "{}", f.display());
+        }
+    } else {
+        eprintln!("not root: ownership preservation not exercised");
+    }
+    assert!(std::fs::read_to_string(&key)
+        .unwrap()
+        .starts_with("-----BEGIN PRIVATE KEY-----"));
+}
+
+/// OpenSSL-style `-out`/`-in` are usage errors, not short-option clusters.
+#[test]
+fn single_dash_long_options_are_usage_errors() {
+    let d = dir("single-dash");
+    for args in [
+        &["dhparam", "-out", "x.pem", "512"][..],
+        &["rsa", "-out", "k.pem"],
+        &["check", "-in", "k.pem"],
+        &["dhparam", "-check"],
+    ] {
+        let o = bin().args(args).current_dir(&d).output().unwrap();
+        assert_eq!(o.status.code(), Some(2), "{args:?}");
+        let err = String::from_utf8_lossy(&o.stderr);
+        assert!(err.contains("two dashes"), "{args:?}: {err}");
+        assert_eq!(err.lines().count(), 1, "{err}");
+    }
+    assert_eq!(
+        std::fs::read_dir(&d).unwrap().count(),
+        0,
+        "a file was written"
+    );
+}
+
+/// Ctrl-C (and SIGTERM) stop `check` at once, even while it waits for
+/// input.
+#[test]
+fn ctrl_c_stops_check_at_once() {
+    for sig in [libc::SIGINT, libc::SIGTERM] {
+        let mut child = bin()
+            .args(["check", "-"])
+            .stdin(Stdio::piped())
+            .stdout(Stdio::null())
+            .stderr(Stdio::null())
+            .spawn()
+            .unwrap();
+        std::thread::sleep(std::time::Duration::from_millis(300));
+        unsafe { libc::kill(child.id() as i32, sig) };
+        let start = std::time::Instant::now();
+        let status = loop {
+            if let Some(st) = child.try_wait().unwrap() {
+                break Some(st);
+            }
+            if start.elapsed() > std::time::Duration::from_secs(3) {
+                let _ = child.kill();
+                break None;
+            }
+            std::thread::sleep(std::time::Duration::from_millis(20));
+        };
+        assert_eq!(
+            status.and_then(|s| s.code()),
+            Some(130),
+            "signal {sig} ignored"
+        );
+        drop(child.stdin.take());
+    }
+}
+
+/// A reader that goes away ends `check` quietly (no panic on EPIPE).
+#[test]
+fn closed_pipe_ends_quietly() {
+    let d = dir("epipe");
+    let key = d.join("k.pem");
+    ok(&["rsa", "--bits", "1024", "-q", "--out", s(&key)]);
+    let (r, w) = {
+        let mut fds = [0; 2];
+        assert_eq!(unsafe { libc::pipe(fds.as_mut_ptr()) }, 0);
+        (fds[0], fds[1])
+    };
+    unsafe { libc::close(r) };
+    use std::os::fd::FromRawFd;
+    let o = bin()
+        .args(["check", s(&key)])
+        .stdout(unsafe { Stdio::from_raw_fd(w) })
+        .output()
+        .unwrap();
+    let err = String::from_utf8_lossy(&o.stderr);
+    assert!(!err.contains("panicked"), "{err}");
+    use std::os::unix::process::ExitStatusExt;
+    assert!(
+        o.status.signal() == Some(libc::SIGPIPE) || o.status.code() == Some(0),
+        "{:?}: {err}",
+        o.status
+    );
+}
