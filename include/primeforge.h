@@ -43,6 +43,15 @@
 #define PF_DH_FLAG_LEGACY_G2 1
 
 /**
+ * Flag for `pf_dh_generate_ex`: make parameters that X9.42 can carry, with
+ * g generating the subgroup of prime order q (g a quadratic residue mod
+ * p). Needed for `PF_FORMAT_X942_*` export with a generator other than 2,
+ * 3, 4 or 5 (those are residues by their congruence anyway); refused
+ * with `PF_DH_FLAG_LEGACY_G2`, which makes 2 a non-residue.
+ */
+#define PF_DH_FLAG_X942 2
+
+/**
  * `pf_dh_check` problem bit: p is not prime (same value as OpenSSL's
  * DH_CHECK_P_NOT_PRIME).
  */
@@ -77,6 +86,18 @@
  * Problem bit: p has more than 16384 bits; nothing else was checked.
  */
 #define PF_DH_CHECK_MODULUS_TOO_LARGE 256
+
+/**
+ * X9.42's j is given but is not (p − 1)/q (OpenSSL's `DH_CHECK_INVALID_J_VALUE`).
+ */
+#define PF_DH_CHECK_INVALID_J 64
+
+/**
+ * q is given but has fewer than 160 bits (FIPS 186-4's smallest subgroup):
+ * a small subgroup protects nothing. Not one of OpenSSL's bits (OpenSSL
+ * 3.0 accepts q = 11).
+ */
+#define PF_DH_CHECK_Q_TOO_SMALL 65536
 
 /**
  * Result of every fallible primeforge function.
@@ -206,7 +227,13 @@ enum pf_format
   PF_FORMAT_PKCS3_DER = 10,
   /**
    * X9.42 DomainParameters in PEM ("-----BEGIN X9.42 DH PARAMETERS-----"),
-   * carrying q as well (p, g, q).
+   * carrying q as well (p, g, q). Needs g in the subgroup of order q
+   * (`PF_DH_FLAG_X942`). Which stacks take them: OpenSSL 3 generates keys
+   * from X9.42 parameters only with FIPS 186-4 sizes of q (160, 224, 256
+   * bits), so safe-prime X9.42 parameters (q = (p − 1)/2) fail in
+   * `openssl genpkey -paramfile` and `SSL_CTX_set0_tmp_dh_pkey`, and
+   * `openssl s_server -dhparam` silently falls back to a built-in group;
+   * GnuTLS and mbedTLS read them but drop q. For TLS use PKCS#3.
    */
   PF_FORMAT_X942_PEM = 11,
   /**
@@ -564,8 +591,8 @@ void pf_buffer_free(struct pf_buffer *buf);
 pf_status pf_dh_generate(uint32_t bits, uint32_t generator, uint32_t threads, struct pf_dh_params **out);
 
 /**
- * Generates DH parameters (see `pf_dh_generate`) with `flags` (0 or
- * `PF_DH_FLAG_LEGACY_G2`) and options.
+ * Generates DH parameters (see `pf_dh_generate`) with `flags` (0, or an OR
+ * of `PF_DH_FLAG_LEGACY_G2` and `PF_DH_FLAG_X942`, not both) and options.
  *
  * The prime follows the generator's convention: g = 2 → p ≡ 23 (mod 24),
  * so that 2 generates the subgroup of prime order q (OpenSSL 3); with
@@ -614,7 +641,9 @@ pf_status pf_dh_named(uint32_t group, struct pf_dh_params **out);
  * `PF_ERR_NULL_ARGUMENT`, `PF_ERR_INVALID_ARGUMENT` (unknown format,
  * including the RSA formats), `PF_ERR_UNSUPPORTED` (X9.42 for parameters
  * whose g does not lie in the subgroup of order q, e.g. the legacy g = 2
- * form: X9.42 would declare a wrong q), `PF_ERR_NO_MEMORY`. Thread-safe.
+ * form, or a g other than 2 to 5 generated without `PF_DH_FLAG_X942`:
+ * X9.42 would declare a wrong q), `PF_ERR_NO_MEMORY`. Thread-safe. See
+ * `PF_FORMAT_X942_PEM` for which stacks accept X9.42 parameters.
  */
 pf_status pf_dh_export(const struct pf_dh_params *params, uint32_t format, struct pf_buffer **out);
 
@@ -645,20 +674,26 @@ void pf_dh_free(struct pf_dh_params *params);
 /**
  * Checks encoded DH parameters, in the spirit of OpenSSL's `DH_check`:
  * `data` holds `len` bytes of PEM ("DH PARAMETERS" or "X9.42 DH
- * PARAMETERS") or DER (PKCS#3 or X9.42, told apart by shape).
+ * PARAMETERS") or DER (PKCS#3 or X9.42, told apart by shape). PEM is read
+ * as OpenSSL reads it: text before and between blocks, several blocks
+ * (certificates are skipped; the first parameters block is checked), any
+ * base64 line length, CRLF.
  *
  * On `PF_OK`, `*problems` receives 0 (nothing wrong found) or an OR of
  * `PF_DH_CHECK_*` bits: p not prime, p not a safe prime (when q is
  * absent), unsuitable generator (outside 2 … p − 2, or g^q ≢ 1 when q is
- * given), q not prime, q not dividing p − 1, p under 512 bits, p over
- * 16384 bits (then nothing else is examined: no arithmetic is done on
- * oversized input). Primality uses Baillie–PSW plus Miller–Rabin rounds
- * with fresh random bases.
+ * given), q not prime, q not dividing p − 1, j not (p − 1)/q, q under 160
+ * bits, p under 512 bits, p over 16384 bits (then nothing else is
+ * examined: no arithmetic is done on oversized input). Primality uses
+ * Baillie–PSW plus Miller–Rabin rounds with fresh random bases. With q
+ * given, p need not be a safe prime: X9.42 parameters such as RFC 5114's
+ * are valid with a q of 160 bits or more.
  *
  * `data` may be NULL only if `len` is 0 (which is malformed input).
  * On failure `*problems` is untouched. Returns `PF_ERR_NULL_ARGUMENT`
  * (problems NULL, or data NULL with len > 0), `PF_ERR_DECODE` (malformed
- * or unknown input), `PF_ERR_ENTROPY`, `PF_ERR_NO_MEMORY`. Thread-safe.
+ * input, or something other than DH parameters: a key, a certificate),
+ * `PF_ERR_ENTROPY`, `PF_ERR_NO_MEMORY`. Thread-safe.
  */
 pf_status pf_dh_check(const uint8_t *data, size_t len, uint32_t *problems);
 

@@ -28,6 +28,10 @@ pub enum Error {
     /// The object was made by the parent of this `fork()` child: its secure
     /// memory was wiped by the kernel, so it holds nothing usable.
     Forked,
+    /// The input is something recognised that is not what was asked for
+    /// (a public key, an encrypted or RSA-PSS key, a certificate, …); the
+    /// text names it.
+    WrongKind(&'static str),
 }
 
 impl fmt::Display for Error {
@@ -43,6 +47,7 @@ impl fmt::Display for Error {
             Error::Unsupported => f.write_str("unsupported"),
             Error::Decode => f.write_str("malformed input"),
             Error::CheckFailed => f.write_str("consistency check failed"),
+            Error::WrongKind(what) => write!(f, "{what}"),
             Error::Forked => {
                 f.write_str("the object was inherited through fork(): its secrets were wiped")
             }

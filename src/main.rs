@@ -10,7 +10,7 @@ use std::time::{Duration, Instant};
 use clap::{Args, Parser, Subcommand, ValueEnum};
 
 use primeforge::dh::{self, named::Group};
-use primeforge::encode::{dh_decode, dh_export, rsa_export, DhFormat, RsaFormat};
+use primeforge::encode::{dh_export, rsa_export, DhFormat, RsaFormat};
 use primeforge::prime::{Options, Progress, Stats};
 use primeforge::{Error, SecureBuf};
 
@@ -58,8 +58,12 @@ enum Command {
     /// Example: primeforge dhparam 2048 --out dhparams.pem
     Dhparam(DhArgs),
     /// Check an RSA private key (PKCS#1 or PKCS#8) or DH parameters (PKCS#3
-    /// or X9.42), PEM or DER. Prints a short summary; exits 0 when valid, 1
-    /// when not.
+    /// or X9.42), PEM or DER. PEM is read as OpenSSL reads it: text around
+    /// the blocks, several blocks (the first private key or parameters
+    /// block is checked and named), any line length, CRLF. Public,
+    /// encrypted and RSA-PSS keys and certificates are named, not checked.
+    /// RFC 7919, 3526 and 5114 groups are recognised. Prints a short
+    /// summary; exits 0 when valid, 1 when not.
     Check {
         /// The file to check ("-" reads standard input).
         file: PathBuf,
@@ -130,8 +134,13 @@ struct DhArgs {
     /// For g = 2, the legacy form p ≡ 11 (mod 24) (OpenSSL 1.1, BoringSSL).
     #[arg(long)]
     legacy: bool,
-    /// Write X9.42 parameters ("X9.42 DH PARAMETERS", with q) instead of
-    /// PKCS#3 ("DH PARAMETERS").
+    /// Write X9.42 parameters ("X9.42 DH PARAMETERS", with q = (p − 1)/2
+    /// and g in the subgroup of order q) instead of PKCS#3 ("DH
+    /// PARAMETERS"). For TLS servers keep PKCS#3: OpenSSL 3 generates keys
+    /// from X9.42 parameters only with FIPS 186-4 sizes of q (160, 224,
+    /// 256 bits), so `openssl genpkey -paramfile` fails on these and
+    /// `openssl s_server -dhparam` silently uses a built-in group; GnuTLS
+    /// and mbedTLS read them but drop q. Not with --legacy.
     #[arg(long)]
     x942: bool,
     /// Print a named group instead of generating: ffdhe2048 … ffdhe8192
@@ -426,7 +435,8 @@ fn run_dh(a: DhArgs) -> Result<(), Fail> {
         })?;
         g.params().clone()
     } else {
-        let flags = if a.legacy { dh::FLAG_LEGACY_G2 } else { 0 };
+        let flags =
+            if a.legacy { dh::FLAG_LEGACY_G2 } else { 0 } | if a.x942 { dh::FLAG_X942 } else { 0 };
         dh::validate(a.bits, a.generator, flags).map_err(from_core)?;
         // Expected sieve positions per safe prime grow with bits²; the
         // constant is measured (67 000 at 1024 bits).
@@ -450,11 +460,6 @@ fn run_dh(a: DhArgs) -> Result<(), Fail> {
         (true, false) => DhFormat::X942Pem,
         (true, true) => DhFormat::X942Der,
     };
-    if a.x942 && !params.g_in_q_subgroup() {
-        return Err(usage(
-            "--x942 needs g in the subgroup of order q (not with --legacy)",
-        ));
-    }
     let out = dh_export(&params, format).map_err(from_core)?;
     emit(out.as_slice(), c.out.as_deref(), false, c.der)
 }
@@ -489,73 +494,150 @@ fn read_secret(file: &Path) -> Result<SecureBuf, Fail> {
     SecureBuf::from_slice(&buf.as_slice()[..len]).map_err(from_core)
 }
 
+/// "block 2 of 3" for bundles, nothing for a lone block or DER.
+fn block_note(block: Option<(usize, usize)>) -> String {
+    match block {
+        Some((i, n)) if n > 1 => format!(", block {i} of {n}"),
+        _ => String::new(),
+    }
+}
+
+/// A generator for humans: decimal when small, else its size and the
+/// first and last hex digits.
+fn show_g(g: &rug::Integer) -> String {
+    if g.significant_bits() <= 64 {
+        g.to_string()
+    } else {
+        let hex = format!("{g:x}");
+        format!(
+            "a {}-bit value 0x{}…{}",
+            g.significant_bits(),
+            &hex[..8],
+            &hex[hex.len() - 8..]
+        )
+    }
+}
+
+/// Writes the lines of a report to standard output.
+fn say(lines: &[String]) {
+    let mut out = std::io::stdout().lock();
+    for l in lines {
+        let _ = writeln!(out, "{l}");
+    }
+    let _ = out.flush();
+}
+
 fn run_check(file: &Path) -> Result<bool, Fail> {
     // The file may hold a private key: read it straight into a secure
     // buffer, never into an ordinary heap buffer.
     let secret = read_secret(file)?;
     let data = secret.as_slice();
-    if primeforge::rsa::check::looks_like_private_key(data) {
-        let r = primeforge::rsa::check::check_private_key(data).map_err(from_core)?;
-        let e = r.e.map_or("(over 64 bits)".to_string(), |e| e.to_string());
-        print!(
-            "RSA private key ({}), {} bits, {} primes, e = {e}: ",
-            r.container, r.bits, r.primes
-        );
-        if r.problems.is_empty() {
-            println!("valid");
-        } else {
-            println!("INVALID");
-            for p in &r.problems {
-                println!("  - {p}");
-            }
-        }
-        return Ok(r.problems.is_empty());
-    }
-    let decoded = dh_decode(data).map_err(|_| {
-        Fail(
+    let named = |e: Error| match e {
+        Error::WrongKind(what) => Fail(format!("{}: {what}", file.display()), 1),
+        Error::Decode => Fail(
             format!(
-                "{}: neither an RSA private key nor DH parameters (PEM or DER)",
+                "{}: neither an RSA private key nor DH parameters that can be read (PEM or DER)",
                 file.display()
             ),
             1,
-        )
-    })?;
-    let params = dh::DhParams::from_bytes(&decoded.p, &decoded.g, decoded.q.as_deref());
-    primeforge::gmp::init();
-    let problems = dh::check::check(&params).map_err(from_core)?;
-    let kind = if decoded.q.is_some() {
-        "X9.42"
-    } else {
-        "PKCS#3"
-    };
-    print!(
-        "DH parameters ({kind}), {} bits, g = {}: ",
-        params.bits(),
-        params.g()
-    );
-    if problems == 0 {
-        println!("valid (p is a safe prime)");
-        return Ok(true);
-    }
-    println!("INVALID");
-    use dh::check::*;
-    for (bit, text) in [
-        (P_NOT_PRIME, "p is not prime"),
-        (P_NOT_SAFE_PRIME, "p is prime but (p - 1)/2 is not"),
-        (NOT_SUITABLE_GENERATOR, "unsuitable generator"),
-        (Q_NOT_PRIME, "q is not prime"),
-        (INVALID_Q, "q does not divide p - 1"),
-        (MODULUS_TOO_SMALL, "p is smaller than 512 bits"),
-        (
-            MODULUS_TOO_LARGE,
-            "p is larger than 16384 bits (not checked further)",
         ),
-    ] {
-        if problems & bit != 0 {
-            println!("  - {text}");
+        other => from_core(other),
+    };
+    if primeforge::rsa::check::looks_like_private_key(data) {
+        let r = primeforge::rsa::check::check_private_key(data).map_err(named)?;
+        let e = r.e.map_or("(over 64 bits)".to_string(), |e| e.to_string());
+        let head = format!(
+            "RSA private key ({}{}), {} bits, {} primes, e = {e}: ",
+            r.container,
+            block_note(r.block),
+            r.bits,
+            r.primes
+        );
+        let mut lines = vec![
+            head + if r.problems.is_empty() {
+                "valid"
+            } else {
+                "INVALID"
+            },
+        ];
+        lines.extend(r.problems.iter().map(|p| format!("  - {p}")));
+        say(&lines);
+        return Ok(r.problems.is_empty());
+    }
+    let r = dh::check::check_encoded(data).map_err(named)?;
+    use dh::check::*;
+    use primeforge::encode::sniff::DhSyntax;
+    let kind = match r.syntax {
+        DhSyntax::X942 => "X9.42",
+        DhSyntax::Pkcs3 => "PKCS#3",
+    };
+    let known = r
+        .known
+        .as_ref()
+        .map_or(String::new(), |k| format!(", {}", k.name));
+    let head = format!(
+        "DH parameters ({kind}{}), {} bits, g = {}{known}: ",
+        block_note(r.block),
+        r.bits,
+        show_g(&r.g)
+    );
+    let mut lines = Vec::new();
+    if r.problems == 0 {
+        let what = match (r.syntax, r.q_bits) {
+            (DhSyntax::X942, Some(qb)) => {
+                let mut v =
+                    format!("valid (p prime; q prime, {qb} bits, dividing p − 1; g of order q");
+                if r.has_j {
+                    v += "; j = (p − 1)/q";
+                }
+                if r.safe_prime {
+                    v += "; p is a safe prime, q = (p − 1)/2";
+                }
+                v + ")"
+            }
+            _ => "valid (p is a safe prime: p and (p − 1)/2 are prime; g in range)".to_string(),
+        };
+        lines.push(head + &what);
+    } else {
+        lines.push(head + "INVALID");
+        for (bit, text) in [
+            (P_NOT_PRIME, "p is not prime"),
+            (
+                P_NOT_SAFE_PRIME,
+                "p is prime but (p - 1)/2 is not (not a safe prime)",
+            ),
+            (
+                NOT_SUITABLE_GENERATOR,
+                "unsuitable generator (out of range, or g^q is not 1)",
+            ),
+            (Q_NOT_PRIME, "q is not prime"),
+            (INVALID_Q, "q does not divide p - 1"),
+            (INVALID_J, "invalid j value: j is not (p - 1)/q"),
+            (
+                Q_TOO_SMALL,
+                "q has fewer than 160 bits: the subgroup is too small",
+            ),
+            (MODULUS_TOO_SMALL, "p is smaller than 512 bits"),
+            (
+                MODULUS_TOO_LARGE,
+                "p is larger than 16384 bits (not checked further)",
+            ),
+        ] {
+            if r.problems & bit != 0 {
+                lines.push(format!("  - {text}"));
+            }
         }
     }
-    Ok(false)
+    if let Some(k) = r.known.as_ref().filter(|k| !k.safe_prime) {
+        let qb = k.q_hex.map_or(0, |h| h.len() * 4);
+        lines.push(format!(
+            "  note: {} has a p that is not a safe prime; it is safe only with its {qb}-bit q, \
+             which peers must check (X9.42 parameters carry it; PKCS#3 ones, GnuTLS and mbedTLS drop it)",
+            k.name
+        ));
+    }
+    say(&lines);
+    Ok(r.problems == 0)
 }
 
 fn main() -> ExitCode {

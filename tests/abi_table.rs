@@ -208,7 +208,12 @@ fn every_export_rejects_bad_arguments_as_documented() {
             PF_ERR_INVALID_ARGUMENT,
         );
     }
-    for flags in [2u32, 0x8000_0000, u32::MAX] {
+    for flags in [
+        4u32,
+        0x8000_0000,
+        u32::MAX,
+        PF_DH_FLAG_LEGACY_G2 | PF_DH_FLAG_X942,
+    ] {
         row(
             "pf_dh_generate_ex",
             unsafe { pf_dh_generate_ex(512, 2, flags, &good, &mut d) },

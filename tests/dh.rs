@@ -468,7 +468,8 @@ fn bad_input_gets_a_status_and_leaves_out_untouched() {
         (512, 0, 0),
         (512, 1, 0),
         (512, 1 << 31, 0),
-        (512, 2, 2),
+        (512, 2, 4),
+        (512, 2, PF_DH_FLAG_LEGACY_G2 | PF_DH_FLAG_X942),
         (512, 5, PF_DH_FLAG_LEGACY_G2),
     ] {
         assert_eq!(

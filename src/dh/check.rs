@@ -3,7 +3,8 @@
 
 use rug::Integer;
 
-use super::DhParams;
+use super::{named, DhParams};
+use crate::encode::sniff::DhSyntax;
 use crate::error::Result;
 use crate::prime::is_probable_prime;
 use crate::prime::stream::Seed;
@@ -18,10 +19,19 @@ pub const NOT_SUITABLE_GENERATOR: u32 = 0x08;
 pub const Q_NOT_PRIME: u32 = 0x10;
 /// q is given but does not divide p − 1 (or is out of range).
 pub const INVALID_Q: u32 = 0x20;
+/// X9.42's j is given but is not (p − 1)/q (OpenSSL's "invalid j value").
+pub const INVALID_J: u32 = 0x40;
 /// p has fewer than [`MIN_CHECK_BITS`] bits.
 pub const MODULUS_TOO_SMALL: u32 = 0x80;
 /// p has more than [`MAX_CHECK_BITS`] bits (nothing else is checked).
 pub const MODULUS_TOO_LARGE: u32 = 0x100;
+/// q is given but has fewer than [`MIN_Q_BITS`] bits: the subgroup is too
+/// small to protect anything (not one of OpenSSL's bits, which has none
+/// for it: OpenSSL 3.0 accepts q = 11).
+pub const Q_TOO_SMALL: u32 = 0x10000;
+
+/// Smallest q accepted without a problem bit: FIPS 186-4's smallest N.
+pub const MIN_Q_BITS: u32 = 160;
 
 /// Smallest modulus accepted without a problem bit (OpenSSL's minimum).
 pub const MIN_CHECK_BITS: u32 = 512;
@@ -30,6 +40,11 @@ pub const MAX_CHECK_BITS: u32 = super::MAX_BITS;
 
 /// Checks `params`; returns the problem bits (0: no problem found).
 pub fn check(params: &DhParams) -> Result<u32> {
+    check_with_j(params, None)
+}
+
+/// [`check`], with X9.42's j when the parameters carry one.
+pub fn check_with_j(params: &DhParams, j: Option<&Integer>) -> Result<u32> {
     crate::gmp::init();
     let p = &params.p;
     let bits = p.significant_bits();
@@ -59,8 +74,18 @@ pub fn check(params: &DhParams) -> Result<u32> {
         Some(q) => {
             if *q < 2u32 || *q >= *p || !p_minus_1.is_divisible(q) {
                 problems |= INVALID_Q;
-            } else if !is_probable_prime(q, &seed, 1) {
-                problems |= Q_NOT_PRIME;
+            } else {
+                if !is_probable_prime(q, &seed, 1) {
+                    problems |= Q_NOT_PRIME;
+                }
+                if let Some(j) = j {
+                    if Integer::from(&p_minus_1 / q) != *j {
+                        problems |= INVALID_J;
+                    }
+                }
+            }
+            if q.significant_bits() < MIN_Q_BITS {
+                problems |= Q_TOO_SMALL;
             }
             if problems & NOT_SUITABLE_GENERATOR == 0 && *p > 2u32 {
                 let ok = g.clone().pow_mod(q, p).map(|x| x == 1u32).unwrap_or(false);
@@ -79,6 +104,81 @@ pub fn check(params: &DhParams) -> Result<u32> {
         }
     }
     Ok(problems)
+}
+
+/// What [`check_encoded`] found in a file.
+#[derive(Debug, Clone)]
+pub struct DhReport {
+    /// X9.42 (with q) or PKCS#3.
+    pub syntax: DhSyntax,
+    /// Size of p.
+    pub bits: u32,
+    /// The generator.
+    pub g: Integer,
+    /// Size of q, for X9.42.
+    pub q_bits: Option<u32>,
+    /// Whether the file carries X9.42's j (then it was checked).
+    pub has_j: bool,
+    /// Whether q = (p − 1)/2 (X9.42) or, for PKCS#3, the safe-prime test
+    /// ran and passed.
+    pub safe_prime: bool,
+    /// A published group with this p and g.
+    pub known: Option<named::Known>,
+    /// For PEM: the block checked (1-based) and the number of blocks.
+    pub block: Option<(usize, usize)>,
+    /// Problem bits (0: none found).
+    pub problems: u32,
+}
+
+/// Reads DH parameters from `data` (PEM or DER, read as OpenSSL reads
+/// them) and checks them: the pipeline of both `pf_dh_check` and
+/// `primeforge check`. Oversized parameters are refused before any
+/// arithmetic.
+pub fn check_encoded(data: &[u8]) -> Result<DhReport> {
+    crate::gmp::init();
+    let found = crate::encode::sniff::sniff(data)?;
+    let block = found.block;
+    let decoded = match found.content {
+        crate::encode::sniff::Content::Dh { der, syntax } => {
+            crate::encode::dh_decode_der(&der, syntax.map(|s| s == DhSyntax::X942))?
+        }
+        crate::encode::sniff::Content::RsaPrivate { .. } => {
+            return Err(crate::error::Error::WrongKind(
+                "an RSA private key, not DH parameters",
+            ))
+        }
+    };
+    let params = DhParams::from_bytes(&decoded.p, &decoded.g, decoded.q.as_deref());
+    let j = decoded
+        .j
+        .as_deref()
+        .map(|b| Integer::from_digits(b, rug::integer::Order::Msf));
+    let problems = check_with_j(&params, j.as_ref())?;
+    let bits = params.p.significant_bits();
+    let known = if bits <= MAX_CHECK_BITS {
+        named::recognize(&params.p, &params.g)
+    } else {
+        None
+    };
+    let safe_prime = match &params.q {
+        Some(q) => problems == 0 && Integer::from(&params.p >> 1u32) == *q,
+        None => problems & (P_NOT_PRIME | P_NOT_SAFE_PRIME | MODULUS_TOO_LARGE) == 0,
+    };
+    Ok(DhReport {
+        syntax: if params.q.is_some() {
+            DhSyntax::X942
+        } else {
+            DhSyntax::Pkcs3
+        },
+        bits,
+        g: params.g.clone(),
+        q_bits: params.q.as_ref().map(|q| q.significant_bits()),
+        has_j: j.is_some(),
+        safe_prime,
+        known,
+        block,
+        problems,
+    })
 }
 
 #[cfg(test)]

@@ -59,6 +59,11 @@ pub const DEFAULT_GENERATOR: u32 = 2;
 pub const MAX_GENERATOR: u32 = (1 << 31) - 1;
 /// Flag: for g = 2, the legacy form p ≡ 11 (mod 24).
 pub const FLAG_LEGACY_G2: u32 = 1;
+/// Flag: g must generate the subgroup of prime order q (g a quadratic
+/// residue mod p), as X9.42 parameters require. Automatic for g = 2, 3, 4
+/// and 5 by their congruences; for other g a side condition on each
+/// candidate; impossible (refused) with [`FLAG_LEGACY_G2`].
+pub const FLAG_X942: u32 = 2;
 
 /// DH parameters: a safe prime p, q = (p − 1)/2 and a generator g.
 /// Everything is public.
@@ -135,8 +140,14 @@ impl DhParams {
 
 /// The congruence p ≡ a (mod M) for a generator and flags.
 pub fn convention(generator: u32, flags: u32) -> Result<(u64, u64)> {
-    if flags & !FLAG_LEGACY_G2 != 0 {
+    if flags & !(FLAG_LEGACY_G2 | FLAG_X942) != 0 {
         return Err(Error::InvalidArgument("unknown DH flags"));
+    }
+    if flags & FLAG_LEGACY_G2 != 0 && flags & FLAG_X942 != 0 {
+        return Err(Error::InvalidArgument(
+            "X9.42 needs g in the subgroup of order q, and with the legacy form \
+             (p ≡ 11 mod 24) g = 2 never is: drop one of them",
+        ));
     }
     if !(2..=MAX_GENERATOR).contains(&generator) {
         return Err(Error::InvalidArgument(
@@ -194,6 +205,9 @@ struct DhSource {
     p0: Integer,
     m: u64,
     sieve: Sieve,
+    /// With [`FLAG_X942`] and a g whose congruence does not already make it
+    /// a quadratic residue: the side condition (g/p) = 1.
+    residue_g: Option<Integer>,
     /// Miller–Rabin rounds on q with random bases.
     mr_rounds: u32,
 }
@@ -214,6 +228,7 @@ impl DhSource {
             p0: x,
             m,
             sieve,
+            residue_g: None,
             mr_rounds: rounds_for_bits(bits - 1),
         }
     }
@@ -231,6 +246,13 @@ impl CandidateSource for DhSource {
         p.assign(self.m);
         p *= index;
         p += &self.p0;
+        if let Some(g) = &self.residue_g {
+            // p is public: an ordinary Jacobi symbol.
+            if g.jacobi(&p) != 1 {
+                *scratch = p;
+                return None;
+            }
+        }
         let q = Integer::from(&p >> 1u32);
         Some(DhCand {
             q: MrCandidate::new(q),
@@ -319,7 +341,12 @@ pub fn generate_with_bound(
     crate::threads::resolve_threads(opts.threads)?;
     let seed = Seed::from_option(opts.seed)?;
     let mut stats = Stats::default();
-    let source = DhSource::new(bits, m, a, &seed, bound);
+    let mut source = DhSource::new(bits, m, a, &seed, bound);
+    // 2 (p ≡ 7 mod 8), 3 (p ≡ 11 mod 12), 4 (a square) and 5 (p ≡ 4 mod 5)
+    // are residues by their congruences already.
+    if flags & FLAG_X942 != 0 && ![2, 3, 4, 5].contains(&generator) {
+        source.residue_g = Some(Integer::from(generator));
+    }
     let pool = crate::threads::build_pool(opts.threads)?;
     let found = search(&pool, source, &seed, 0, 1, opts, 0, 1, &mut stats)?;
     let p = found.into_iter().next().ok_or(Error::Internal)?.prime;
@@ -327,14 +354,15 @@ pub fn generate_with_bound(
         return Err(Error::Internal);
     }
     let q = Integer::from(&p >> 1u32);
-    Ok((
-        DhParams {
-            p,
-            q: Some(q),
-            g: Integer::from(generator),
-        },
-        stats,
-    ))
+    let params = DhParams {
+        p,
+        q: Some(q),
+        g: Integer::from(generator),
+    };
+    if flags & FLAG_X942 != 0 && !params.g_in_q_subgroup() {
+        return Err(Error::Internal);
+    }
+    Ok((params, stats))
 }
 
 #[cfg(test)]
@@ -353,7 +381,8 @@ mod tests {
             (1, 0),
             (MAX_GENERATOR + 1, 0),
             (5, FLAG_LEGACY_G2),
-            (2, 2),
+            (2, 4),
+            (2, FLAG_LEGACY_G2 | FLAG_X942),
         ] {
             assert!(
                 matches!(convention(g, f), Err(Error::InvalidArgument(_))),
@@ -392,5 +421,70 @@ mod tests {
             }
             assert!(st.exponentiations >= 2 + rounds_for_bits(255) as u64);
         }
+    }
+
+    /// With FLAG_X942 every generator ends in the subgroup of order q
+    /// (a side condition where its congruence does not make it a residue),
+    /// so X9.42 export always works; without it, some generators do not.
+    #[test]
+    fn x942_flag_puts_every_generator_in_the_subgroup() {
+        let mut outside = 0;
+        for g in 2u32..=13 {
+            for s in 0u8..3 {
+                let seed = [
+                    g as u8 ^ 0x5a,
+                    s,
+                    7,
+                    1,
+                    2,
+                    3,
+                    4,
+                    5,
+                    6,
+                    7,
+                    8,
+                    9,
+                    10,
+                    11,
+                    12,
+                    13,
+                    14,
+                    15,
+                    16,
+                    17,
+                    18,
+                    19,
+                    20,
+                    21,
+                    22,
+                    23,
+                    24,
+                    25,
+                    26,
+                    27,
+                    28,
+                    29,
+                ];
+                let mut o = Options {
+                    threads: 1,
+                    seed: Some(&seed),
+                    ..Default::default()
+                };
+                let (p, _) = generate(256, g, FLAG_X942, &mut o).unwrap();
+                assert!(p.g_in_q_subgroup(), "g = {g}");
+                assert!(crate::encode::dh_export(&p, crate::encode::DhFormat::X942Der).is_ok());
+                let mut o = Options {
+                    threads: 1,
+                    seed: Some(&seed),
+                    ..Default::default()
+                };
+                let (plain, _) = generate(256, g, 0, &mut o).unwrap();
+                outside += usize::from(!plain.g_in_q_subgroup());
+            }
+        }
+        assert!(
+            outside > 0,
+            "the side condition was never needed: test is vacuous"
+        );
     }
 }

@@ -8,6 +8,8 @@ use der::asn1::{BitStringRef, OctetStringRef, UintRef};
 use der::Encode;
 use pem_rfc7468::LineEnding;
 
+pub mod sniff;
+
 use crate::error::{Error, Result};
 use crate::rsa::RsaKey;
 use crate::secure::SecureBuf;
@@ -189,15 +191,21 @@ impl der::FixedTag for IntSeq<'_> {
     const TAG: der::Tag = der::Tag::Sequence;
 }
 
-/// DH parameters as decoded: p, g, and q for X9.42.
+/// DH parameters as decoded: p, g, and for X9.42 q and the optional j.
 pub struct DecodedDh {
     pub p: Vec<u8>,
     pub g: Vec<u8>,
     pub q: Option<Vec<u8>>,
+    /// X9.42's cofactor j = (p − 1)/q, when the file carries it.
+    pub j: Option<Vec<u8>>,
 }
 
-/// Encodes DH parameters. X9.42 needs q.
+/// Encodes DH parameters. X9.42 needs q and g in the subgroup of order q
+/// (else [`Error::Unsupported`]: the file would declare a wrong q).
 pub fn dh_export(params: &crate::dh::DhParams, format: DhFormat) -> Result<SecureBuf> {
+    if matches!(format, DhFormat::X942Pem | DhFormat::X942Der) && !params.g_in_q_subgroup() {
+        return Err(Error::Unsupported);
+    }
     use crate::dh::DhPart;
     let p = params.part_bytes(DhPart::P).ok_or(Error::Internal)?;
     let g = params.part_bytes(DhPart::G).ok_or(Error::Internal)?;
@@ -215,30 +223,26 @@ pub fn dh_export(params: &crate::dh::DhParams, format: DhFormat) -> Result<Secur
     }
 }
 
-/// Decodes PKCS#3 or X9.42 DH parameters from PEM (by label) or DER (by
-/// shape: a third INTEGER above 2^32 is X9.42's q, a small one PKCS#3's
-/// privateValueLength). X9.42's optional j and validation parameters are
-/// accepted and ignored. Anything else is [`Error::Decode`].
+/// Decodes PKCS#3 or X9.42 DH parameters from PEM (by label, read as
+/// leniently as OpenSSL reads it: see [`sniff`]) or DER (by shape: a third
+/// INTEGER above 2^32 is X9.42's q, a small one PKCS#3's
+/// privateValueLength). X9.42's optional j is kept, its validation
+/// parameters accepted and ignored. An RSA key is
+/// [`Error::WrongKind`]; anything else unreadable is [`Error::Decode`].
 pub fn dh_decode(data: &[u8]) -> Result<DecodedDh> {
-    let trimmed = data
-        .iter()
-        .position(|b| !b.is_ascii_whitespace())
-        .map_or(&data[..0], |i| &data[i..]);
-    if trimmed.starts_with(b"-----BEGIN") {
-        let mut buf = vec![0u8; trimmed.len()];
-        let (label, der) = pem_rfc7468::decode(trimmed, &mut buf).map_err(|_| Error::Decode)?;
-        let x942 = match label {
-            "DH PARAMETERS" => false,
-            "X9.42 DH PARAMETERS" => true,
-            _ => return Err(Error::Decode),
-        };
-        let der = der.to_vec();
-        return dh_decode_der(&der, Some(x942));
+    match sniff::sniff(data)?.content {
+        sniff::Content::Dh { der, syntax } => {
+            dh_decode_der(&der, syntax.map(|s| s == sniff::DhSyntax::X942))
+        }
+        sniff::Content::RsaPrivate { .. } => {
+            Err(Error::WrongKind("an RSA private key, not DH parameters"))
+        }
     }
-    dh_decode_der(data, None)
 }
 
-fn dh_decode_der(der_bytes: &[u8], x942: Option<bool>) -> Result<DecodedDh> {
+/// Decodes DH parameters from DER (see [`dh_decode`]); `x942` says which
+/// syntax when a PEM label told it.
+pub fn dh_decode_der(der_bytes: &[u8], x942: Option<bool>) -> Result<DecodedDh> {
     use der::{Decode, Reader, SliceReader, Tag, Tagged};
     let dec = |_| Error::Decode;
     let mut reader = SliceReader::new(der_bytes).map_err(dec)?;
@@ -273,6 +277,10 @@ fn dh_decode_der(der_bytes: &[u8], x942: Option<bool>) -> Result<DecodedDh> {
     let mut it = ints.into_iter();
     let p = it.next().ok_or(Error::Decode)?;
     let g = it.next().ok_or(Error::Decode)?;
-    let q = if is_x942 { it.next() } else { None };
-    Ok(DecodedDh { p, g, q })
+    let (q, j) = if is_x942 {
+        (it.next(), it.next())
+    } else {
+        (None, None)
+    };
+    Ok(DecodedDh { p, g, q, j })
 }

@@ -5,7 +5,7 @@ use super::buffer::pf_buffer;
 use super::options::{check_options, pf_options};
 use super::{guard, guard_value, pf_status, write_out};
 use crate::dh::{self, check, named::Group, DhParams, DhPart};
-use crate::encode::{dh_decode, dh_export, DhFormat};
+use crate::encode::{dh_export, DhFormat};
 use crate::secure::SecureBuf;
 
 /// Diffie-Hellman parameters (p, q, g). Opaque; public values.
@@ -55,6 +55,13 @@ pub enum pf_dh_group {
 /// generates the whole group of order 2q) instead of p ≡ 23 (mod 24).
 pub const PF_DH_FLAG_LEGACY_G2: u32 = 0x1;
 
+/// Flag for `pf_dh_generate_ex`: make parameters that X9.42 can carry, with
+/// g generating the subgroup of prime order q (g a quadratic residue mod
+/// p). Needed for `PF_FORMAT_X942_*` export with a generator other than 2,
+/// 3, 4 or 5 (those are residues by their congruence anyway); refused
+/// with `PF_DH_FLAG_LEGACY_G2`, which makes 2 a non-residue.
+pub const PF_DH_FLAG_X942: u32 = 0x2;
+
 /// `pf_dh_check` problem bit: p is not prime (same value as OpenSSL's
 /// DH_CHECK_P_NOT_PRIME).
 pub const PF_DH_CHECK_P_NOT_PRIME: u32 = 0x01;
@@ -70,6 +77,12 @@ pub const PF_DH_CHECK_INVALID_Q: u32 = 0x20;
 pub const PF_DH_CHECK_MODULUS_TOO_SMALL: u32 = 0x80;
 /// Problem bit: p has more than 16384 bits; nothing else was checked.
 pub const PF_DH_CHECK_MODULUS_TOO_LARGE: u32 = 0x100;
+/// X9.42's j is given but is not (p − 1)/q (OpenSSL's `DH_CHECK_INVALID_J_VALUE`).
+pub const PF_DH_CHECK_INVALID_J: u32 = 0x40;
+/// q is given but has fewer than 160 bits (FIPS 186-4's smallest subgroup):
+/// a small subgroup protects nothing. Not one of OpenSSL's bits (OpenSSL
+/// 3.0 accepts q = 11).
+pub const PF_DH_CHECK_Q_TOO_SMALL: u32 = 0x10000;
 
 // The C constants mirror the core's; a mismatch fails to compile.
 const _: () = {
@@ -80,7 +93,10 @@ const _: () = {
     assert!(PF_DH_CHECK_INVALID_Q == check::INVALID_Q);
     assert!(PF_DH_CHECK_MODULUS_TOO_SMALL == check::MODULUS_TOO_SMALL);
     assert!(PF_DH_CHECK_MODULUS_TOO_LARGE == check::MODULUS_TOO_LARGE);
+    assert!(PF_DH_CHECK_INVALID_J == check::INVALID_J);
+    assert!(PF_DH_CHECK_Q_TOO_SMALL == check::Q_TOO_SMALL);
     assert!(PF_DH_FLAG_LEGACY_G2 == dh::FLAG_LEGACY_G2);
+    assert!(PF_DH_FLAG_X942 == dh::FLAG_X942);
 };
 
 fn boxed(params: DhParams) -> *mut pf_dh_params {
@@ -107,8 +123,8 @@ pub unsafe extern "C" fn pf_dh_generate(
     unsafe { pf_dh_generate_ex(bits, generator, 0, &opts, out) }
 }
 
-/// Generates DH parameters (see `pf_dh_generate`) with `flags` (0 or
-/// `PF_DH_FLAG_LEGACY_G2`) and options.
+/// Generates DH parameters (see `pf_dh_generate`) with `flags` (0, or an OR
+/// of `PF_DH_FLAG_LEGACY_G2` and `PF_DH_FLAG_X942`, not both) and options.
 ///
 /// The prime follows the generator's convention: g = 2 → p ≡ 23 (mod 24),
 /// so that 2 generates the subgroup of prime order q (OpenSSL 3); with
@@ -212,7 +228,9 @@ fn dh_format(format: u32) -> Option<DhFormat> {
 /// `PF_ERR_NULL_ARGUMENT`, `PF_ERR_INVALID_ARGUMENT` (unknown format,
 /// including the RSA formats), `PF_ERR_UNSUPPORTED` (X9.42 for parameters
 /// whose g does not lie in the subgroup of order q, e.g. the legacy g = 2
-/// form: X9.42 would declare a wrong q), `PF_ERR_NO_MEMORY`. Thread-safe.
+/// form, or a g other than 2 to 5 generated without `PF_DH_FLAG_X942`:
+/// X9.42 would declare a wrong q), `PF_ERR_NO_MEMORY`. Thread-safe. See
+/// `PF_FORMAT_X942_PEM` for which stacks accept X9.42 parameters.
 #[no_mangle]
 pub unsafe extern "C" fn pf_dh_export(
     params: *const pf_dh_params,
@@ -227,9 +245,6 @@ pub unsafe extern "C" fn pf_dh_export(
         let Some(fmt) = dh_format(format) else {
             return pf_status::PF_ERR_INVALID_ARGUMENT;
         };
-        if matches!(fmt, DhFormat::X942Pem | DhFormat::X942Der) && !params.inner.g_in_q_subgroup() {
-            return pf_status::PF_ERR_UNSUPPORTED;
-        }
         // SAFETY: `out` checked for NULL.
         unsafe { deliver(dh_export(&params.inner, fmt), out) }
     })
@@ -292,20 +307,26 @@ pub unsafe extern "C" fn pf_dh_free(params: *mut pf_dh_params) {
 
 /// Checks encoded DH parameters, in the spirit of OpenSSL's `DH_check`:
 /// `data` holds `len` bytes of PEM ("DH PARAMETERS" or "X9.42 DH
-/// PARAMETERS") or DER (PKCS#3 or X9.42, told apart by shape).
+/// PARAMETERS") or DER (PKCS#3 or X9.42, told apart by shape). PEM is read
+/// as OpenSSL reads it: text before and between blocks, several blocks
+/// (certificates are skipped; the first parameters block is checked), any
+/// base64 line length, CRLF.
 ///
 /// On `PF_OK`, `*problems` receives 0 (nothing wrong found) or an OR of
 /// `PF_DH_CHECK_*` bits: p not prime, p not a safe prime (when q is
 /// absent), unsuitable generator (outside 2 … p − 2, or g^q ≢ 1 when q is
-/// given), q not prime, q not dividing p − 1, p under 512 bits, p over
-/// 16384 bits (then nothing else is examined: no arithmetic is done on
-/// oversized input). Primality uses Baillie–PSW plus Miller–Rabin rounds
-/// with fresh random bases.
+/// given), q not prime, q not dividing p − 1, j not (p − 1)/q, q under 160
+/// bits, p under 512 bits, p over 16384 bits (then nothing else is
+/// examined: no arithmetic is done on oversized input). Primality uses
+/// Baillie–PSW plus Miller–Rabin rounds with fresh random bases. With q
+/// given, p need not be a safe prime: X9.42 parameters such as RFC 5114's
+/// are valid with a q of 160 bits or more.
 ///
 /// `data` may be NULL only if `len` is 0 (which is malformed input).
 /// On failure `*problems` is untouched. Returns `PF_ERR_NULL_ARGUMENT`
 /// (problems NULL, or data NULL with len > 0), `PF_ERR_DECODE` (malformed
-/// or unknown input), `PF_ERR_ENTROPY`, `PF_ERR_NO_MEMORY`. Thread-safe.
+/// input, or something other than DH parameters: a key, a certificate),
+/// `PF_ERR_ENTROPY`, `PF_ERR_NO_MEMORY`. Thread-safe.
 #[no_mangle]
 pub unsafe extern "C" fn pf_dh_check(data: *const u8, len: usize, problems: *mut u32) -> pf_status {
     guard(|| {
@@ -318,16 +339,10 @@ pub unsafe extern "C" fn pf_dh_check(data: *const u8, len: usize, problems: *mut
             // SAFETY: caller guarantees `len` readable bytes at `data`.
             unsafe { std::slice::from_raw_parts(data, len) }
         };
-        let decoded = match dh_decode(bytes) {
-            Ok(d) => d,
-            Err(e) => return e.into(),
-        };
-        crate::gmp::init();
-        let params = DhParams::from_bytes(&decoded.p, &decoded.g, decoded.q.as_deref());
-        match check::check(&params) {
-            Ok(bits) => {
+        match check::check_encoded(bytes) {
+            Ok(report) => {
                 // SAFETY: `problems` checked for NULL.
-                unsafe { write_out(problems, bits) };
+                unsafe { write_out(problems, report.problems) };
                 pf_status::PF_OK
             }
             Err(e) => e.into(),

@@ -40,7 +40,13 @@ pub enum pf_format {
     /// PKCS#3 DHParameter, DER.
     PF_FORMAT_PKCS3_DER = 10,
     /// X9.42 DomainParameters in PEM ("-----BEGIN X9.42 DH PARAMETERS-----"),
-    /// carrying q as well (p, g, q).
+    /// carrying q as well (p, g, q). Needs g in the subgroup of order q
+    /// (`PF_DH_FLAG_X942`). Which stacks take them: OpenSSL 3 generates keys
+    /// from X9.42 parameters only with FIPS 186-4 sizes of q (160, 224, 256
+    /// bits), so safe-prime X9.42 parameters (q = (p − 1)/2) fail in
+    /// `openssl genpkey -paramfile` and `SSL_CTX_set0_tmp_dh_pkey`, and
+    /// `openssl s_server -dhparam` silently falls back to a built-in group;
+    /// GnuTLS and mbedTLS read them but drop q. For TLS use PKCS#3.
     PF_FORMAT_X942_PEM = 11,
     /// X9.42 DomainParameters, DER.
     PF_FORMAT_X942_DER = 12,

@@ -59,6 +59,7 @@ impl From<Error> for pf_status {
             Error::Decode => pf_status::PF_ERR_DECODE,
             Error::CheckFailed => pf_status::PF_ERR_CHECK_FAILED,
             Error::Forked => pf_status::PF_ERR_FORKED,
+            Error::WrongKind(_) => pf_status::PF_ERR_DECODE,
         }
     }
 }

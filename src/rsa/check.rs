@@ -8,10 +8,10 @@ use der::Decode;
 use rug::integer::Order;
 use rug::Integer;
 
+use crate::encode::sniff::{sniff, Container, Content};
 use crate::error::{Error, Result};
 use crate::prime::is_probable_prime;
 use crate::prime::stream::Seed;
-use crate::secure::SecureBuf;
 
 /// What `check_private_key` found.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -22,6 +22,8 @@ pub struct RsaReport {
     pub primes: usize,
     /// The public exponent, when it fits 64 bits.
     pub e: Option<u64>,
+    /// For PEM input: the block checked (1-based) and the number of blocks.
+    pub block: Option<(usize, usize)>,
     /// Human-readable problems; empty when the key is consistent.
     pub problems: Vec<String>,
 }
@@ -30,76 +32,56 @@ fn int(bytes: &[u8]) -> Integer {
     Integer::from_digits(bytes, Order::Msf)
 }
 
-/// Decodes PEM ("PRIVATE KEY" / "RSA PRIVATE KEY") or DER into a secure
-/// buffer holding the DER, and says which container it is.
-fn to_der(data: &[u8]) -> Result<(SecureBuf, &'static str)> {
-    let start = data
-        .iter()
-        .position(|b| !b.is_ascii_whitespace())
-        .unwrap_or(data.len());
-    let text = &data[start..];
-    if text.starts_with(b"-----BEGIN") {
-        let mut buf = SecureBuf::new(text.len())?;
-        let (label, len) = {
-            let (label, der) =
-                pem_rfc7468::decode(text, buf.as_mut_slice()).map_err(|_| Error::Decode)?;
-            (label.to_owned(), der.len())
-        };
-        let kind = match label.as_str() {
-            "PRIVATE KEY" => "PKCS#8",
-            "RSA PRIVATE KEY" => "PKCS#1",
-            _ => return Err(Error::Decode),
-        };
-        let out = SecureBuf::from_slice(&buf.as_slice()[..len])?;
-        return Ok((out, kind));
-    }
-    let kind = if pkcs8::PrivateKeyInfoRef::from_der(data).is_ok() {
-        "PKCS#8"
-    } else {
-        "PKCS#1"
-    };
-    Ok((SecureBuf::from_slice(data)?, kind))
+/// True if `data` holds an RSA private key that [`check_private_key`]
+/// would check (PEM or DER; see [`crate::encode::sniff`]).
+pub fn looks_like_private_key(data: &[u8]) -> bool {
+    matches!(
+        sniff(data).map(|s| s.content),
+        Ok(Content::RsaPrivate { .. })
+    )
 }
 
-/// True if `data` looks like an RSA private key (by PEM label or DER shape).
-pub fn looks_like_private_key(data: &[u8]) -> bool {
-    match to_der(data) {
-        Ok((der, "PKCS#8")) => pkcs8::PrivateKeyInfoRef::from_der(der.as_slice())
-            .map(|i| i.algorithm.oid == pkcs1::ALGORITHM_OID)
-            .unwrap_or(false),
-        Ok((der, _)) => {
-            pkcs1::RsaPrivateKey::<der::asn1::UintRef<'_>>::from_der(der.as_slice()).is_ok()
-        }
-        Err(_) => false,
-    }
-}
+/// Largest modulus checked.
+pub const MAX_CHECK_BITS: u32 = 16384;
 
 /// Decodes and checks an RSA private key: n = ∏ r_i, every r_i prime
 /// (Baillie–PSW plus random-base Miller–Rabin), e odd and > 1,
 /// d·e ≡ 1 (mod λ), the CRT values, and for multi-prime keys each
-/// r_i's d_i and t_i. Malformed input is [`Error::Decode`]. The key's
-/// numbers live in the secret arena while they are checked.
+/// r_i's d_i and t_i. Malformed input is [`Error::Decode`]; a public,
+/// encrypted, RSA-PSS or non-RSA key, or DH parameters, is
+/// [`Error::WrongKind`] naming it.
+///
+/// Bounded: before any arithmetic, n must be at most [`MAX_CHECK_BITS`],
+/// the number of primes within OpenSSL's cap for the size
+/// ([`super::max_primes`]), and every component no larger than it can be
+/// for n (each prime and the primes together, e and d, each CRT exponent
+/// and coefficient); otherwise the report lists the size problems and
+/// nothing is multiplied or tested. So any input is judged in time that
+/// depends on n's size only.
+///
+/// The key's numbers live in the secret arena while they are checked.
 pub fn check_private_key(data: &[u8]) -> Result<RsaReport> {
     crate::gmp::init();
-    crate::gmp::secret_scope(|| check_private_key_inner(data))
+    crate::gmp::secret_scope(|| {
+        let found = sniff(data)?;
+        match found.content {
+            Content::RsaPrivate { pkcs1, container } => {
+                check_pkcs1(pkcs1.as_slice(), container, found.block)
+            }
+            Content::Dh { .. } => Err(Error::WrongKind("DH parameters, not an RSA private key")),
+        }
+    })
 }
 
-fn check_private_key_inner(data: &[u8]) -> Result<RsaReport> {
-    let (der, container) = to_der(data)?;
-    let inner: SecureBuf;
-    let pkcs1_der: &[u8] = if container == "PKCS#8" {
-        let info = pkcs8::PrivateKeyInfoRef::from_der(der.as_slice()).map_err(|_| Error::Decode)?;
-        if info.algorithm.oid != pkcs1::ALGORITHM_OID {
-            return Err(Error::Decode);
-        }
-        inner = SecureBuf::from_slice(info.private_key.as_bytes())?;
-        inner.as_slice()
-    } else {
-        der.as_slice()
-    };
+/// Checks a PKCS#1 RSAPrivateKey (see [`check_private_key`]).
+fn check_pkcs1(
+    pkcs1_der: &[u8],
+    container: Container,
+    block: Option<(usize, usize)>,
+) -> Result<RsaReport> {
+    let container = container.name();
     let k = pkcs1::RsaPrivateKey::<der::asn1::UintRef<'_>>::from_der(pkcs1_der)
         .map_err(|_| Error::Decode)?;
-    crate::gmp::init();
     let n = int(k.modulus.as_bytes());
     let e = int(k.public_exponent.as_bytes());
     let d = int(k.private_exponent.as_bytes());
@@ -113,18 +95,20 @@ fn check_private_key_inner(data: &[u8]) -> Result<RsaReport> {
             coeffs.push(int(o.coefficient.as_bytes()));
         }
     }
-    let mut problems = Vec::new();
     let bits = n.significant_bits();
-    if bits > 16384 {
-        problems.push(format!("modulus of {bits} bits is larger than 16384"));
-        return Ok(RsaReport {
-            container,
-            bits,
-            primes: ps.len(),
-            e: e.to_u64(),
-            problems,
-        });
+    let report = |problems: Vec<String>| RsaReport {
+        container,
+        bits,
+        primes: ps.len(),
+        e: e.to_u64(),
+        block,
+        problems,
+    };
+    let problems = size_problems(&n, &e, &d, &ps, &exps, &coeffs);
+    if !problems.is_empty() {
+        return Ok(report(problems));
     }
+    let mut problems = Vec::new();
     if e <= 1u32 || e.is_even() {
         problems.push("public exponent is not odd and > 1".into());
     }
@@ -167,11 +151,80 @@ fn check_private_key_inner(data: &[u8]) -> Result<RsaReport> {
             prefix *= p;
         }
     }
-    Ok(RsaReport {
-        container,
-        bits,
-        primes: ps.len(),
-        e: e.to_u64(),
-        problems,
-    })
+    Ok(report(problems))
+}
+
+/// Size and count problems, found without arithmetic on the values.
+fn size_problems(
+    n: &Integer,
+    e: &Integer,
+    d: &Integer,
+    ps: &[Integer],
+    exps: &[Integer],
+    coeffs: &[Integer],
+) -> Vec<String> {
+    let bits = n.significant_bits();
+    let mut problems = Vec::new();
+    if bits > MAX_CHECK_BITS {
+        problems.push(format!(
+            "modulus of {bits} bits is larger than {MAX_CHECK_BITS}"
+        ));
+        return problems;
+    }
+    if bits < 2 {
+        problems.push("the modulus is smaller than 2".into());
+        return problems;
+    }
+    let cap = super::max_primes(bits) as usize;
+    if ps.len() > cap {
+        problems.push(format!(
+            "{} primes: at most {cap} for a {bits}-bit modulus (OpenSSL's limit)",
+            ps.len()
+        ));
+        return problems;
+    }
+    let name = |i: usize| match i {
+        0 => "prime1 (p)".to_string(),
+        1 => "prime2 (q)".to_string(),
+        _ => format!("prime {}", i + 1),
+    };
+    let mut sum = 0u64;
+    for (i, p) in ps.iter().enumerate() {
+        let pb = p.significant_bits();
+        sum += u64::from(pb);
+        if pb > bits {
+            problems.push(format!("{} has {pb} bits, more than n's {bits}", name(i)));
+        }
+        if exps[i].significant_bits() > pb {
+            problems.push(format!(
+                "CRT exponent {} has {} bits, more than its prime's {pb}",
+                i + 1,
+                exps[i].significant_bits()
+            ));
+        }
+    }
+    if problems.is_empty() && sum > u64::from(bits) + ps.len() as u64 {
+        problems.push(format!(
+            "the primes have {sum} bits together, too many for a {bits}-bit n"
+        ));
+    }
+    for (what, v) in [("the public exponent", e), ("the private exponent", d)] {
+        if v.significant_bits() > bits {
+            problems.push(format!(
+                "{what} has {} bits, more than n's {bits}",
+                v.significant_bits()
+            ));
+        }
+    }
+    for (i, c) in coeffs.iter().enumerate() {
+        let limit = ps[i + 1].significant_bits().max(ps[0].significant_bits());
+        if c.significant_bits() > limit {
+            problems.push(format!(
+                "CRT coefficient {} has {} bits, more than its prime's {limit}",
+                i + 1,
+                c.significant_bits()
+            ));
+        }
+    }
+    problems
 }

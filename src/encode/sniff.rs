@@ -1,0 +1,432 @@
+//! The one reader of key and parameter files: what a file holds, found
+//! the way OpenSSL finds it, for `primeforge check`, `pf_dh_check` and
+//! every decoder.
+//!
+//! PEM is read leniently, as OpenSSL reads it: text before the first
+//! `-----BEGIN` (an `openssl dhparam -text` dump, PKCS#12 "Bag Attributes",
+//! comments), several blocks in one file (a certificate and key bundle: the
+//! first private-key or parameters block is used, and its place is
+//! reported), base64 lines of any length (64, 76, …), CRLF line ends,
+//! blank lines and trailing text. DER is tried as each structure in turn.
+//! Whatever is recognised but not checkable here (public keys, RSA-PSS
+//! keys, encrypted keys, other algorithms, certificates) is an
+//! [`Error::WrongKind`] naming it.
+//!
+//! Private-key bytes pass only through [`SecureBuf`]s: the base64 text is
+//! gathered into one and decoded (constant-time, `base64ct`) into another.
+
+use der::asn1::ObjectIdentifier;
+use der::Decode;
+
+use crate::error::{Error, Result};
+use crate::secure::SecureBuf;
+
+/// rsaEncryption (RFC 8017).
+const RSA_ENCRYPTION: ObjectIdentifier = ObjectIdentifier::new_unwrap("1.2.840.113549.1.1.1");
+/// id-RSASSA-PSS (RFC 8017).
+const RSASSA_PSS: ObjectIdentifier = ObjectIdentifier::new_unwrap("1.2.840.113549.1.1.10");
+/// id-ecPublicKey (RFC 5480).
+const EC_PUBLIC_KEY: ObjectIdentifier = ObjectIdentifier::new_unwrap("1.2.840.10045.2.1");
+/// id-Ed25519, id-Ed448, id-X25519, id-X448 (RFC 8410).
+const CURVE_KEYS: [&str; 4] = ["1.3.101.112", "1.3.101.113", "1.3.101.110", "1.3.101.111"];
+/// dhpublicnumber (X9.42) and dhKeyAgreement (PKCS#3).
+const DH_KEYS: [&str; 2] = ["1.2.840.10046.2.1", "1.2.840.113549.1.3.1"];
+/// id-dsa.
+const DSA: ObjectIdentifier = ObjectIdentifier::new_unwrap("1.2.840.10040.4.1");
+
+/// An RSA private key's container.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Container {
+    /// PKCS#1 RSAPrivateKey.
+    Pkcs1,
+    /// PKCS#8 PrivateKeyInfo with rsaEncryption.
+    Pkcs8,
+}
+
+impl Container {
+    /// "PKCS#1" or "PKCS#8".
+    pub fn name(self) -> &'static str {
+        match self {
+            Container::Pkcs1 => "PKCS#1",
+            Container::Pkcs8 => "PKCS#8",
+        }
+    }
+}
+
+/// DH parameters' syntax.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum DhSyntax {
+    /// PKCS#3 DHParameter (p, g).
+    Pkcs3,
+    /// X9.42 DomainParameters (p, g, q, optional j and validation data).
+    X942,
+}
+
+/// What a file holds that primeforge can check.
+pub enum Content {
+    /// An RSA private key: the PKCS#1 RSAPrivateKey DER (unwrapped from
+    /// PKCS#8 when it came in one), in secure memory.
+    RsaPrivate {
+        pkcs1: SecureBuf,
+        container: Container,
+    },
+    /// DH parameters, as DER (public), and the syntax if the PEM label
+    /// said it (DER is told apart by shape).
+    Dh {
+        der: Vec<u8>,
+        syntax: Option<DhSyntax>,
+    },
+}
+
+/// The content and where it was found.
+pub struct Sniffed {
+    pub content: Content,
+    /// For PEM: the block used (1-based) and how many blocks the file has.
+    pub block: Option<(usize, usize)>,
+}
+
+struct PemBlock<'a> {
+    label: &'a str,
+    /// RFC 1421 headers (e.g. "Proc-Type: 4,ENCRYPTED") before the base64.
+    encrypted: bool,
+    body: &'a [u8],
+}
+
+fn find(hay: &[u8], needle: &[u8], from: usize) -> Option<usize> {
+    if from > hay.len() {
+        return None;
+    }
+    hay[from..]
+        .windows(needle.len())
+        .position(|w| w == needle)
+        .map(|i| i + from)
+}
+
+/// Every well-formed `-----BEGIN X-----` … `-----END X-----` block, in order.
+fn pem_blocks(data: &[u8]) -> Vec<PemBlock<'_>> {
+    let mut out = Vec::new();
+    let mut at = 0;
+    while let Some(b) = find(data, b"-----BEGIN ", at) {
+        let label_start = b + 11;
+        let Some(label_end) = find(data, b"-----", label_start) else {
+            break;
+        };
+        let Ok(label) = std::str::from_utf8(&data[label_start..label_end]) else {
+            at = label_end;
+            continue;
+        };
+        let body_start = label_end + 5;
+        let end_marker = format!("-----END {label}-----");
+        let Some(end) = find(data, end_marker.as_bytes(), body_start) else {
+            at = body_start;
+            continue;
+        };
+        let mut body = &data[body_start..end];
+        // Encapsulated headers: lines with a colon, up to a blank line.
+        let mut encrypted = false;
+        if body.iter().take(200).any(|&c| c == b':') {
+            let text = String::from_utf8_lossy(body);
+            if let Some(blank) = text.find("\n\n").or_else(|| text.find("\r\n\r\n")) {
+                let head = &text[..blank];
+                encrypted = head.contains("ENCRYPTED");
+                let skip = blank
+                    + if text[blank..].starts_with("\r\n") {
+                        4
+                    } else {
+                        2
+                    };
+                body = &body[skip..];
+            }
+        }
+        out.push(PemBlock {
+            label,
+            encrypted,
+            body,
+        });
+        at = end + end_marker.len();
+    }
+    out
+}
+
+/// Base64 of a PEM body (any line length, any line ends) into secure memory.
+fn decode_body(body: &[u8]) -> Result<SecureBuf> {
+    let mut text = SecureBuf::new(body.len())?;
+    let mut n = 0;
+    for &c in body {
+        if !c.is_ascii_whitespace() {
+            text.as_mut_slice()[n] = c;
+            n += 1;
+        }
+    }
+    let mut out = SecureBuf::new(n / 4 * 3 + 3)?;
+    let len = {
+        use base64ct::Encoding;
+        base64ct::Base64::decode(&text.as_slice()[..n], out.as_mut_slice())
+            .map_err(|_| Error::Decode)?
+            .len()
+    };
+    SecureBuf::from_slice(&out.as_slice()[..len])
+}
+
+/// Labels that carry no key or parameters (skipped in bundles).
+fn is_certificate_like(label: &str) -> bool {
+    matches!(
+        label,
+        "CERTIFICATE"
+            | "TRUSTED CERTIFICATE"
+            | "X509 CERTIFICATE"
+            | "X509 CRL"
+            | "CERTIFICATE REQUEST"
+            | "NEW CERTIFICATE REQUEST"
+            | "PKCS7"
+            | "CMS"
+            | "ATTRIBUTE CERTIFICATE"
+    )
+}
+
+/// What a private-key algorithm is, for the message.
+fn name_algorithm(oid: ObjectIdentifier) -> &'static str {
+    let s = oid.to_string();
+    if oid == RSASSA_PSS {
+        "an RSA-PSS private key (id-RSASSA-PSS); primeforge checks rsaEncryption keys"
+    } else if oid == EC_PUBLIC_KEY {
+        "an EC private key, not RSA"
+    } else if CURVE_KEYS.contains(&s.as_str()) {
+        "an Ed25519/Ed448/X25519/X448 private key, not RSA"
+    } else if DH_KEYS.contains(&s.as_str()) {
+        "a DH private key; check its parameters instead"
+    } else if oid == DSA {
+        "a DSA private key, not RSA"
+    } else {
+        "a private key of an algorithm other than RSA"
+    }
+}
+
+/// A PKCS#8 PrivateKeyInfo with rsaEncryption, unwrapped to PKCS#1.
+fn from_pkcs8(der: &[u8]) -> Result<SecureBuf> {
+    let info = pkcs8::PrivateKeyInfoRef::from_der(der).map_err(|_| Error::Decode)?;
+    if info.algorithm.oid != RSA_ENCRYPTION {
+        return Err(Error::WrongKind(name_algorithm(info.algorithm.oid)));
+    }
+    SecureBuf::from_slice(info.private_key.as_bytes())
+}
+
+fn is_rsa_private(der: &[u8]) -> bool {
+    pkcs1::RsaPrivateKey::<der::asn1::UintRef<'_>>::from_der(der).is_ok()
+}
+
+/// SEQUENCE { AlgorithmIdentifier, OCTET STRING }: PKCS#8
+/// EncryptedPrivateKeyInfo.
+fn is_encrypted_pkcs8(der: &[u8]) -> bool {
+    use der::{Reader, SliceReader, Tag, Tagged};
+    let Ok(mut r) = SliceReader::new(der) else {
+        return false;
+    };
+    let Ok(outer) = der::asn1::AnyRef::decode(&mut r) else {
+        return false;
+    };
+    if r.finish().is_err() || outer.tag() != Tag::Sequence {
+        return false;
+    }
+    let Ok(mut inner) = SliceReader::new(outer.value()) else {
+        return false;
+    };
+    let alg = der::asn1::AnyRef::decode(&mut inner);
+    let data = der::asn1::AnyRef::decode(&mut inner);
+    matches!((alg, data), (Ok(a), Ok(d)) if a.tag() == Tag::Sequence
+        && d.tag() == Tag::OctetString && inner.is_finished())
+}
+
+fn is_spki(der: &[u8]) -> Option<ObjectIdentifier> {
+    spki::SubjectPublicKeyInfoRef::from_der(der)
+        .ok()
+        .map(|s| s.algorithm.oid)
+}
+
+/// Reads one PEM block by its label; `Ok(None)` for blocks that hold no key
+/// or parameters (certificates).
+fn from_block(b: &PemBlock<'_>) -> Result<Option<Content>> {
+    if is_certificate_like(b.label) {
+        return Ok(None);
+    }
+    if b.encrypted {
+        return Err(Error::WrongKind(
+            "an encrypted private key (PEM encryption): decrypt it first, e.g. openssl pkey -in FILE",
+        ));
+    }
+    match b.label {
+        "RSA PRIVATE KEY" => {
+            let der = decode_body(b.body)?;
+            if !is_rsa_private(der.as_slice()) {
+                return Err(Error::Decode);
+            }
+            Ok(Some(Content::RsaPrivate {
+                pkcs1: der,
+                container: Container::Pkcs1,
+            }))
+        }
+        "PRIVATE KEY" => {
+            let der = decode_body(b.body)?;
+            let pkcs1 = from_pkcs8(der.as_slice())?;
+            if !is_rsa_private(pkcs1.as_slice()) {
+                return Err(Error::Decode);
+            }
+            Ok(Some(Content::RsaPrivate {
+                pkcs1,
+                container: Container::Pkcs8,
+            }))
+        }
+        "DH PARAMETERS" | "X9.42 DH PARAMETERS" => {
+            let der = decode_body(b.body)?;
+            let syntax = if b.label == "DH PARAMETERS" {
+                DhSyntax::Pkcs3
+            } else {
+                DhSyntax::X942
+            };
+            Ok(Some(Content::Dh {
+                der: der.as_slice().to_vec(),
+                syntax: Some(syntax),
+            }))
+        }
+        "ENCRYPTED PRIVATE KEY" => Err(Error::WrongKind(
+            "an encrypted PKCS#8 private key: decrypt it first, e.g. openssl pkey -in FILE",
+        )),
+        "PUBLIC KEY" => Err(Error::WrongKind(
+            "a public key (SubjectPublicKeyInfo); check reads private keys and DH parameters",
+        )),
+        "RSA PUBLIC KEY" => Err(Error::WrongKind(
+            "an RSA public key (PKCS#1); check reads private keys and DH parameters",
+        )),
+        "EC PRIVATE KEY" => Err(Error::WrongKind("an EC private key, not RSA")),
+        "DSA PRIVATE KEY" => Err(Error::WrongKind("a DSA private key, not RSA")),
+        "OPENSSH PRIVATE KEY" => Err(Error::WrongKind(
+            "an OpenSSH private key; convert it with ssh-keygen -p -m PEM",
+        )),
+        "DSA PARAMETERS" | "EC PARAMETERS" => {
+            Err(Error::WrongKind("DSA or EC parameters, not DH parameters"))
+        }
+        _ => Err(Error::Decode),
+    }
+}
+
+/// Finds the RSA private key or DH parameters in `data` (PEM or DER).
+pub fn sniff(data: &[u8]) -> Result<Sniffed> {
+    let blocks = pem_blocks(data);
+    if !blocks.is_empty() {
+        let total = blocks.len();
+        // The first block with a key or parameters that can be checked;
+        // failing that, the first block's reason.
+        let mut first_err = None;
+        for (i, b) in blocks.iter().enumerate() {
+            match from_block(b) {
+                Ok(Some(content)) => {
+                    return Ok(Sniffed {
+                        content,
+                        block: Some((i + 1, total)),
+                    })
+                }
+                Ok(None) => {}
+                Err(e) => {
+                    first_err.get_or_insert(e);
+                }
+            }
+        }
+        return Err(first_err.unwrap_or(Error::WrongKind(
+            "certificates only: no private key or DH parameters",
+        )));
+    }
+    if data.windows(11).any(|w| w == b"-----BEGIN ") {
+        // A BEGIN line without its END line.
+        return Err(Error::Decode);
+    }
+    from_der(data).map(|content| Sniffed {
+        content,
+        block: None,
+    })
+}
+
+/// DER: PKCS#8, PKCS#1 private, then the recognised kinds we do not check,
+/// then DH parameters.
+fn from_der(der: &[u8]) -> Result<Content> {
+    match from_pkcs8(der) {
+        Ok(pkcs1) if is_rsa_private(pkcs1.as_slice()) => {
+            return Ok(Content::RsaPrivate {
+                pkcs1,
+                container: Container::Pkcs8,
+            })
+        }
+        Err(e @ Error::WrongKind(_)) => return Err(e),
+        _ => {}
+    }
+    if is_rsa_private(der) {
+        return Ok(Content::RsaPrivate {
+            pkcs1: SecureBuf::from_slice(der)?,
+            container: Container::Pkcs1,
+        });
+    }
+    if let Some(oid) = is_spki(der) {
+        return Err(Error::WrongKind(
+            if oid == RSA_ENCRYPTION || oid == RSASSA_PSS {
+                "an RSA public key (SubjectPublicKeyInfo); check reads private keys and DH parameters"
+            } else {
+                "a public key (SubjectPublicKeyInfo); check reads private keys and DH parameters"
+            },
+        ));
+    }
+    if is_encrypted_pkcs8(der) {
+        return Err(Error::WrongKind(
+            "an encrypted PKCS#8 private key: decrypt it first, e.g. openssl pkey -in FILE",
+        ));
+    }
+    Ok(Content::Dh {
+        der: der.to_vec(),
+        syntax: None,
+    })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn blocks_with_text_around_them() {
+        let data = b"Bag Attributes\n    localKeyID: 01\nsubject=/CN=x\n-----BEGIN CERTIFICATE-----\r\nAAAA\r\n-----END CERTIFICATE-----\r\nnoise\n-----BEGIN DH PARAMETERS-----\nMAYCAQcCAQI=\n-----END DH PARAMETERS-----\n\n\n";
+        let b = pem_blocks(data);
+        assert_eq!(b.len(), 2);
+        assert_eq!(b[0].label, "CERTIFICATE");
+        assert_eq!(b[1].label, "DH PARAMETERS");
+        let s = sniff(data).unwrap();
+        assert_eq!(s.block, Some((2, 2)));
+        match s.content {
+            Content::Dh { der, syntax } => {
+                assert_eq!(syntax, Some(DhSyntax::Pkcs3));
+                assert_eq!(der, [0x30, 6, 2, 1, 7, 2, 1, 2]);
+            }
+            _ => panic!("not DH"),
+        }
+    }
+
+    #[test]
+    fn kinds_we_do_not_check_are_named() {
+        for (label, word) in [
+            ("PUBLIC KEY", "public key"),
+            ("RSA PUBLIC KEY", "public key"),
+            ("ENCRYPTED PRIVATE KEY", "encrypted"),
+            ("EC PRIVATE KEY", "EC"),
+        ] {
+            let pem = format!("-----BEGIN {label}-----\nAAAA\n-----END {label}-----\n");
+            match sniff(pem.as_bytes()) {
+                Err(Error::WrongKind(m)) => assert!(m.contains(word), "{label}: {m}"),
+                other => panic!("{label}: {:?}", other.map(|_| ())),
+            }
+        }
+        let legacy = b"-----BEGIN RSA PRIVATE KEY-----\nProc-Type: 4,ENCRYPTED\nDEK-Info: AES-128-CBC,00\n\nAAAA\n-----END RSA PRIVATE KEY-----\n";
+        assert!(matches!(sniff(legacy), Err(Error::WrongKind(m)) if m.contains("encrypted")));
+        let certs = b"-----BEGIN CERTIFICATE-----\nAAAA\n-----END CERTIFICATE-----\n";
+        assert!(matches!(sniff(certs), Err(Error::WrongKind(m)) if m.contains("certificates")));
+        assert!(matches!(
+            sniff(b"-----BEGIN DH PARAMETERS-----\nMAYCAQcCAQI=\n"),
+            Err(Error::Decode)
+        ));
+    }
+}
