@@ -237,6 +237,46 @@ fn is_encrypted_pkcs8(der: &[u8]) -> bool {
         && d.tag() == Tag::OctetString && inner.is_finished())
 }
 
+/// The tags of the items of an outer SEQUENCE that spans all of `der`.
+fn sequence_tags(der: &[u8]) -> Option<Vec<der::Tag>> {
+    use der::{Reader, SliceReader, Tagged};
+    let mut r = SliceReader::new(der).ok()?;
+    let outer = der::asn1::AnyRef::decode(&mut r).ok()?;
+    r.finish().ok()?;
+    if outer.tag() != der::Tag::Sequence {
+        return None;
+    }
+    let mut inner = SliceReader::new(outer.value()).ok()?;
+    let mut tags = Vec::new();
+    while !inner.is_finished() {
+        tags.push(der::asn1::AnyRef::decode(&mut inner).ok()?.tag());
+    }
+    Some(tags)
+}
+
+/// DER structures recognised by shape that hold no RSA private key or DH
+/// parameters: an X.509 certificate or CRL, a SEC 1 EC private key, a
+/// PKCS#7/CMS message.
+fn other_der_kind(der: &[u8]) -> Option<&'static str> {
+    use der::Tag;
+    let tags = sequence_tags(der)?;
+    let ctx0 = |t: &Tag| matches!(t, Tag::ContextSpecific { number, .. } if number.value() == 0);
+    match tags.as_slice() {
+        [Tag::Sequence, Tag::Sequence, Tag::BitString] => {
+            Some("a certificate or CRL (X.509), with no private key or DH parameters")
+        }
+        [Tag::Integer, Tag::OctetString, rest @ ..]
+            if rest.iter().all(|t| matches!(t, Tag::ContextSpecific { .. })) =>
+        {
+            Some("an EC private key (SEC 1), not RSA")
+        }
+        [Tag::ObjectIdentifier, t] if ctx0(t) => {
+            Some("a PKCS#7/CMS message, with no private key or DH parameters")
+        }
+        _ => None,
+    }
+}
+
 fn is_spki(der: &[u8]) -> Option<ObjectIdentifier> {
     spki::SubjectPublicKeyInfoRef::from_der(der)
         .ok()
@@ -377,6 +417,9 @@ fn from_der(der: &[u8]) -> Result<Content> {
         return Err(Error::WrongKind(
             "an encrypted PKCS#8 private key: decrypt it first, e.g. openssl pkey -in FILE",
         ));
+    }
+    if let Some(what) = other_der_kind(der) {
+        return Err(Error::WrongKind(what));
     }
     Ok(Content::Dh {
         der: der.to_vec(),
