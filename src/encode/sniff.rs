@@ -266,7 +266,9 @@ fn other_der_kind(der: &[u8]) -> Option<&'static str> {
             Some("a certificate or CRL (X.509), with no private key or DH parameters")
         }
         [Tag::Integer, Tag::OctetString, rest @ ..]
-            if rest.iter().all(|t| matches!(t, Tag::ContextSpecific { .. })) =>
+            if rest
+                .iter()
+                .all(|t| matches!(t, Tag::ContextSpecific { .. })) =>
         {
             Some("an EC private key (SEC 1), not RSA")
         }
