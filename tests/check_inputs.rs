@@ -307,6 +307,27 @@ fn keys_it_cannot_check_are_named() {
         "-out",
         &f("cert.pem"),
     ]);
+    openssl(&[
+        "x509",
+        "-in",
+        &f("cert.pem"),
+        "-outform",
+        "DER",
+        "-out",
+        &f("cert.der"),
+    ]);
+    openssl(&[
+        "ecparam",
+        "-name",
+        "prime256v1",
+        "-genkey",
+        "-noout",
+        "-outform",
+        "DER",
+        "-out",
+        &f("ec.der"),
+    ]);
+    openssl(&["genpkey", "-algorithm", "ED25519", "-out", &f("ed.pem")]);
     for (file, word) in [
         ("spki.pem", "public key"),
         ("pkcs1pub.pem", "public key"),
@@ -315,6 +336,9 @@ fn keys_it_cannot_check_are_named() {
         ("enc.der", "encrypted"),
         ("pss.pem", "RSA-PSS"),
         ("cert.pem", "certificates only"),
+        ("cert.der", "certificate"),
+        ("ec.der", "EC private key"),
+        ("ed.pem", "Ed25519"),
     ] {
         let (code, out, err) = check(&d.join(file));
         assert_eq!(code, Some(1), "{file}: {out}{err}");
