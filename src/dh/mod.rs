@@ -33,6 +33,8 @@
 //! | 5 | p ≡ 59 (mod 60) | 5 is a square mod p (p ≡ ±1 mod 5), order q |
 //! | other g in 3 … 2^31 − 1 | p ≡ 11 (mod 12) | p ≡ 3 (mod 4) and q ≢ 0 (mod 3) |
 
+#![forbid(unsafe_code)]
+
 pub mod check;
 pub mod named;
 pub mod sieve;

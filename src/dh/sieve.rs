@@ -21,7 +21,8 @@ use std::sync::{Arc, Mutex, OnceLock};
 
 use rug::Integer;
 
-use crate::prime::small::{odd_primes_below, rem_u64};
+use crate::gmp::rem_u64;
+use crate::prime::small::odd_primes_below;
 
 /// Positions per segment: 2^18 bits = 32 KiB, sized for the L1/L2 caches.
 pub const SEGMENT: u64 = 1 << 18;

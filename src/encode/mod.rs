@@ -4,6 +4,8 @@
 //! to its exact length first and then written straight into a
 //! [`SecureBuf`]; secrets never pass through an ordinary heap buffer.
 
+#![forbid(unsafe_code)]
+
 use der::asn1::{BitStringRef, OctetStringRef, UintRef};
 use der::Encode;
 use pem_rfc7468::LineEnding;

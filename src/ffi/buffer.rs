@@ -81,8 +81,8 @@ pub unsafe extern "C" fn pf_buffer_data_mut(buf: *mut pf_buffer) -> *mut u8 {
 /// inherited through `fork()`. Thread-safe.
 #[no_mangle]
 pub unsafe extern "C" fn pf_buffer_len(buf: *const pf_buffer) -> usize {
-    // SAFETY: the caller passes NULL or a live buffer from this library.
     guard_value(0, || {
+        // SAFETY: the caller passes NULL or a live buffer from this library.
         unsafe { buf.as_ref() }
             .filter(|b| !b.inner.is_inherited())
             .map_or(0, |b| b.inner.len())
@@ -96,8 +96,8 @@ pub unsafe extern "C" fn pf_buffer_len(buf: *const pf_buffer) -> usize {
 /// Thread-safe.
 #[no_mangle]
 pub unsafe extern "C" fn pf_buffer_locked(buf: *const pf_buffer) -> bool {
-    // SAFETY: the caller passes NULL or a live buffer from this library.
     guard_value(false, || {
+        // SAFETY: the caller passes NULL or a live buffer from this library.
         unsafe { buf.as_ref() }.is_some_and(|b| !b.inner.is_inherited() && b.inner.is_locked())
     })
 }

@@ -120,6 +120,7 @@ pub unsafe extern "C" fn pf_dh_generate(
 ) -> pf_status {
     let mut opts = super::options::pf_options_default();
     opts.threads = threads;
+    // SAFETY: the caller's `out` contract is pf_dh_generate_ex's.
     unsafe { pf_dh_generate_ex(bits, generator, 0, &opts, out) }
 }
 
@@ -285,8 +286,8 @@ pub unsafe extern "C" fn pf_dh_component(
 /// Returns the size of p in bits, or 0 if `params` is NULL. Thread-safe.
 #[no_mangle]
 pub unsafe extern "C" fn pf_dh_bits(params: *const pf_dh_params) -> u32 {
-    // SAFETY: NULL or live parameters.
     guard_value(0, || {
+        // SAFETY: NULL or live parameters.
         unsafe { params.as_ref() }.map_or(0, |d| d.inner.bits())
     })
 }

@@ -2,7 +2,7 @@
 //! errors to `pf_status` and boxes handles. Nothing here knows about GMP;
 //! nothing in the core knows about C pointers.
 //!
-//! Every export runs inside [`guard`] (or [`guard_value`]), which catches a
+//! Every export runs inside `guard` (or `guard_value`), which catches a
 //! Rust panic so it never unwinds into C: the call returns
 //! `PF_ERR_INTERNAL` (or a documented neutral value) and the library stays
 //! usable.

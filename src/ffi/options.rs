@@ -193,6 +193,7 @@ pub(crate) unsafe fn check_options<'a>(
     let seed = match (o.seed.is_null(), o.seed_len) {
         (true, 0) => None,
         (true, _) => return Err(pf_status::PF_ERR_INVALID_ARGUMENT),
+        // SAFETY: the caller declared `seed_len` (32) readable bytes at `seed`.
         (false, SEED_LEN) => Some(unsafe { std::slice::from_raw_parts(o.seed, SEED_LEN) }),
         (false, _) => return Err(pf_status::PF_ERR_INVALID_ARGUMENT),
     };

@@ -94,6 +94,7 @@ pub unsafe extern "C" fn pf_rsa_generate(
 ) -> pf_status {
     let mut opts = super::options::pf_options_default();
     opts.threads = threads;
+    // SAFETY: the caller's `out` contract is pf_rsa_generate_ex's.
     unsafe { pf_rsa_generate_ex(bits, rsa::DEFAULT_EXPONENT, 2, &opts, out) }
 }
 
@@ -260,8 +261,8 @@ pub unsafe extern "C" fn pf_rsa_component(
 /// inherited through `fork()` (see `PF_ERR_FORKED`). Thread-safe.
 #[no_mangle]
 pub unsafe extern "C" fn pf_rsa_bits(key: *const pf_rsa_key) -> u32 {
-    // SAFETY: NULL or a live key.
     guard_value(0, || {
+        // SAFETY: NULL or a live key.
         unsafe { key.as_ref() }
             .filter(|k| !k.inner.is_inherited())
             .map_or(0, |k| k.inner.bits())
@@ -272,8 +273,8 @@ pub unsafe extern "C" fn pf_rsa_bits(key: *const pf_rsa_key) -> u32 {
 /// inherited through `fork()`. Thread-safe.
 #[no_mangle]
 pub unsafe extern "C" fn pf_rsa_primes(key: *const pf_rsa_key) -> u32 {
-    // SAFETY: NULL or a live key.
     guard_value(0, || {
+        // SAFETY: NULL or a live key.
         unsafe { key.as_ref() }
             .filter(|k| !k.inner.is_inherited())
             .map_or(0, |k| k.inner.prime_count() as u32)

@@ -9,7 +9,7 @@
 //! doublings (a shift and a conditional subtraction), and only the
 //! squarings remain: against GMP's `mpz_powm_sec` with an arbitrary base,
 //! which spends about a sixth of its time on window multiplications and
-//! table look-ups, that is measurably cheaper (see `examples/powm_cost`).
+//! table look-ups, that is measurably cheaper (see `bench/examples/powm_cost`).
 //!
 //! The base-2 test is a filter, not one of the counted rounds: a candidate
 //! that passes it still gets every FIPS 186-5 Miller–Rabin round with
@@ -38,7 +38,7 @@ use crate::secure::SecretVec;
 use gmp_mpfr_sys::gmp;
 use rug::Integer;
 
-use crate::prime::small::inverse_mod_2_64;
+use crate::arith::inverse_mod_2_64;
 
 type Limb = u64;
 
@@ -122,7 +122,7 @@ pub fn fermat_base2_secret_or_stop(n: &Integer, stop: &std::sync::atomic::Atomic
     // GMP's dispatch table (it is 33 there); elsewhere, and above it, use
     // `mpn_sec_sqr`, which never leaves the basecase routines.
     let basecase_sqr = super::zen_fix_active() && len <= 32;
-    // SAFETY (whole block): every pointer comes from a live Vec or slice
+    // SAFETY: (whole block) every pointer comes from a live Vec or slice
     // of the length GMP is told; outputs alias inputs only in place, as
     // the GMP manual allows for mpn_cnd_add_n/mpn_cnd_sub_n; `prod` has 2n
     // limbs as mpn_sqr/mpn_sec_sqr and redc_1 require; the scratch area has

@@ -7,7 +7,7 @@ use gmp_mpfr_sys::gmp;
 use rug::Integer;
 
 use super::fermat::redc;
-use crate::prime::small::inverse_mod_2_64;
+use crate::arith::inverse_mod_2_64;
 
 type Limb = u64;
 
@@ -86,7 +86,7 @@ pub fn mr_round(n: &Integer, base: &Integer) -> Option<bool> {
     let n_l = len as gmp::size_t;
     let invm = inverse_mod_2_64(m[0]).wrapping_neg();
     let redc = redc();
-    // SAFETY (whole block): every pointer comes from a live Vec or slice of
+    // SAFETY: (whole block) every pointer comes from a live Vec or slice of
     // the length GMP is told; in-place operations are those the GMP manual
     // allows (mpn_cnd_sub_n, mpn_rshift with rp = up); `prod` has 2·len
     // limbs as mpn_sec_sqr and redc_1 need; scratch areas have the sizes

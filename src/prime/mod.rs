@@ -1,6 +1,8 @@
 //! The prime-search engine shared by RSA and DH: the seeded stream, trial
 //! division, Miller–Rabin, and the deterministic parallel search.
 
+#![forbid(unsafe_code)]
+
 pub mod lucas;
 pub mod mr;
 pub mod search;

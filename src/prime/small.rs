@@ -11,6 +11,9 @@ use std::sync::{Arc, Mutex};
 
 use rug::Integer;
 
+use crate::arith::{inverse_mod_2_64, rem_u128_u64};
+use crate::gmp::rem_u64;
+
 /// The odd primes below `bound`, by a sieve of Eratosthenes over the odd
 /// numbers only, one bit each (2^24 needs 1 MiB of scratch).
 pub fn odd_primes_below(bound: u32) -> Vec<u32> {
@@ -111,14 +114,6 @@ pub fn rsa_trial_bound(prime_bits: u32) -> u32 {
     }
 }
 
-/// Remainder of `n` modulo a 64-bit `d` (GMP `mpz_fdiv_ui`; `n` ≥ 0).
-pub fn rem_u64(n: &Integer, d: u64) -> u64 {
-    debug_assert!(d != 0 && *n >= 0);
-    // SAFETY: `n` is a valid, initialised mpz owned by rug; mpz_fdiv_ui only
-    // reads it. c_ulong is 64 bits on the LP64 targets we build for.
-    unsafe { gmp_mpfr_sys::gmp::mpz_fdiv_ui(n.as_raw(), d as _) as u64 }
-}
-
 /// True if no prime of `batches` divides `n` (for `n` larger than all of
 /// them). Stops at the first batch with a factor. Slow path, kept for
 /// cross-checking [`TrialTable`].
@@ -159,43 +154,6 @@ pub struct TrialTable {
     tests: Vec<(u64, u64)>,
     /// `limbs` weights per batch.
     weights: Vec<u64>,
-}
-
-/// `n mod d` for d > 0 with one or two hardware divisions.
-#[inline]
-fn rem_u128_u64(n: u128, d: u64) -> u64 {
-    let hi = ((n >> 64) as u64) % d;
-    let lo = n as u64;
-    #[cfg(target_arch = "x86_64")]
-    {
-        let rem: u64;
-        // SAFETY: `div` divides rdx:rax by d; hi < d so the quotient fits in
-        // 64 bits and the instruction cannot fault (d ≠ 0).
-        unsafe {
-            std::arch::asm!(
-                "div {d}",
-                d = in(reg) d,
-                inout("rax") lo => _,
-                inout("rdx") hi => rem,
-                options(pure, nomem, nostack)
-            );
-        }
-        rem
-    }
-    #[cfg(not(target_arch = "x86_64"))]
-    {
-        ((((hi as u128) << 64) | lo as u128) % d as u128) as u64
-    }
-}
-
-/// p⁻¹ mod 2^64 for odd p (no table: also used on secret values).
-pub(crate) fn inverse_mod_2_64(p: u64) -> u64 {
-    // Newton iteration: each step doubles the correct low bits (p odd).
-    let mut x = p; // correct to 3 bits
-    for _ in 0..5 {
-        x = x.wrapping_mul(2u64.wrapping_sub(p.wrapping_mul(x)));
-    }
-    x
 }
 
 impl TrialTable {

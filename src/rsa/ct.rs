@@ -41,7 +41,7 @@ use rug::Integer;
 
 use crate::secure::SecretVec;
 
-use crate::prime::small::inverse_mod_2_64;
+use crate::arith::inverse_mod_2_64;
 
 /// Scratch limbs, wiped when dropped: every array here holds secrets or
 /// values derived from them.

@@ -11,6 +11,8 @@
 //! - |p − q| > 2^(bits/2 − 100) and d > 2^(bits/2), else new primes.
 //! - A pairwise consistency test through the CRT path before returning.
 
+#![forbid(unsafe_code)]
+
 pub mod check;
 mod ct;
 mod key;
@@ -23,11 +25,12 @@ use rug::Integer;
 
 use crate::error::{Error, Result};
 use crate::gmp::fermat::fermat_base2_secret_or_stop;
+use crate::gmp::rem_u64;
 use crate::gmp::sec;
 use crate::prime::mr::rounds_for_bits;
 use crate::prime::mr::MrCandidate;
 use crate::prime::search::{mr_round_from_stream, search, CandidateSource};
-use crate::prime::small::{rem_u64, rsa_trial_bound, TrialTable};
+use crate::prime::small::{rsa_trial_bound, TrialTable};
 use crate::prime::stream::{random_in_range, Purpose, Seed};
 use crate::prime::{Options, Stats};
 

@@ -113,7 +113,7 @@ impl SecureBuf {
             unsafe { libc::munmap(raw, map_len) };
             return Err(Error::NoMemory);
         }
-        // SAFETY (all three): advice on our own mapping; failures are tolerated.
+        // SAFETY: (all three) advice on our own mapping; failures are tolerated.
         unsafe {
             libc::madvise(raw, map_len, libc::MADV_DONTDUMP);
             if libc::madvise(region_ptr, region, libc::MADV_WIPEONFORK) != 0 {

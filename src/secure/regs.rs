@@ -79,7 +79,7 @@ mod x86 {
 
     pub fn clear() {
         let l = level();
-        // SAFETY (all blocks): zeroing caller-saved registers (every
+        // SAFETY: (all blocks) zeroing caller-saved registers (every
         // vector register is caller-saved in the SysV ABI), declared as
         // clobbered; AVX and AVX-512 forms only where the CPU has them.
         unsafe {

@@ -14,7 +14,6 @@ use primeforge::encode::{dh_export, rsa_export, DhFormat, RsaFormat};
 use primeforge::prime::{Options, Progress, Stats};
 use primeforge::{Error, SecureBuf};
 
-#[path = "cli/out.rs"]
 mod out;
 
 /// Fast RSA key and Diffie-Hellman parameter generation on all cores.

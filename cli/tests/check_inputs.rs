@@ -4,8 +4,6 @@
 //! judge oversized RSA components without arithmetic, verify X9.42's q,
 //! j and subgroup, and recognise RFC 7919/3526/5114 groups.
 
-mod common;
-
 use std::path::{Path, PathBuf};
 use std::process::{Command, Output};
 use std::time::{Duration, Instant};
