@@ -412,8 +412,9 @@ typedef struct pf_progress {
 
 /**
  * Progress callback. Called only on the thread that called the generate
- * function, at least every 100 ms and whenever primes are found (one event
- * may cover several primes). Every search ends with an event, so the
+ * function, every 50 ms while the search runs and whenever primes are
+ * found (one event may cover several primes). Every search ends with an
+ * event, so the
  * callback runs at least once per generation (not for named groups).
  * Return 0 to continue, non-zero to cancel — also on the last event: the
  * generate call then returns `PF_ERR_CANCELLED` promptly, leaves `*out`

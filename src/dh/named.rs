@@ -16,24 +16,24 @@ use rug::Integer;
 
 use super::DhParams;
 
-/// The named groups. Values are part of the C ABI (`pf_dh_group`).
+/// The named groups (the C ABI's numbers for them are `pf_dh_group`'s, in
+/// `ffi`).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-#[repr(u32)]
 pub enum Group {
-    Ffdhe2048 = 1,
-    Ffdhe3072 = 2,
-    Ffdhe4096 = 3,
-    Ffdhe6144 = 4,
-    Ffdhe8192 = 5,
-    Modp2048 = 6,
-    Modp3072 = 7,
-    Modp4096 = 8,
-    Modp6144 = 9,
-    Modp8192 = 10,
+    Ffdhe2048,
+    Ffdhe3072,
+    Ffdhe4096,
+    Ffdhe6144,
+    Ffdhe8192,
+    Modp2048,
+    Modp3072,
+    Modp4096,
+    Modp6144,
+    Modp8192,
 }
 
 impl Group {
-    /// Every group, in ABI order.
+    /// Every group.
     pub const ALL: [Group; 10] = [
         Group::Ffdhe2048,
         Group::Ffdhe3072,
@@ -46,10 +46,6 @@ impl Group {
         Group::Modp6144,
         Group::Modp8192,
     ];
-
-    pub fn from_u32(v: u32) -> Option<Group> {
-        Group::ALL.iter().copied().find(|g| *g as u32 == v)
-    }
 
     /// The name OpenSSL uses (`-pkeyopt group:NAME`).
     pub fn name(self) -> &'static str {
@@ -95,14 +91,21 @@ impl Group {
     }
 
     fn is_ffdhe(self) -> bool {
-        (self as u32) <= 5
+        matches!(
+            self,
+            Group::Ffdhe2048
+                | Group::Ffdhe3072
+                | Group::Ffdhe4096
+                | Group::Ffdhe6144
+                | Group::Ffdhe8192
+        )
     }
 
     /// The group's parameters (computed once per process).
     pub fn params(self) -> &'static DhParams {
         crate::gmp::init();
         static CACHE: [OnceLock<DhParams>; 10] = [const { OnceLock::new() }; 10];
-        CACHE[self as usize - 1].get_or_init(|| {
+        CACHE[self as usize].get_or_init(|| {
             let n = self.bits();
             let constant = if self.is_ffdhe() {
                 e_times_2_pow(n - 130)
@@ -260,10 +263,7 @@ mod tests {
             let q = d.q().unwrap();
             assert_ne!(q.is_probably_prime(5), rug::integer::IsPrime::No, "{g:?}");
             assert!(d.g_in_q_subgroup(), "{g:?}");
-            assert_eq!(Group::from_u32(g as u32), Some(g));
         }
-        assert_eq!(Group::from_u32(0), None);
-        assert_eq!(Group::from_u32(11), None);
     }
 
     /// The transcribed RFC 5114 groups are what RFC 5114 says: p prime of

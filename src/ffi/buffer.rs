@@ -133,12 +133,8 @@ pub unsafe extern "C" fn pf_buffer_check(buf: *const pf_buffer) -> pf_status {
 /// does: memory is corrupt. Not thread-safe for the same buffer.
 #[no_mangle]
 pub unsafe extern "C" fn pf_buffer_free(buf: *mut pf_buffer) {
-    guard_value((), || {
-        if !buf.is_null() {
-            // SAFETY: `buf` came from Box::into_raw in this library and is freed once.
-            drop(unsafe { Box::from_raw(buf) });
-        }
-    })
+    // SAFETY: the caller passes NULL or a live handle, freed once.
+    unsafe { super::free_handle(buf) }
 }
 
 /// Hands a core result to C: on success boxes the buffer into `*out` and

@@ -197,7 +197,7 @@ pub unsafe extern "C" fn pf_dh_named(group: u32, out: *mut *mut pf_dh_params) ->
         if out.is_null() {
             return pf_status::PF_ERR_NULL_ARGUMENT;
         }
-        let Some(g) = Group::from_u32(group) else {
+        let Some(g) = self::group(group) else {
             return pf_status::PF_ERR_INVALID_ARGUMENT;
         };
         crate::gmp::init();
@@ -208,12 +208,50 @@ pub unsafe extern "C" fn pf_dh_named(group: u32, out: *mut *mut pf_dh_params) ->
     })
 }
 
+c_enum_from_u32!(pf_dh_part {
+    PF_DH_P,
+    PF_DH_Q,
+    PF_DH_G
+});
+
+c_enum_from_u32!(pf_dh_group {
+    PF_DH_FFDHE2048,
+    PF_DH_FFDHE3072,
+    PF_DH_FFDHE4096,
+    PF_DH_FFDHE6144,
+    PF_DH_FFDHE8192,
+    PF_DH_MODP2048,
+    PF_DH_MODP3072,
+    PF_DH_MODP4096,
+    PF_DH_MODP6144,
+    PF_DH_MODP8192,
+});
+
+/// The core's group for a `pf_dh_group` value.
+fn group(g: u32) -> Option<Group> {
+    use pf_dh_group::*;
+    Some(match pf_dh_group::try_from(g).ok()? {
+        PF_DH_FFDHE2048 => Group::Ffdhe2048,
+        PF_DH_FFDHE3072 => Group::Ffdhe3072,
+        PF_DH_FFDHE4096 => Group::Ffdhe4096,
+        PF_DH_FFDHE6144 => Group::Ffdhe6144,
+        PF_DH_FFDHE8192 => Group::Ffdhe8192,
+        PF_DH_MODP2048 => Group::Modp2048,
+        PF_DH_MODP3072 => Group::Modp3072,
+        PF_DH_MODP4096 => Group::Modp4096,
+        PF_DH_MODP6144 => Group::Modp6144,
+        PF_DH_MODP8192 => Group::Modp8192,
+    })
+}
+
+/// The DH encoding of a `pf_format` value (`None` for the RSA formats).
 fn dh_format(format: u32) -> Option<DhFormat> {
-    Some(match format {
-        9 => DhFormat::Pkcs3Pem,
-        10 => DhFormat::Pkcs3Der,
-        11 => DhFormat::X942Pem,
-        12 => DhFormat::X942Der,
+    use super::pf_format::*;
+    Some(match super::pf_format::try_from(format).ok()? {
+        PF_FORMAT_PKCS3_PEM => DhFormat::Pkcs3Pem,
+        PF_FORMAT_PKCS3_DER => DhFormat::Pkcs3Der,
+        PF_FORMAT_X942_PEM => DhFormat::X942Pem,
+        PF_FORMAT_X942_DER => DhFormat::X942Der,
         _ => return None,
     })
 }
@@ -269,11 +307,11 @@ pub unsafe extern "C" fn pf_dh_component(
         let (Some(params), false) = (unsafe { params.as_ref() }, out.is_null()) else {
             return pf_status::PF_ERR_NULL_ARGUMENT;
         };
-        let which = match part {
-            1 => DhPart::P,
-            2 => DhPart::Q,
-            3 => DhPart::G,
-            _ => return pf_status::PF_ERR_INVALID_ARGUMENT,
+        let which = match pf_dh_part::try_from(part) {
+            Ok(pf_dh_part::PF_DH_P) => DhPart::P,
+            Ok(pf_dh_part::PF_DH_Q) => DhPart::Q,
+            Ok(pf_dh_part::PF_DH_G) => DhPart::G,
+            Err(st) => return st,
         };
         let Some(bytes) = params.inner.part_bytes(which) else {
             return pf_status::PF_ERR_INVALID_ARGUMENT;
@@ -298,12 +336,8 @@ pub unsafe extern "C" fn pf_dh_bits(params: *const pf_dh_params) -> u32 {
 /// thread-safe for the same object.
 #[no_mangle]
 pub unsafe extern "C" fn pf_dh_free(params: *mut pf_dh_params) {
-    guard_value((), || {
-        if !params.is_null() {
-            // SAFETY: came from Box::into_raw in this module; freed once.
-            drop(unsafe { Box::from_raw(params) });
-        }
-    })
+    // SAFETY: the caller passes NULL or a live handle, freed once.
+    unsafe { super::free_handle(params) }
 }
 
 /// Checks encoded DH parameters, in the spirit of OpenSSL's `DH_check`:
@@ -349,4 +383,25 @@ pub unsafe extern "C" fn pf_dh_check(data: *const u8, len: usize, problems: *mut
             Err(e) => e.into(),
         }
     })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// Every C number maps to its own core value and back to nothing
+    /// else; the numbers around the range are refused.
+    #[test]
+    fn c_enumerations_map_one_to_one() {
+        let groups: Vec<Group> = (1..=10).map(|v| group(v).unwrap()).collect();
+        assert_eq!(groups, Group::ALL);
+        for bad in [0, 11, u32::MAX] {
+            assert!(group(bad).is_none());
+            assert!(pf_dh_part::try_from(bad).is_err());
+        }
+        assert_eq!(pf_dh_part::try_from(2), Ok(pf_dh_part::PF_DH_Q));
+        let dh: Vec<Option<DhFormat>> = (1..=12).map(dh_format).collect();
+        assert_eq!(dh.iter().filter(|f| f.is_some()).count(), 4);
+        assert_eq!(dh_format(11), Some(DhFormat::X942Pem));
+    }
 }

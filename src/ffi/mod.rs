@@ -13,6 +13,25 @@
 // clutter the C documentation.
 #![allow(clippy::missing_safety_doc)]
 
+/// `TryFrom<u32>` for a C enumeration, from its variants' names only: the
+/// numbers are written once, in the `pf_*` enum itself (which cbindgen
+/// copies into the header), and nowhere else.
+macro_rules! c_enum_from_u32 {
+    ($c:ident { $($v:ident),+ $(,)? }) => {
+        impl TryFrom<u32> for $c {
+            type Error = pf_status;
+            fn try_from(v: u32) -> Result<$c, pf_status> {
+                $(
+                    if v == $c::$v as u32 {
+                        return Ok($c::$v);
+                    }
+                )+
+                Err(pf_status::PF_ERR_INVALID_ARGUMENT)
+            }
+        }
+    };
+}
+
 mod buffer;
 mod dh;
 mod options;
@@ -50,6 +69,21 @@ pub(crate) fn guard_value<T>(fallback: T, f: impl FnOnce() -> T) -> T {
     let v = catch_unwind(AssertUnwindSafe(f)).unwrap_or(fallback);
     crate::secure::clear_registers();
     v
+}
+
+/// The body of every `pf_*_free`: drops a handle that came from
+/// `Box::into_raw` in this library (wiping what its type wipes); NULL is a
+/// no-op; a panic in a destructor never crosses the ABI.
+///
+/// # Safety
+/// `p` is NULL or a live handle of type `T` from this library, freed once.
+pub(crate) unsafe fn free_handle<T>(p: *mut T) {
+    guard_value((), || {
+        if !p.is_null() {
+            // SAFETY: per this function's contract.
+            drop(unsafe { Box::from_raw(p) });
+        }
+    })
 }
 
 /// Writes `value` through a caller's out-pointer. Call only on success,

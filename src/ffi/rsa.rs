@@ -161,18 +161,57 @@ pub unsafe extern "C" fn pf_rsa_generate_ex(
     })
 }
 
-fn format_from_u32(format: u32) -> Option<RsaFormat> {
+c_enum_from_u32!(pf_format {
+    PF_FORMAT_PKCS8_PEM,
+    PF_FORMAT_PKCS8_DER,
+    PF_FORMAT_PKCS1_PEM,
+    PF_FORMAT_PKCS1_DER,
+    PF_FORMAT_SPKI_PEM,
+    PF_FORMAT_SPKI_DER,
+    PF_FORMAT_RSA_PUBLIC_PEM,
+    PF_FORMAT_RSA_PUBLIC_DER,
+    PF_FORMAT_PKCS3_PEM,
+    PF_FORMAT_PKCS3_DER,
+    PF_FORMAT_X942_PEM,
+    PF_FORMAT_X942_DER,
+});
+
+c_enum_from_u32!(pf_rsa_part {
+    PF_RSA_N,
+    PF_RSA_E,
+    PF_RSA_D,
+    PF_RSA_P,
+    PF_RSA_Q,
+    PF_RSA_DP,
+    PF_RSA_DQ,
+    PF_RSA_QINV,
+    PF_RSA_R3,
+    PF_RSA_D3,
+    PF_RSA_T3,
+    PF_RSA_R4,
+    PF_RSA_D4,
+    PF_RSA_T4,
+    PF_RSA_R5,
+    PF_RSA_D5,
+    PF_RSA_T5,
+});
+
+/// The RSA encoding of a `pf_format` value (`None` for the DH formats).
+fn rsa_format(format: u32) -> Option<RsaFormat> {
+    use pf_format::*;
     use RsaFormat::*;
-    Some(match format {
-        1 => Pkcs8Pem,
-        2 => Pkcs8Der,
-        3 => Pkcs1Pem,
-        4 => Pkcs1Der,
-        5 => SpkiPem,
-        6 => SpkiDer,
-        7 => RsaPublicPem,
-        8 => RsaPublicDer,
-        _ => return None,
+    Some(match pf_format::try_from(format).ok()? {
+        PF_FORMAT_PKCS8_PEM => Pkcs8Pem,
+        PF_FORMAT_PKCS8_DER => Pkcs8Der,
+        PF_FORMAT_PKCS1_PEM => Pkcs1Pem,
+        PF_FORMAT_PKCS1_DER => Pkcs1Der,
+        PF_FORMAT_SPKI_PEM => SpkiPem,
+        PF_FORMAT_SPKI_DER => SpkiDer,
+        PF_FORMAT_RSA_PUBLIC_PEM => RsaPublicPem,
+        PF_FORMAT_RSA_PUBLIC_DER => RsaPublicDer,
+        PF_FORMAT_PKCS3_PEM | PF_FORMAT_PKCS3_DER | PF_FORMAT_X942_PEM | PF_FORMAT_X942_DER => {
+            return None
+        }
     })
 }
 
@@ -198,7 +237,7 @@ pub unsafe extern "C" fn pf_rsa_export(
         let (Some(key), false) = (unsafe { key.as_ref() }, out.is_null()) else {
             return pf_status::PF_ERR_NULL_ARGUMENT;
         };
-        let Some(fmt) = format_from_u32(format) else {
+        let Some(fmt) = rsa_format(format) else {
             return pf_status::PF_ERR_INVALID_ARGUMENT;
         };
         // SAFETY: `out` checked for NULL.
@@ -230,27 +269,44 @@ pub unsafe extern "C" fn pf_rsa_component(
             return e.into();
         }
         let e = k.e_bytes();
+        let Ok(part) = pf_rsa_part::try_from(part) else {
+            return pf_status::PF_ERR_INVALID_ARGUMENT;
+        };
+        use pf_rsa_part::*;
+        // Extra prime i (0 = the third prime) and which of r, d, t.
+        let other = |i: usize, which: usize| {
+            k.other_prime(i).map(|o| match which {
+                0 => o.r,
+                1 => o.d,
+                _ => o.t,
+            })
+        };
         let bytes: &[u8] = match part {
-            1 => k.n(),
-            2 => &e,
-            3 => k.d(),
-            4 => k.p(),
-            5 => k.q(),
-            6 => k.dp(),
-            7 => k.dq(),
-            8 => k.qinv(),
-            9..=17 => {
-                let i = ((part - 9) / 3) as usize;
-                let Some(o) = k.other_prime(i) else {
+            PF_RSA_N => k.n(),
+            PF_RSA_E => &e,
+            PF_RSA_D => k.d(),
+            PF_RSA_P => k.p(),
+            PF_RSA_Q => k.q(),
+            PF_RSA_DP => k.dp(),
+            PF_RSA_DQ => k.dq(),
+            PF_RSA_QINV => k.qinv(),
+            extra => {
+                let (i, which) = match extra {
+                    PF_RSA_R3 => (0, 0),
+                    PF_RSA_D3 => (0, 1),
+                    PF_RSA_T3 => (0, 2),
+                    PF_RSA_R4 => (1, 0),
+                    PF_RSA_D4 => (1, 1),
+                    PF_RSA_T4 => (1, 2),
+                    PF_RSA_R5 => (2, 0),
+                    PF_RSA_D5 => (2, 1),
+                    _ => (2, 2),
+                };
+                let Some(b) = other(i, which) else {
                     return pf_status::PF_ERR_INVALID_ARGUMENT;
                 };
-                match (part - 9) % 3 {
-                    0 => o.r,
-                    1 => o.d,
-                    _ => o.t,
-                }
+                b
             }
-            _ => return pf_status::PF_ERR_INVALID_ARGUMENT,
         };
         // SAFETY: `out` checked for NULL.
         unsafe { deliver(SecureBuf::from_slice(bytes), out) }
@@ -286,12 +342,8 @@ pub unsafe extern "C" fn pf_rsa_primes(key: *const pf_rsa_key) -> u32 {
 /// (as with `free`). Not thread-safe for the same key.
 #[no_mangle]
 pub unsafe extern "C" fn pf_rsa_free(key: *mut pf_rsa_key) {
-    guard_value((), || {
-        if !key.is_null() {
-            // SAFETY: came from Box::into_raw in pf_rsa_generate_ex; freed once.
-            drop(unsafe { Box::from_raw(key) });
-        }
-    })
+    // SAFETY: the caller passes NULL or a live handle, freed once.
+    unsafe { super::free_handle(key) }
 }
 
 #[cfg(test)]

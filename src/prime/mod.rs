@@ -65,8 +65,9 @@ pub struct Options<'a> {
     pub threads: u32,
     /// A 32-byte seed for reproducible output; `None` draws one from the OS.
     pub seed: Option<&'a [u8]>,
-    /// Called on the calling thread at least every 100 ms and whenever a
-    /// prime is found; returning `true` cancels.
+    /// Called on the calling thread every [`search::PROGRESS_INTERVAL`]
+    /// (50 ms) while the search runs, whenever a prime is found, and once
+    /// when each search ends; returning `true` cancels.
     pub progress: Option<&'a mut ProgressFn<'a>>,
     /// RSA only: refuse any request whose key would not meet FIPS 186-5
     /// (see [`crate::rsa::validate_fips`]).

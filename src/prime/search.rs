@@ -48,8 +48,9 @@ use super::stream::{random_in_range, random_in_range_secret, Purpose, Seed, MAX_
 use super::{Options, Progress, Stats};
 use crate::error::{Error, Result};
 
-/// How often, at most, the caller's thread wakes to report progress.
-const PROGRESS_INTERVAL: Duration = Duration::from_millis(50);
+/// How often the caller's thread wakes to report progress (the header's
+/// `pf_progress_fn` promises this value).
+pub const PROGRESS_INTERVAL: Duration = Duration::from_millis(50);
 
 /// What the search needs to know about the primes it looks for.
 ///
