@@ -1,13 +1,51 @@
 //! primeforge: fast, multi-threaded RSA key and Diffie-Hellman parameter
 //! generation, for Rust and (through a C ABI) for C, C++ and FFI callers.
 //!
-//! Layers:
-//! - the core, in pure Rust without raw pointers: [`error`], [`threads`],
-//!   and (one module that must touch raw memory, but not GMP) [`secure`];
-//! - [`ffi`], the thin C ABI that checks arguments, calls the core, maps
-//!   errors to `pf_status` and boxes handles.
+//! ## Where each rule lives
+//! - [`rsa`], [`dh`]: key and parameter generation (FIPS 186-5 A.1.3;
+//!   safe primes by a combined sieve and Pocklington), named groups, and
+//!   the checks of existing keys and parameters;
+//! - [`prime`]: the seeded ChaCha20 streams, trial division, Miller–Rabin,
+//!   the strong Lucas test and the deterministic parallel search;
+//! - [`encode`]: DER and PEM out, and [`encode::sniff`], the one reader of
+//!   key and parameter files;
+//! - [`gmp`]: the only module that calls raw GMP (its memory functions,
+//!   the Zen dispatch fix, constant-time `mpn` code);
+//! - [`secure`]: secret memory (secure buffers, the secret arena, stack
+//!   shields and wipes, register clearing, wiped streams);
+//! - [`threads`]: private pools whose workers are shielded and joined;
+//! - [`ffi`]: the C ABI, which checks arguments, calls the above, maps
+//!   errors to `pf_status` and boxes handles. The header
+//!   `include/primeforge.h` is generated from it by cbindgen.
 //!
-//! The C header `include/primeforge.h` is generated from `ffi` by cbindgen.
+//! `prime`, `rsa`, `dh` and `encode` contain no `unsafe` (forbidden);
+//! `gmp`, `secure`, `ffi` and a word-division helper do, each block with
+//! its safety argument.
+//!
+//! ## An RSA key
+//! ```
+//! use primeforge::encode::{rsa_export, RsaFormat};
+//! use primeforge::prime::Options;
+//!
+//! let mut opts = Options { threads: 2, ..Default::default() };
+//! let (key, stats) = primeforge::rsa::generate(1024, 65537, 2, &mut opts)?;
+//! let pem = rsa_export(&key, RsaFormat::Pkcs8Pem)?;
+//! assert!(pem.as_slice().starts_with(b"-----BEGIN PRIVATE KEY-----"));
+//! assert!(stats.exponentiations > 0);
+//! # Ok::<(), primeforge::Error>(())
+//! ```
+//!
+//! ## DH parameters, checked as a file
+//! ```
+//! use primeforge::encode::{dh_export, DhFormat};
+//!
+//! let mut opts = primeforge::prime::Options::default();
+//! let (params, _) = primeforge::dh::generate(512, 2, 0, &mut opts)?;
+//! let pem = dh_export(&params, DhFormat::Pkcs3Pem)?;
+//! let report = primeforge::dh::check::check_encoded(pem.as_slice())?;
+//! assert_eq!(report.problems, 0);
+//! # Ok::<(), primeforge::Error>(())
+//! ```
 
 // Every unsafe block in the library says why it is sound (tests are
 // exempt: their unsafe blocks call the C ABI as a C caller would).

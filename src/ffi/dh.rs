@@ -200,7 +200,6 @@ pub unsafe extern "C" fn pf_dh_named(group: u32, out: *mut *mut pf_dh_params) ->
         let Some(g) = self::group(group) else {
             return pf_status::PF_ERR_INVALID_ARGUMENT;
         };
-        crate::gmp::init();
         let params = g.params().clone();
         // SAFETY: `out` checked for NULL.
         unsafe { write_out(out, boxed(params)) };

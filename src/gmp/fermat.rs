@@ -210,8 +210,11 @@ mod tests {
         assert!(!fermat_base2_secret(&Integer::from(3u32)));
         let mut x = Integer::from(0x9e37_79b9_7f4a_7c15u64);
         let mut primes = 0;
+        // Three numbers per size (and the prime after each) keep every limb
+        // count and top-limb shape of the six this once used, at half the
+        // cost of finding the primes.
         for bits in [64u32, 65, 127, 128, 200, 512, 1000, 1024, 1536, 2048, 2560] {
-            for _ in 0..6 {
+            for _ in 0..3 {
                 x = (Integer::from(&x * &x) + 0x6a09_e667u32).keep_bits(bits + 40);
                 let mut n = Integer::from(&x >> 40u32);
                 n.set_bit(bits - 1, true);
@@ -224,7 +227,7 @@ mod tests {
                 }
             }
         }
-        assert!(primes >= 66);
+        assert!(primes >= 33);
         // Composite Fermat numbers F_5 … F_11 (up to 2049 bits) are base-2
         // pseudoprimes: the test must pass them, as mpz_powm does.
         for k in [5u32, 6, 7, 8, 9, 10, 11] {

@@ -17,8 +17,8 @@
 //! `MADV_DONTFORK` on kernels older than 4.14). On drop the whole region is
 //! wiped with `zeroize` before it is unlocked and unmapped.
 //!
-//! This module is one of the two places in the crate that handle raw
-//! pointers (the other is `ffi`); it knows nothing about GMP.
+//! Like the rest of `secure`, it handles raw memory and knows nothing
+//! about GMP.
 
 use std::ptr::NonNull;
 use std::sync::OnceLock;
