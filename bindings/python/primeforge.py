@@ -377,14 +377,19 @@ class DhParams:
         return _pf_dh_bits(self._h)
 
 
-def generate_rsa(bits=3072, threads=0, exponent=65537, primes=2, seed=None, progress=None):
-    """Generates an RSA key (FIPS 186-5) on `threads` threads (0 = all cores).
+def generate_rsa(bits=3072, threads=0, exponent=65537, primes=2, seed=None, progress=None,
+                 fips=False):
+    """Generates an RSA key by FIPS 186-5 A.1.3 on `threads` threads (0 = all
+    cores). The key meets FIPS 186-5 when bits >= 2048, exponent > 65536 and
+    primes == 2; `fips=True` raises InvalidArgument for anything else.
 
-    `seed` (32 bytes) makes the key a deterministic function of the seed.
-    `progress(ev)` is called on this thread at least every 100 ms; returning
-    True cancels (raises Cancelled).
+    `seed` (32 bytes, not all zero) makes the key a deterministic function
+    of the seed. `progress(ev)` is called on this thread every 50 ms and
+    whenever a prime is found; returning True cancels (raises Cancelled).
     """
     call = _Call(threads, seed, progress)
+    if fips:
+        call.opts.flags = PF_RSA_FIPS
     out = _h()
     st = call.run(_pf_rsa_generate_ex, bits, exponent, primes, ctypes.byref(call.opts),
                   ctypes.byref(out))
@@ -401,6 +406,8 @@ def generate_dh(bits=2048, generator=2, threads=0, legacy=False, seed=None, prog
     call.finish(st)
     return DhParams(out, call.counters())
 
+
+PF_RSA_FIPS = 1
 
 NAMED_GROUPS = {"ffdhe2048": 1, "ffdhe3072": 2, "ffdhe4096": 3, "ffdhe6144": 4,
                 "ffdhe8192": 5, "modp2048": 6, "modp3072": 7, "modp4096": 8,

@@ -56,6 +56,14 @@ class Rsa(unittest.TestCase):
         with self.assertRaises(pf.InvalidArgument):
             pf.generate_rsa(768, seed=bytes(32))
 
+    def test_fips_flag_refuses_non_fips_requests(self):
+        with self.assertRaises(pf.InvalidArgument):
+            pf.generate_rsa(1024, fips=True)
+        with self.assertRaises(pf.InvalidArgument):
+            pf.generate_rsa(2048, exponent=3, fips=True)
+        key = pf.generate_rsa(2048, threads=2, fips=True)
+        self.assertEqual(key.bits, 2048)
+
     def test_bad_input_raises(self):
         with self.assertRaises(pf.InvalidArgument):
             pf.generate_rsa(1001)
