@@ -46,7 +46,7 @@ use rug::{Assign, Integer};
 use crate::error::{Error, Result};
 use crate::prime::lucas::strong_lucas_or_stop;
 use crate::prime::mr::{rounds_for_bits, MrCandidate};
-use crate::prime::search::{mr_round_from_stream, search, CandidateSource};
+use crate::prime::search::{mr_round_from_stream, CandidateSource, Generation};
 use crate::prime::stream::{random_in_range, Purpose, Seed};
 use crate::prime::{Options, Stats};
 
@@ -342,7 +342,6 @@ pub fn generate_with_bound(
     crate::gmp::init();
     crate::threads::resolve_threads(opts.threads)?;
     let seed = Seed::from_option(opts.seed)?;
-    let mut stats = Stats::default();
     let mut source = DhSource::new(bits, m, a, &seed, bound);
     // 2 (p ≡ 7 mod 8), 3 (p ≡ 11 mod 12), 4 (a square) and 5 (p ≡ 4 mod 5)
     // are residues by their congruences already.
@@ -350,7 +349,9 @@ pub fn generate_with_bound(
         source.residue_g = Some(Integer::from(generator));
     }
     let pool = crate::threads::build_pool(opts.threads)?;
-    let found = search(&pool, source, &seed, 0, 1, opts, 0, 1, &mut stats)?;
+    let mut generation = Generation::new(&pool, seed, opts, 1);
+    let found = generation.search(source, 0, 1)?;
+    let stats = generation.stats();
     let p = found.into_iter().next().ok_or(Error::Internal)?.prime;
     if p.significant_bits() != bits || p.mod_u(m as u32) as u64 != a {
         return Err(Error::Internal);

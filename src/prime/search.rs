@@ -202,6 +202,39 @@ struct Shared<S: CandidateSource> {
     caller_cv: Condvar,
 }
 
+impl<S: CandidateSource> Shared<S> {
+    fn new(
+        source: S,
+        seed: &Seed,
+        first_index: u64,
+        count: usize,
+        pool: &rayon::ThreadPool,
+    ) -> Self {
+        let threads = pool.current_num_threads();
+        let rounds = source.rounds();
+        Shared {
+            source,
+            window: if threads <= 4 { threads } else { threads - 1 },
+            seed: seed.clone(),
+            count,
+            rounds,
+            next: AtomicU64::new(first_index),
+            bound: AtomicU64::new(u64::MAX),
+            state: Mutex::new(State::default()),
+            work_cv: Condvar::new(),
+            waiters: AtomicUsize::new(0),
+            stop: AtomicBool::new(false),
+            panicked: AtomicBool::new(false),
+            candidates: AtomicU64::new(0),
+            survivors: AtomicU64::new(0),
+            exponentiations: AtomicU64::new(0),
+            found: AtomicUsize::new(0),
+            workers_left: Mutex::new(threads),
+            caller_cv: Condvar::new(),
+        }
+    }
+}
+
 fn lock<T>(m: &Mutex<T>) -> MutexGuard<'_, T> {
     // A worker that panicked while holding the lock is reported separately;
     // the data itself stays consistent enough to wind down.
@@ -476,54 +509,136 @@ impl<S: CandidateSource> Shared<S> {
     }
 }
 
-/// Searches for the `count` lowest-numbered primes of `source`'s candidate
-/// sequence, numbering from `first_index`, on `pool` — the generation's
-/// private pool (see [`crate::threads::build_pool`]), one worker per pool
-/// thread. The pool is built once per generation and shared by its
-/// searches and the work after them: building one costs about 100 µs, and
-/// fresh threads pay page faults on their first stack wipe.
-///
-/// `found_before` and `needed_total` only shape progress reports (primes
-/// found so far across the several searches of one generation).
-#[allow(clippy::too_many_arguments)]
-pub fn search<S: CandidateSource>(
-    pool: &rayon::ThreadPool,
-    source: S,
-    seed: &Seed,
-    first_index: u64,
-    count: usize,
-    opts: &mut Options<'_>,
-    found_before: usize,
-    needed_total: usize,
-    stats: &mut Stats,
-) -> Result<Vec<Found>> {
-    assert!(count >= 1);
-    let threads = pool.current_num_threads();
-    let window = if threads <= 4 { threads } else { threads - 1 };
-    let rounds = source.rounds();
-    let shared = Arc::new(Shared {
-        source,
-        window,
-        seed: seed.clone(),
-        count,
-        rounds,
-        next: AtomicU64::new(first_index),
-        bound: AtomicU64::new(u64::MAX),
-        state: Mutex::new(State::default()),
-        work_cv: Condvar::new(),
-        waiters: AtomicUsize::new(0),
-        stop: AtomicBool::new(false),
-        panicked: AtomicBool::new(false),
-        candidates: AtomicU64::new(0),
-        survivors: AtomicU64::new(0),
-        exponentiations: AtomicU64::new(0),
-        found: AtomicUsize::new(0),
-        workers_left: Mutex::new(threads),
-        caller_cv: Condvar::new(),
-    });
-    let started = Instant::now();
-    for _ in 0..threads {
-        let sh = Arc::clone(&shared);
+/// One generation's use of the engine: its private pool, its seed, the
+/// caller's options (progress and cancel) and the work counters of the
+/// searches so far. A generation runs one search per distinct prime size
+/// through [`Generation::search`]; progress reports count the primes of all
+/// of them.
+pub struct Generation<'g, 'o> {
+    pool: &'g rayon::ThreadPool,
+    seed: Seed,
+    opts: &'g mut Options<'o>,
+    stats: Stats,
+    primes_found: usize,
+    primes_needed: usize,
+}
+
+impl<'g, 'o> Generation<'g, 'o> {
+    /// A generation on `pool` (built once per generation, see
+    /// [`crate::threads::build_pool`]: building one costs about 100 µs and
+    /// it is shared by the searches and the work after them) that needs
+    /// `primes_needed` primes in all.
+    pub fn new(
+        pool: &'g rayon::ThreadPool,
+        seed: Seed,
+        opts: &'g mut Options<'o>,
+        primes_needed: usize,
+    ) -> Self {
+        Generation {
+            pool,
+            seed,
+            opts,
+            stats: Stats::default(),
+            primes_found: 0,
+            primes_needed,
+        }
+    }
+
+    /// The generation's seed.
+    pub fn seed(&self) -> &Seed {
+        &self.seed
+    }
+
+    /// The generation's pool.
+    pub fn pool(&self) -> &'g rayon::ThreadPool {
+        self.pool
+    }
+
+    /// The work counters of every search so far.
+    pub fn stats(&self) -> Stats {
+        self.stats
+    }
+
+    /// Finds the `count` lowest-numbered primes of `source`'s candidate
+    /// sequence, numbering from `first_index`, one worker per pool thread.
+    /// The result does not depend on the thread count (see the module
+    /// docs). The calling thread only reports progress.
+    pub fn search<S: CandidateSource>(
+        &mut self,
+        source: S,
+        first_index: u64,
+        count: usize,
+    ) -> Result<Vec<Found>> {
+        assert!(count >= 1);
+        let shared = Arc::new(Shared::new(
+            source,
+            &self.seed,
+            first_index,
+            count,
+            self.pool,
+        ));
+        let started = Instant::now();
+        spawn_workers(&shared, self.pool);
+        let outcome = self.report_until_done(&shared, started);
+        self.stats.add(&snapshot_stats(&shared, started));
+        outcome?;
+        let found = collect(&shared)?;
+        self.primes_found += found.len();
+        Ok(found)
+    }
+
+    /// Waits on the calling thread, reporting progress on every wake-up
+    /// (every [`PROGRESS_INTERVAL`], when a prime is found, and once when
+    /// the workers are done: they may finish before this thread is first
+    /// scheduled, and the final primes must still be reported — and may
+    /// still be refused). A cancel stops the workers at their next check
+    /// (at most one round away); they are joined with the pool.
+    fn report_until_done<S: CandidateSource>(
+        &mut self,
+        shared: &Shared<S>,
+        started: Instant,
+    ) -> Result<()> {
+        loop {
+            let left = {
+                let g = lock(&shared.workers_left);
+                if *g == 0 {
+                    0
+                } else {
+                    let (g, _) = shared
+                        .caller_cv
+                        .wait_timeout(g, PROGRESS_INTERVAL)
+                        .unwrap_or_else(|p| p.into_inner());
+                    *g
+                }
+            };
+            let event = Progress {
+                candidates: self.stats.candidates + shared.candidates.load(Ordering::Relaxed),
+                survivors: self.stats.survivors + shared.survivors.load(Ordering::Relaxed),
+                exponentiations: self.stats.exponentiations
+                    + shared.exponentiations.load(Ordering::Relaxed),
+                elapsed: self.stats.elapsed + started.elapsed(),
+                primes_found: self.primes_found + shared.found.load(Ordering::Acquire),
+                primes_needed: self.primes_needed,
+            };
+            if let Some(cb) = self.opts.progress.as_mut() {
+                if cb(&event) {
+                    shared.stop.store(true, Ordering::Release);
+                    shared.work_cv.notify_all();
+                    return Err(Error::Cancelled);
+                }
+            }
+            if left == 0 {
+                return Ok(());
+            }
+        }
+    }
+}
+
+/// Starts one worker per pool thread. Each resolves claimed indices until
+/// nothing is left, wipes its stack, and reports a panic as a stop.
+fn spawn_workers<S: CandidateSource>(shared: &Arc<Shared<S>>, pool: &rayon::ThreadPool) {
+    for _ in 0..pool.current_num_threads() {
+        let sh = Arc::clone(shared);
         pool.spawn(move || {
             let ok = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| sh.worker())).is_ok();
             // GMP's stack temporaries (candidates, powers) and stream
@@ -540,70 +655,28 @@ pub fn search<S: CandidateSource>(
             sh.caller_cv.notify_all();
         });
     }
+}
 
-    // The caller's thread only waits and reports progress; workers
-    // publish through atomics. It never builds or tests a candidate: its
-    // stack is the host's, which cannot be shielded from a fork or a core
-    // dump, while the workers' stacks are (see `threads::Pool`).
-    let snapshot = |sh: &Shared<S>| Progress {
-        candidates: stats.candidates + sh.candidates.load(Ordering::Relaxed),
-        survivors: stats.survivors + sh.survivors.load(Ordering::Relaxed),
-        exponentiations: stats.exponentiations + sh.exponentiations.load(Ordering::Relaxed),
-        elapsed: stats.elapsed + started.elapsed(),
-        primes_found: found_before + sh.found.load(Ordering::Acquire),
-        primes_needed: needed_total,
-    };
-    loop {
-        let left = {
-            let g = lock(&shared.workers_left);
-            if *g == 0 {
-                0
-            } else {
-                let (g, _) = shared
-                    .caller_cv
-                    .wait_timeout(g, PROGRESS_INTERVAL)
-                    .unwrap_or_else(|p| p.into_inner());
-                *g
-            }
-        };
-        // A report is made on every wake-up, including the last one: the
-        // workers may finish before this thread is first scheduled (it is
-        // under valgrind), and the final primes must still be reported —
-        // and may still be refused.
-        if let Some(cb) = opts.progress.as_mut() {
-            if cb(&snapshot(&shared)) {
-                // Cancel: workers stop at their next check (at most one
-                // exponentiation away) and free everything they hold; the
-                // caller does not wait for them.
-                shared.stop.store(true, Ordering::Release);
-                shared.work_cv.notify_all();
-                stats.add(&snapshot_stats(&shared, started));
-                return Err(Error::Cancelled);
-            }
-        }
-        if left == 0 {
-            break;
-        }
-    }
-    stats.add(&snapshot_stats(&shared, started));
+/// The answer once every worker has stopped: the `count` lowest confirmed
+/// candidates, as primes.
+fn collect<S: CandidateSource>(shared: &Shared<S>) -> Result<Vec<Found>> {
     if shared.panicked.load(Ordering::Acquire) {
         return Err(Error::Internal);
     }
     let mut st = lock(&shared.state);
     let confirmed = std::mem::take(&mut st.confirmed);
     drop(st);
-    if confirmed.len() < count {
+    if confirmed.len() < shared.count {
         return Err(Error::Internal);
     }
-    let out = confirmed
+    Ok(confirmed
         .into_iter()
-        .take(count)
+        .take(shared.count)
         .map(|(index, cand)| Found {
             index,
             prime: shared.source.prime(&cand),
         })
-        .collect();
-    Ok(out)
+        .collect())
 }
 
 fn snapshot_stats<S: CandidateSource>(sh: &Shared<S>, started: Instant) -> Stats {

@@ -29,7 +29,7 @@ use crate::gmp::rem_u64;
 use crate::gmp::sec;
 use crate::prime::mr::rounds_for_bits;
 use crate::prime::mr::MrCandidate;
-use crate::prime::search::{mr_round_from_stream, search, CandidateSource};
+use crate::prime::search::{mr_round_from_stream, CandidateSource, Generation};
 use crate::prime::small::{rsa_trial_bound, TrialTable};
 use crate::prime::stream::{random_in_range, Purpose, Seed};
 use crate::prime::{Options, Stats};
@@ -283,8 +283,8 @@ fn generate_inner(
     // One private pool for the whole generation: its searches and the key
     // assembly after them.
     let pool = crate::threads::build_pool(opts.threads)?;
+    let mut generation = Generation::new(&pool, seed, opts, primes as usize);
     let sizes = prime_sizes(bits, primes);
-    let mut stats = Stats::default();
     // Each distinct prime size is one search; sizes are non-increasing.
     let mut groups: Vec<(u32, usize)> = Vec::new();
     for &k in &sizes {
@@ -299,25 +299,15 @@ fn generate_inner(
     loop {
         let mut ps: Vec<Integer> = Vec::with_capacity(primes as usize);
         for (g, &(k, count)) in groups.iter().enumerate() {
-            let found = search(
-                &pool,
-                RsaSource::new(k, primes, e),
-                &seed,
-                next_index[g],
-                count,
-                opts,
-                ps.len(),
-                primes as usize,
-                &mut stats,
-            )?;
+            let found = generation.search(RsaSource::new(k, primes, e), next_index[g], count)?;
             next_index[g] = found.last().map_or(next_index[g], |f| f.index + 1);
             ps.extend(found.into_iter().map(|f| f.prime));
         }
         if ps[0] < ps[1] {
             ps.swap(0, 1);
         }
-        if let Some(key) = assemble(bits, e, &ps, &seed, &pool)? {
-            return Ok((key, stats));
+        if let Some(key) = assemble(bits, e, &ps, generation.seed(), &pool)? {
+            return Ok((key, generation.stats()));
         }
         // A FIPS condition failed (probability far below 2^-90): draw new
         // primes from the following indices.
