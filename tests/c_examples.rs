@@ -31,14 +31,7 @@ fn every_example_has_a_test() {
 #[test]
 fn basics() {
     let exe = common::compile_c("basics", &[&example("basics")], &[]);
-    let r = common::run(&exe, &[]);
-    assert_eq!(
-        r.code,
-        Some(0),
-        "stdout:\n{}\nstderr:\n{}",
-        r.stdout,
-        r.stderr
-    );
+    let r = common::run_ok(&exe, &[]);
     assert!(r
         .stdout
         .contains(&format!("version {} (header", env!("CARGO_PKG_VERSION"))));
@@ -126,14 +119,7 @@ fn tls_dhe_server_completes_a_handshake_with_primeforge_keys() {
         &["-lssl", "-lcrypto"],
     );
     // 2048-bit RSA, 1536-bit DH on 2 threads keeps the test quick.
-    let r = common::run(&exe, &["2", "2048", "1536"]);
-    assert_eq!(
-        r.code,
-        Some(0),
-        "stdout:\n{}\nstderr:\n{}",
-        r.stdout,
-        r.stderr
-    );
+    let r = common::run_ok(&exe, &["2", "2048", "1536"]);
     assert!(
         r.stdout
             .contains("TLSv1.2, DHE-RSA-AES128-GCM-SHA256, DH 1536 bits, RSA 2048 bits: ok"),

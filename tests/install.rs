@@ -20,20 +20,13 @@ fn installed_tree_works_through_pkg_config() {
     let _ = std::fs::remove_dir_all(&prefix);
     let root = common::manifest_dir();
     // The build directory of this run (the library cargo built for the tests).
-    let profile = common::profile_dir();
     let lib = common::cdylib();
     // Stage this run's libraries (cargo test leaves them in deps/) and
     // install from there.
     let stage = std::path::PathBuf::from(env!("CARGO_TARGET_TMPDIR")).join("stage");
     std::fs::create_dir_all(&stage).unwrap();
     std::fs::copy(&lib, stage.join("libprimeforge.so")).unwrap();
-    let staticlib = [
-        profile.join("libprimeforge.a"),
-        profile.join("deps/libprimeforge.a"),
-    ]
-    .into_iter()
-    .find(|p| p.exists())
-    .unwrap_or_else(|| panic!("no libprimeforge.a next to {}", profile.display()));
+    let staticlib = common::staticlib();
     std::fs::copy(&staticlib, stage.join("libprimeforge.a")).unwrap();
     sh(Command::new("make")
         .arg("-C")

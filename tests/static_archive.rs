@@ -23,14 +23,7 @@ fn output(cmd: &mut Command) -> String {
 
 /// This run's libprimeforge.a, made private by the Makefile's rule.
 fn private_archive() -> PathBuf {
-    let profile = common::profile_dir();
-    let staticlib = [
-        profile.join("libprimeforge.a"),
-        profile.join("deps/libprimeforge.a"),
-    ]
-    .into_iter()
-    .find(|p| p.exists())
-    .unwrap_or_else(|| panic!("no libprimeforge.a next to {}", profile.display()));
+    let staticlib = common::staticlib();
     let stage = PathBuf::from(env!("CARGO_TARGET_TMPDIR")).join("static-stage");
     let _ = std::fs::remove_dir_all(&stage);
     std::fs::create_dir_all(&stage).unwrap();

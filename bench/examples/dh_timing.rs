@@ -4,15 +4,11 @@
 //! it) is timed in the same loop.
 //!
 //!     cargo run --release --example dh_timing -- BITS N THREADS... [--openssl] [--g G] [--bound LOG2]
-use std::process::{Command, Stdio};
-use std::time::Instant;
-
-use primeforge::prime::Options;
 
 #[path = "common/timing.rs"]
 mod timing;
 
-use timing::{cpu_seconds, summary};
+use timing::{parse_counts, report_openssl, time_openssl, Series};
 
 fn main() {
     let mut args: Vec<String> = std::env::args().skip(1).collect();
@@ -28,90 +24,36 @@ fn main() {
         g = args[i + 1].parse().expect("--g G");
         args.drain(i..i + 2);
     }
-    let nums: Vec<u32> = args
-        .iter()
-        .map(|a| {
-            a.parse()
-                .expect("usage: dh_timing BITS N THREADS... [--openssl] [--g G] [--bound LOG2]")
-        })
-        .collect();
-    assert!(
-        nums.len() >= 3,
-        "usage: dh_timing BITS N THREADS... [--openssl] [--g G] [--bound LOG2]"
+    let (bits, n, threads) = parse_counts(
+        &args,
+        "usage: dh_timing BITS N THREADS... [--openssl] [--g G] [--bound LOG2]",
     );
-    let (bits, n, threads) = (nums[0], nums[1], &nums[2..]);
-    assert!(n <= 256, "at most 256 seeds");
-    let mut times = vec![Vec::new(); threads.len()];
+    let mut series = Series::new(&threads);
     let mut ossl = Vec::new();
-    let mut work = vec![(0u64, 0u64, 0u64); threads.len()];
-    let mut cpu = vec![0f64; threads.len()];
     for i in 0..n {
         let seed = [i as u8; 32];
-        for (j, &t) in threads.iter().enumerate() {
-            let mut o = Options {
-                threads: t,
-                seed: Some(&seed),
-                progress: None,
-                ..Default::default()
-            };
-            let start = Instant::now();
-            let cpu0 = cpu_seconds();
+        series.run(&seed, |o| {
             let (d, st) = match bound {
-                Some(lb) => primeforge::dh::generate_with_bound(bits, g, 0, &mut o, 1 << lb),
-                None => primeforge::dh::generate(bits, g, 0, &mut o),
+                Some(lb) => primeforge::dh::generate_with_bound(bits, g, 0, o, 1 << lb),
+                None => primeforge::dh::generate(bits, g, 0, o),
             }
             .expect("generation");
-            times[j].push(start.elapsed().as_secs_f64());
-            cpu[j] += cpu_seconds() - cpu0;
             assert_eq!(d.bits(), bits);
-            work[j].0 += st.candidates;
-            work[j].1 += st.survivors;
-            work[j].2 += st.exponentiations;
-        }
+            st
+        });
         if openssl {
-            let start = Instant::now();
-            let ok = Command::new("openssl")
-                .args(["dhparam", "-out", "/dev/null"])
-                .arg(format!("-{g}"))
-                .arg(bits.to_string())
-                .stdout(Stdio::null())
-                .stderr(Stdio::null())
-                .status()
-                .expect("openssl")
-                .success();
-            assert!(ok, "openssl dhparam failed");
-            ossl.push(start.elapsed().as_secs_f64());
+            ossl.push(time_openssl(&[
+                "dhparam".into(),
+                "-out".into(),
+                "/dev/null".into(),
+                format!("-{g}"),
+                bits.to_string(),
+            ]));
         }
     }
     println!("DH-{bits} g={g}, {n} runs (seeds [i; 32], i < {n}):");
-    let mut means = Vec::new();
-    for (j, &t) in threads.iter().enumerate() {
-        means.push(summary(&format!("{t} thread(s)"), &times[j]));
-        let (c, s, e) = work[j];
-        let nf = n as f64;
-        println!(
-            "  {:<16} per safe prime: positions {:.0}, sieve survivors {:.1}, exponentiations {:.1}, CPU {:.4} s; busy {:.1}% of {t} thread(s)",
-            "",
-            c as f64 / nf,
-            s as f64 / nf,
-            e as f64 / nf,
-            cpu[j] / nf,
-            100.0 * cpu[j] / (t as f64 * times[j].iter().sum::<f64>()),
-        );
-    }
-    for (j, &t) in threads.iter().enumerate().skip(1) {
-        println!(
-            "  speedup {} → {t} threads: {:.2}×",
-            threads[0],
-            means[0] / means[j]
-        );
-    }
+    let means = series.report("safe prime", ("positions", "sieve survivors"));
     if openssl {
-        let m = summary("openssl dhparam", &ossl);
-        println!(
-            "  primeforge ({} thread) vs openssl dhparam: {:.2}× faster",
-            threads[0],
-            m / means[0]
-        );
+        report_openssl("openssl dhparam", &ossl, &threads, &means);
     }
 }

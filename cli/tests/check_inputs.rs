@@ -26,6 +26,20 @@ fn primeforge(args: &[&str]) -> Output {
         .unwrap()
 }
 
+/// Runs `primeforge ARGS --out DIR/NAME`, which must succeed; the path.
+fn made(d: &Path, name: &str, args: &[&str]) -> PathBuf {
+    let path = d.join(name);
+    let mut all = args.to_vec();
+    all.extend(["--out", path.to_str().unwrap()]);
+    let o = primeforge(&all);
+    assert!(
+        o.status.success(),
+        "{all:?}: {}",
+        String::from_utf8_lossy(&o.stderr)
+    );
+    path
+}
+
 fn check(path: &Path) -> (Option<i32>, String, String) {
     let o = primeforge(&["check", path.to_str().unwrap()]);
     (
@@ -145,25 +159,8 @@ fn pem_der(text: &str) -> Vec<u8> {
 #[test]
 fn pem_is_read_as_openssl_reads_it() {
     let d = dir("lenient");
-    let key = d.join("key.pem");
-    let o = primeforge(&[
-        "rsa",
-        "--bits",
-        "1024",
-        "-q",
-        "--out",
-        key.to_str().unwrap(),
-    ]);
-    assert!(o.status.success());
-    let dh = d.join("dh.pem");
-    let o = primeforge(&[
-        "dhparam",
-        "--named",
-        "ffdhe2048",
-        "--out",
-        dh.to_str().unwrap(),
-    ]);
-    assert!(o.status.success());
+    let key = made(&d, "key.pem", &["rsa", "--bits", "1024", "-q"]);
+    let dh = made(&d, "dh.pem", &["dhparam", "--named", "ffdhe2048"]);
     let cert = d.join("cert.pem");
     openssl(&[
         "req",
@@ -231,16 +228,7 @@ fn pem_is_read_as_openssl_reads_it() {
 #[test]
 fn keys_it_cannot_check_are_named() {
     let d = dir("kinds");
-    let key = d.join("key.pem");
-    let o = primeforge(&[
-        "rsa",
-        "--bits",
-        "1024",
-        "-q",
-        "--out",
-        key.to_str().unwrap(),
-    ]);
-    assert!(o.status.success());
+    let key = made(&d, "key.pem", &["rsa", "--bits", "1024", "-q"]);
     let k = key.to_str().unwrap();
     let f = |n: &str| d.join(n).to_str().unwrap().to_owned();
     openssl(&["pkey", "-in", k, "-pubout", "-out", &f("spki.pem")]);
@@ -252,28 +240,12 @@ fn keys_it_cannot_check_are_named() {
         "-out",
         &f("pkcs1pub.pem"),
     ]);
-    openssl(&[
-        "pkcs8",
-        "-topk8",
-        "-in",
-        k,
-        "-passout",
-        "pass:x",
-        "-out",
-        &f("enc.pem"),
-    ]);
-    openssl(&[
-        "pkcs8",
-        "-topk8",
-        "-in",
-        k,
-        "-passout",
-        "pass:x",
-        "-outform",
-        "DER",
-        "-out",
-        &f("enc.der"),
-    ]);
+    for (form, name) in [("PEM", "enc.pem"), ("DER", "enc.der")] {
+        let out = f(name);
+        openssl(&[
+            "pkcs8", "-topk8", "-in", k, "-passout", "pass:x", "-outform", form, "-out", &out,
+        ]);
+    }
     openssl(&[
         "pkey",
         "-in",

@@ -20,14 +20,16 @@ pub fn manifest_dir() -> PathBuf {
 /// it in `deps/` (only `cargo build` copies it up to the profile directory),
 /// so that copy is preferred: it is the one built from this source.
 pub fn cdylib() -> PathBuf {
+    built("libprimeforge.so")
+}
+
+/// A library file this run built: `deps/` first, then the profile directory.
+fn built(name: &str) -> PathBuf {
     let dir = profile_dir();
-    [
-        dir.join("deps/libprimeforge.so"),
-        dir.join("libprimeforge.so"),
-    ]
-    .into_iter()
-    .find(|p| p.exists())
-    .unwrap_or_else(|| panic!("libprimeforge.so not found under {}", dir.display()))
+    [dir.join("deps").join(name), dir.join(name)]
+        .into_iter()
+        .find(|p| p.exists())
+        .unwrap_or_else(|| panic!("{name} not found under {}", dir.display()))
 }
 
 /// A directory holding `libprimeforge.so` and the SONAME link
@@ -114,6 +116,26 @@ pub fn run(exe: &Path, args: &[&str]) -> Run {
         stdout: String::from_utf8_lossy(&out.stdout).into_owned(),
         stderr: String::from_utf8_lossy(&out.stderr).into_owned(),
     }
+}
+
+/// Runs a program that must exit 0; returns its output.
+pub fn run_ok(exe: &Path, args: &[&str]) -> Run {
+    let r = run(exe, args);
+    assert_eq!(
+        r.code,
+        Some(0),
+        "{} {args:?}\nstdout:\n{}\nstderr:\n{}",
+        exe.display(),
+        r.stdout,
+        r.stderr
+    );
+    r
+}
+
+/// This run's static library (cargo test leaves it in deps/, cargo build
+/// in the profile directory).
+pub fn staticlib() -> PathBuf {
+    built("libprimeforge.a")
 }
 
 /// Default options with a thread count and an optional 32-byte seed.

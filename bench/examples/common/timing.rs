@@ -24,3 +24,111 @@ pub fn summary(label: &str, times: &[f64]) -> f64 {
     );
     mean
 }
+
+/// `BITS N THREADS...` from the remaining arguments.
+pub fn parse_counts(args: &[String], usage: &str) -> (u32, u32, Vec<u32>) {
+    let nums: Vec<u32> = args.iter().map(|a| a.parse().expect(usage)).collect();
+    assert!(nums.len() >= 3, "{usage}");
+    assert!(nums[1] <= 256, "at most 256 seeds");
+    (nums[0], nums[1], nums[2..].to_vec())
+}
+
+/// One series: per thread count, the wall times, CPU seconds and work
+/// counters of generations run for the same seeds, interleaved.
+pub struct Series {
+    pub threads: Vec<u32>,
+    pub times: Vec<Vec<f64>>,
+    cpu: Vec<f64>,
+    work: Vec<(u64, u64, u64)>,
+}
+
+impl Series {
+    pub fn new(threads: &[u32]) -> Series {
+        Series {
+            threads: threads.to_vec(),
+            times: vec![Vec::new(); threads.len()],
+            cpu: vec![0.0; threads.len()],
+            work: vec![(0, 0, 0); threads.len()],
+        }
+    }
+
+    /// Runs `generate` once per thread count with `seed`, timing each.
+    pub fn run(
+        &mut self,
+        seed: &[u8; 32],
+        mut generate: impl FnMut(&mut primeforge::prime::Options<'_>) -> primeforge::prime::Stats,
+    ) {
+        for (j, &t) in self.threads.iter().enumerate() {
+            let mut o = primeforge::prime::Options {
+                threads: t,
+                seed: Some(seed),
+                ..Default::default()
+            };
+            let start = std::time::Instant::now();
+            let cpu0 = cpu_seconds();
+            let st = generate(&mut o);
+            self.times[j].push(start.elapsed().as_secs_f64());
+            self.cpu[j] += cpu_seconds() - cpu0;
+            self.work[j].0 += st.candidates;
+            self.work[j].1 += st.survivors;
+            self.work[j].2 += st.exponentiations;
+        }
+    }
+
+    /// Prints each thread count's summary and work per item (`per`, with
+    /// the names of the first two counters), then the speedups; returns
+    /// the mean times.
+    pub fn report(&self, per: &str, names: (&str, &str)) -> Vec<f64> {
+        let mut means = Vec::new();
+        for (j, &t) in self.threads.iter().enumerate() {
+            means.push(summary(&format!("{t} thread(s)"), &self.times[j]));
+            let (c, s, e) = self.work[j];
+            let nf = self.times[j].len() as f64;
+            println!(
+                "  {:<16} per {per}: {} {:.0}, {} {:.1}, exponentiations {:.1}, CPU {:.4} s; busy {:.1}% of {t} thread(s); CPU per exponentiation {:.2} ms",
+                "",
+                names.0,
+                c as f64 / nf,
+                names.1,
+                s as f64 / nf,
+                e as f64 / nf,
+                self.cpu[j] / nf,
+                100.0 * self.cpu[j] / (t as f64 * self.times[j].iter().sum::<f64>()),
+                1e3 * self.cpu[j] / e as f64
+            );
+        }
+        for (j, &t) in self.threads.iter().enumerate().skip(1) {
+            println!(
+                "  speedup {} → {t} threads: {:.2}×",
+                self.threads[0],
+                means[0] / means[j]
+            );
+        }
+        means
+    }
+}
+
+/// Times one run of the `openssl` command with `args` (one thread, as
+/// users run it, process start included).
+pub fn time_openssl(args: &[String]) -> f64 {
+    let start = std::time::Instant::now();
+    let ok = std::process::Command::new("openssl")
+        .args(args)
+        .stdout(std::process::Stdio::null())
+        .stderr(std::process::Stdio::null())
+        .status()
+        .expect("openssl")
+        .success();
+    assert!(ok, "openssl {args:?} failed");
+    start.elapsed().as_secs_f64()
+}
+
+/// Prints the OpenSSL series and its ratio to the first thread count.
+pub fn report_openssl(what: &str, times: &[f64], threads: &[u32], means: &[f64]) {
+    let m = summary(what, times);
+    println!(
+        "  primeforge ({} thread) vs {what}: {:.2}× faster",
+        threads[0],
+        m / means[0]
+    );
+}
