@@ -182,12 +182,11 @@ pub fn validate(bits: u32, generator: u32, flags: u32) -> Result<(u64, u64)> {
 /// Sieve bound for safe primes of `bits` bits, chosen by measurement with
 /// `cargo run --release --example dh_timing -- BITS N 1 --bound LOG2` (the
 /// answer does not depend on the bound, only the work does). Each doubling
-/// of the bound removes about 7.5% of the exponentiations at 2048 bits
-/// (1228 → 1137 → 1050 per safe prime for 2^24, 2^25, 2^26) and costs
-/// set-up time and memory (12 bytes per prime: 23 MiB at 2^25). Measured
-/// means at 2048 bits (6 seeds): 3.91 s (2^24), 3.71 s (2^25); at 1024
-/// bits (30 seeds): 0.46 / 0.37 / 0.35 / 0.36 s for 2^18 / 2^20 / 2^22 /
-/// 2^24. Larger sizes stay at 2^25 to bound the memory.
+/// of the bound removes a few percent of the exponentiations (the sieve
+/// strikes more composites) and costs set-up time and memory (12 bytes per
+/// sieving prime: 23 MiB at 2^25); the bounds below are the measured
+/// minima (BENCHMARKS.md, "Design measurements"). Larger sizes stay at
+/// 2^25 to bound the memory.
 pub fn sieve_bound(bits: u32) -> u32 {
     match bits {
         0..=511 => 1 << 16,

@@ -23,18 +23,13 @@
 //! which costs ordinary (non-secret) squaring nothing measurable at 32
 //! limbs, and leaves larger sizes to Toom as tuned.
 //!
-//! Measured on the development machine (AMD EPYC, family 19h), minimum of
-//! 30–60 interleaved runs per `mpz_powm_sec`: 1024-bit 0.62 → 0.54 ms,
-//! 1536-bit 1.88 → 1.65 ms, 2048-bit 4.25 → 3.19 ms; plain `mpz_powm`
-//! 2048-bit 3.20 → 2.79 ms.
+//! (What each change bought is in BENCHMARKS.md, "Design measurements".)
 //!
 //! Third, squaring itself: GMP fills the `sqr_basecase` slot with its Zen
 //! routine, but its Broadwell routine (mulx with the two independent carry
-//! chains of adcx/adox, which every Zen has) is faster on Zen 3: 311
-//! against 409 ns at 32 limbs, 92 against 106 ns at 16. With ADX present
-//! the slot is pointed at it (both are GMP's basecase code: no branches on
-//! operand values, as `mpn_sec_powm` requires). Measured after all three
-//! changes: 2048-bit `powm_sec` 3.6 ms, plain `powm` 3.0 ms.
+//! chains of adcx/adox, which every Zen has) is faster on Zen 3. With ADX
+//! present the slot is pointed at it (both are GMP's basecase code: no
+//! branches on operand values, as `mpn_sec_powm` requires).
 //!
 //! The patch is applied only when both entries still hold exactly the
 //! portable fallbacks we expect, so a different GMP build, layout or CPU

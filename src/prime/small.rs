@@ -84,16 +84,8 @@ pub fn batches(primes: &[u32]) -> Vec<Batch> {
 /// exponentiation (survivors fall like 1/ln B, Mertens) but makes the full
 /// pass that every survivor pays longer (linear in the number of primes).
 /// The modelled cost per prime is flat within a few percent around the
-/// minimum, where the table sits. Measured on the development machine
-/// (model ms per prime for bounds 2^14 / 2^16 / 2^18 / 2^20): 1024-bit
-/// primes 25.0 / 23.3 / 25.2 / 41.6; 1536-bit 158 / 143 / 139 / 178;
-/// 2048-bit 390 / 348 / 329 / 380. Survivors per 2048-bit prime fall from
-/// 82 (2^14, the bound OpenSSL uses) to 64 (2^18). Re-measured after the
-/// base-2 Fermat filter made the first test 25–40 % cheaper (model ms per
-/// prime at the chosen bound / at the model's minimum): 1024-bit 20.02 /
-/// 19.89 (2^15), 1536-bit 76.23 / 75.73 (2^16), 2048-bit 158.2 (2^18, the
-/// minimum), 4096-bit 3112 / 3078 (2^19): all within 1 %, so the table
-/// stays.
+/// minimum, where the table sits (the measured model costs per bound are
+/// in BENCHMARKS.md, "Design measurements").
 ///
 /// | prime size | bound |
 /// |---|---|
