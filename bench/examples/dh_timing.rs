@@ -34,7 +34,11 @@ fn main() {
         let seed = [i as u8; 32];
         series.run(&seed, |o| {
             let (d, st) = match bound {
-                Some(lb) => primeforge::dh::generate_with_bound(bits, g, 0, o, 1 << lb),
+                Some(lb) => primeforge::dh::generate_with_bound(
+                    &primeforge::dh::Request::new(bits, g, 0).expect("request"),
+                    o,
+                    1 << lb,
+                ),
                 None => primeforge::dh::generate(bits, g, 0, o),
             }
             .expect("generation");

@@ -378,7 +378,7 @@ fn with_progress<T>(
 }
 
 fn run_rsa(a: RsaArgs) -> Result<(), Fail> {
-    primeforge::rsa::validate(a.bits, a.exponent, a.primes).map_err(from_core)?;
+    let request = primeforge::rsa::Request::new(a.bits, a.exponent, a.primes).map_err(from_core)?;
     let c = &a.common;
     // Expected candidates: each k-bit prime takes k·ln2/2 odd candidates.
     let expected = a.bits as f64 * std::f64::consts::LN_2 / 2.0;
@@ -386,7 +386,7 @@ fn run_rsa(a: RsaArgs) -> Result<(), Fail> {
         c,
         expected,
         "candidates",
-        |o| primeforge::rsa::generate(a.bits, a.exponent, a.primes, o),
+        |o| primeforge::rsa::generate_request(&request, o),
         |secs, st| {
             format!(
                 "RSA-{} key in {secs} ({} candidates, {} exponentiations)",
@@ -436,7 +436,7 @@ fn run_dh(a: DhArgs) -> Result<(), Fail> {
     } else {
         let flags =
             if a.legacy { dh::FLAG_LEGACY_G2 } else { 0 } | if a.x942 { dh::FLAG_X942 } else { 0 };
-        dh::validate(a.bits, a.generator, flags).map_err(from_core)?;
+        let request = dh::Request::new(a.bits, a.generator, flags).map_err(from_core)?;
         // Expected sieve positions per safe prime grow with bits²; the
         // constant is measured (67 000 at 1024 bits).
         let expected = 0.064 * (a.bits as f64).powi(2);
@@ -444,7 +444,7 @@ fn run_dh(a: DhArgs) -> Result<(), Fail> {
             c,
             expected,
             "positions",
-            |o| dh::generate(a.bits, a.generator, flags, o),
+            |o| dh::generate_request(&request, o),
             |secs, st| {
                 format!(
                     "{}-bit safe prime in {secs} ({} positions, {} exponentiations)",

@@ -321,25 +321,64 @@ pub fn generate(
     flags: u32,
     opts: &mut Options<'_>,
 ) -> Result<(DhParams, Stats)> {
-    generate_with_bound(bits, generator, flags, opts, sieve_bound(bits))
+    generate_request(&Request::new(bits, generator, flags)?, opts)
 }
 
-/// [`generate`] with an explicit sieve bound (for measuring the choice of
-/// [`sieve_bound`]; the output depends on the bound).
-#[doc(hidden)]
-pub fn generate_with_bound(
+/// A validated DH generation request: the only place the size, generator
+/// and flags are checked (the C ABI, the CLI and [`generate`] build one),
+/// with the congruence p ≡ a (mod M) they call for.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Request {
     bits: u32,
     generator: u32,
     flags: u32,
+    m: u64,
+    a: u64,
+}
+
+impl Request {
+    /// Checks the request (see [`validate`]).
+    pub fn new(bits: u32, generator: u32, flags: u32) -> Result<Request> {
+        let (m, a) = validate(bits, generator, flags)?;
+        Ok(Request {
+            bits,
+            generator,
+            flags,
+            m,
+            a,
+        })
+    }
+
+    /// Size of p in bits.
+    pub fn bits(&self) -> u32 {
+        self.bits
+    }
+}
+
+/// [`generate`] for a request already validated.
+pub fn generate_request(req: &Request, opts: &mut Options<'_>) -> Result<(DhParams, Stats)> {
+    generate_with_bound(req, opts, sieve_bound(req.bits))
+}
+
+/// [`generate_request`] with an explicit sieve bound (for measuring the
+/// choice of [`sieve_bound`]; the output depends on the bound).
+#[doc(hidden)]
+pub fn generate_with_bound(
+    req: &Request,
     opts: &mut Options<'_>,
     bound: u32,
 ) -> Result<(DhParams, Stats)> {
-    let (m, a) = validate(bits, generator, flags)?;
+    let Request {
+        bits,
+        generator,
+        flags,
+        m,
+        a,
+    } = *req;
     if !(1 << 10..=1 << 28).contains(&bound) {
         return Err(Error::InvalidArgument("sieve bound"));
     }
     crate::gmp::init();
-    crate::threads::resolve_threads(opts.threads)?;
     let seed = Seed::from_option(opts.seed)?;
     let mut source = DhSource::new(bits, m, a, &seed, bound);
     // 2 (p ≡ 7 mod 8), 3 (p ≡ 11 mod 12), 4 (a square) and 5 (p ≡ 4 mod 5)

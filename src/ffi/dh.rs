@@ -169,10 +169,11 @@ pub unsafe extern "C" fn pf_dh_generate_ex(
         if checked.flags != 0 {
             return pf_status::PF_ERR_INVALID_ARGUMENT;
         }
-        if let Err(e) = dh::validate(bits, generator, flags) {
-            return e.into();
-        }
-        match checked.with_core(|o| dh::generate(bits, generator, flags, o)) {
+        let request = match dh::Request::new(bits, generator, flags) {
+            Ok(r) => r,
+            Err(e) => return e.into(),
+        };
+        match checked.with_core(|o| dh::generate_request(&request, o)) {
             Ok((params, stats)) => {
                 checked.write_stats(&stats);
                 // SAFETY: `out` checked for NULL.

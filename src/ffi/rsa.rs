@@ -140,15 +140,16 @@ pub unsafe extern "C" fn pf_rsa_generate_ex(
         if checked.flags & !(super::pf_rsa_flag::PF_RSA_FIPS as u32) != 0 {
             return pf_status::PF_ERR_INVALID_ARGUMENT;
         }
-        let valid = if checked.flags & super::pf_rsa_flag::PF_RSA_FIPS as u32 != 0 {
-            rsa::validate_fips(bits, public_exponent, primes)
+        let request = if checked.flags & super::pf_rsa_flag::PF_RSA_FIPS as u32 != 0 {
+            rsa::Request::fips(bits, public_exponent, primes)
         } else {
-            rsa::validate(bits, public_exponent, primes)
+            rsa::Request::new(bits, public_exponent, primes)
         };
-        if let Err(e) = valid {
-            return e.into();
-        }
-        match checked.with_core(|o| rsa::generate(bits, public_exponent, primes, o)) {
+        let request = match request {
+            Ok(r) => r,
+            Err(e) => return e.into(),
+        };
+        match checked.with_core(|o| rsa::generate_request(&request, o)) {
             Ok((key, stats)) => {
                 checked.write_stats(&stats);
                 let boxed = Box::into_raw(Box::new(pf_rsa_key { inner: key }));

@@ -94,6 +94,43 @@ pub fn validate_fips(bits: u32, e: u64, primes: u32) -> Result<()> {
     Ok(())
 }
 
+/// A validated RSA generation request: the only place the parameters are
+/// checked (the C ABI, the CLI and [`generate`] all build one).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Request {
+    bits: u32,
+    e: u64,
+    primes: u32,
+}
+
+impl Request {
+    /// A request the FIPS 186-5 A.1.3 procedure can serve (see
+    /// [`validate`]).
+    pub fn new(bits: u32, e: u64, primes: u32) -> Result<Request> {
+        validate(bits, e, primes)?;
+        Ok(Request { bits, e, primes })
+    }
+
+    /// A request whose key will meet FIPS 186-5 (see [`validate_fips`]).
+    pub fn fips(bits: u32, e: u64, primes: u32) -> Result<Request> {
+        validate_fips(bits, e, primes)?;
+        Ok(Request { bits, e, primes })
+    }
+
+    /// Modulus size in bits.
+    pub fn bits(&self) -> u32 {
+        self.bits
+    }
+    /// Public exponent.
+    pub fn exponent(&self) -> u64 {
+        self.e
+    }
+    /// Number of primes.
+    pub fn primes(&self) -> u32 {
+        self.primes
+    }
+}
+
 /// FIPS 186-5 A.1.3 step 5.4: |p − q| > 2^(nlen/2 − 100).
 fn primes_far_apart(p: &Integer, q: &Integer, bits: u32) -> bool {
     let diff = Integer::from(p - q).abs();
@@ -259,26 +296,25 @@ impl CandidateSource for RsaSource {
 /// wiped from above ([`crate::secure::with_wiped_stack`]), and every GMP
 /// block of the generation lives in the secret arena
 /// ([`crate::gmp::secret_scope`]).
+///
+/// `opts.rsa_fips` selects [`Request::fips`] over [`Request::new`].
 pub fn generate(bits: u32, e: u64, primes: u32, opts: &mut Options<'_>) -> Result<(RsaKey, Stats)> {
-    crate::gmp::init();
-    crate::secure::with_wiped_stack(|| {
-        crate::gmp::secret_scope(|| generate_inner(bits, e, primes, opts))
-    })
+    let req = if opts.rsa_fips {
+        Request::fips(bits, e, primes)?
+    } else {
+        Request::new(bits, e, primes)?
+    };
+    generate_request(&req, opts)
 }
 
-fn generate_inner(
-    bits: u32,
-    e: u64,
-    primes: u32,
-    opts: &mut Options<'_>,
-) -> Result<(RsaKey, Stats)> {
-    if opts.rsa_fips {
-        validate_fips(bits, e, primes)?;
-    } else {
-        validate(bits, e, primes)?;
-    }
+/// [`generate`] for a request already validated.
+pub fn generate_request(req: &Request, opts: &mut Options<'_>) -> Result<(RsaKey, Stats)> {
     crate::gmp::init();
-    crate::threads::resolve_threads(opts.threads)?;
+    crate::secure::with_wiped_stack(|| crate::gmp::secret_scope(|| generate_inner(req, opts)))
+}
+
+fn generate_inner(req: &Request, opts: &mut Options<'_>) -> Result<(RsaKey, Stats)> {
+    let Request { bits, e, primes } = *req;
     let seed = Seed::from_option(opts.seed)?;
     // One private pool for the whole generation: its searches and the key
     // assembly after them.
