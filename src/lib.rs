@@ -50,6 +50,7 @@
 // Every unsafe block in the library says why it is sound (tests are
 // exempt: their unsafe blocks call the C ABI as a C caller would).
 #![cfg_attr(not(test), deny(clippy::undocumented_unsafe_blocks))]
+#![warn(missing_docs)]
 
 mod arith;
 pub mod error;

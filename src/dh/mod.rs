@@ -52,8 +52,9 @@ use crate::prime::{Options, Stats};
 
 use sieve::Sieve;
 
-/// Smallest and largest sizes of p.
+/// Smallest size of p.
 pub const MIN_BITS: u32 = 256;
+/// Largest size of p.
 pub const MAX_BITS: u32 = 16384;
 /// The default generator.
 pub const DEFAULT_GENERATOR: u32 = 2;
@@ -94,6 +95,7 @@ impl DhParams {
     pub fn bits(&self) -> u32 {
         self.p.significant_bits()
     }
+    /// The prime p.
     pub fn p(&self) -> &Integer {
         &self.p
     }
@@ -101,6 +103,7 @@ impl DhParams {
     pub fn q(&self) -> Option<&Integer> {
         self.q.as_ref()
     }
+    /// The generator g.
     pub fn g(&self) -> &Integer {
         &self.g
     }
@@ -121,8 +124,11 @@ impl DhParams {
 /// A component of DH parameters.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum DhPart {
+    /// The prime p.
     P,
+    /// q = (p − 1)/2, or the X9.42 subgroup order.
     Q,
+    /// The generator g.
     G,
 }
 

@@ -20,15 +20,25 @@ use super::DhParams;
 /// `ffi`).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Group {
+    /// RFC 7919 ffdhe2048.
     Ffdhe2048,
+    /// RFC 7919 ffdhe3072.
     Ffdhe3072,
+    /// RFC 7919 ffdhe4096.
     Ffdhe4096,
+    /// RFC 7919 ffdhe6144.
     Ffdhe6144,
+    /// RFC 7919 ffdhe8192.
     Ffdhe8192,
+    /// RFC 3526 group 14 (2048 bits).
     Modp2048,
+    /// RFC 3526 group 15 (3072 bits).
     Modp3072,
+    /// RFC 3526 group 16 (4096 bits).
     Modp4096,
+    /// RFC 3526 group 17 (6144 bits).
     Modp6144,
+    /// RFC 3526 group 18 (8192 bits).
     Modp8192,
 }
 

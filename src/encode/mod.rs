@@ -195,8 +195,11 @@ impl der::FixedTag for IntSeq<'_> {
 
 /// DH parameters as decoded: p, g, and for X9.42 q and the optional j.
 pub struct DecodedDh {
+    /// p, big-endian.
     pub p: Vec<u8>,
+    /// g, big-endian.
     pub g: Vec<u8>,
+    /// q, big-endian (X9.42 only).
     pub q: Option<Vec<u8>>,
     /// X9.42's cofactor j = (p − 1)/q, when the file carries it.
     pub j: Option<Vec<u8>>,

@@ -67,19 +67,24 @@ pub enum Content {
     /// An RSA private key: the PKCS#1 RSAPrivateKey DER (unwrapped from
     /// PKCS#8 when it came in one), in secure memory.
     RsaPrivate {
+        /// The RSAPrivateKey DER.
         pkcs1: SecureBuf,
+        /// How the file wrapped it.
         container: Container,
     },
     /// DH parameters, as DER (public), and the syntax if the PEM label
     /// said it (DER is told apart by shape).
     Dh {
+        /// The parameters' DER.
         der: Vec<u8>,
+        /// The syntax, when a PEM label named it.
         syntax: Option<DhSyntax>,
     },
 }
 
 /// The content and where it was found.
 pub struct Sniffed {
+    /// What was found.
     pub content: Content,
     /// For PEM: the block used (1-based) and how many blocks the file has.
     pub block: Option<(usize, usize)>,

@@ -33,10 +33,15 @@ pub enum pf_dh_part {
 #[repr(u32)]
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum pf_dh_group {
+    /// RFC 7919 ffdhe2048.
     PF_DH_FFDHE2048 = 1,
+    /// RFC 7919 ffdhe3072.
     PF_DH_FFDHE3072 = 2,
+    /// RFC 7919 ffdhe4096.
     PF_DH_FFDHE4096 = 3,
+    /// RFC 7919 ffdhe6144.
     PF_DH_FFDHE6144 = 4,
+    /// RFC 7919 ffdhe8192.
     PF_DH_FFDHE8192 = 5,
     /// RFC 3526 MODP group 14.
     PF_DH_MODP2048 = 6,

@@ -58,22 +58,39 @@ pub enum pf_format {
 #[repr(u32)]
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum pf_rsa_part {
+    /// The modulus n.
     PF_RSA_N = 1,
+    /// The public exponent e.
     PF_RSA_E = 2,
+    /// The private exponent d.
     PF_RSA_D = 3,
+    /// The first prime p (the larger one).
     PF_RSA_P = 4,
+    /// The second prime q.
     PF_RSA_Q = 5,
+    /// dP = d mod (p − 1).
     PF_RSA_DP = 6,
+    /// dQ = d mod (q − 1).
     PF_RSA_DQ = 7,
+    /// qInv = q⁻¹ mod p.
     PF_RSA_QINV = 8,
+    /// The third prime r_3.
     PF_RSA_R3 = 9,
+    /// d_3 = d mod (r_3 − 1).
     PF_RSA_D3 = 10,
+    /// t_3 = (p·q)⁻¹ mod r_3.
     PF_RSA_T3 = 11,
+    /// The fourth prime r_4.
     PF_RSA_R4 = 12,
+    /// d_4 = d mod (r_4 − 1).
     PF_RSA_D4 = 13,
+    /// t_4 = (p·q·r_3)⁻¹ mod r_4.
     PF_RSA_T4 = 14,
+    /// The fifth prime r_5.
     PF_RSA_R5 = 15,
+    /// d_5 = d mod (r_5 − 1).
     PF_RSA_D5 = 16,
+    /// t_5 = (p·q·r_3·r_4)⁻¹ mod r_5.
     PF_RSA_T5 = 17,
 }
 

@@ -45,9 +45,13 @@ impl Stats {
 /// A progress report, delivered on the caller's thread.
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
 pub struct Progress {
+    /// Candidates drawn so far.
     pub candidates: u64,
+    /// Candidates that passed trial division and side conditions.
     pub survivors: u64,
+    /// Modular exponentiations started so far.
     pub exponentiations: u64,
+    /// Time since the generation started.
     pub elapsed: Duration,
     /// Primes found so far in this generation.
     pub primes_found: usize,

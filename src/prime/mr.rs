@@ -73,9 +73,13 @@ pub fn rounds_for_bits(bits: u32) -> u32 {
 
 /// A candidate prepared for Miller–Rabin: n - 1 = d·2^s with d odd.
 pub struct MrCandidate {
+    /// The candidate.
     pub n: Integer,
+    /// n − 1.
     pub n_minus_1: Integer,
+    /// The odd part of n − 1.
     pub d: Integer,
+    /// v2(n − 1).
     pub s: u32,
 }
 

@@ -121,7 +121,9 @@ pub fn mr_round_from_stream(
 
 /// A confirmed prime and its candidate index.
 pub struct Found {
+    /// Its candidate index.
     pub index: u64,
+    /// The prime.
     pub prime: Integer,
 }
 

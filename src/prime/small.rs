@@ -43,7 +43,9 @@ pub fn odd_primes_below(bound: u32) -> Vec<u32> {
 /// A group of small primes and their product (< 2^64).
 #[derive(Debug, Clone)]
 pub struct Batch {
+    /// The product of the batch's primes (below 2^56).
     pub product: u64,
+    /// The primes.
     pub primes: Vec<u32>,
 }
 

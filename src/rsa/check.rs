@@ -18,7 +18,9 @@ use crate::prime::stream::Seed;
 pub struct RsaReport {
     /// "PKCS#1" or "PKCS#8".
     pub container: &'static str,
+    /// Modulus size in bits.
     pub bits: u32,
+    /// Number of primes.
     pub primes: usize,
     /// The public exponent, when it fits 64 bits.
     pub e: Option<u64>,

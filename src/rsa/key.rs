@@ -110,24 +110,31 @@ impl RsaKey {
         let skip = b.iter().position(|&x| x != 0).unwrap_or(7);
         b[skip..].to_vec()
     }
+    /// The modulus n.
     pub fn n(&self) -> &[u8] {
         self.part(N)
     }
+    /// The private exponent d.
     pub fn d(&self) -> &[u8] {
         self.part(D)
     }
+    /// The first prime p.
     pub fn p(&self) -> &[u8] {
         self.part(P)
     }
+    /// The second prime q.
     pub fn q(&self) -> &[u8] {
         self.part(Q)
     }
+    /// d mod (p − 1).
     pub fn dp(&self) -> &[u8] {
         self.part(DP)
     }
+    /// d mod (q − 1).
     pub fn dq(&self) -> &[u8] {
         self.part(DQ)
     }
+    /// q⁻¹ mod p.
     pub fn qinv(&self) -> &[u8] {
         self.part(QINV)
     }

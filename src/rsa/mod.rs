@@ -34,8 +34,9 @@ use crate::prime::small::{rsa_trial_bound, TrialTable};
 use crate::prime::stream::{random_in_range, Purpose, Seed};
 use crate::prime::{Options, Stats};
 
-/// Smallest and largest modulus sizes.
+/// Smallest modulus size.
 pub const MIN_BITS: u32 = 512;
+/// Largest modulus size.
 pub const MAX_BITS: u32 = 16384;
 /// The default public exponent.
 pub const DEFAULT_EXPONENT: u64 = 65537;
