@@ -1,6 +1,6 @@
 //! Cost of one constant-time modular exponentiation (GMP `mpz_powm_sec`,
 //! with an arbitrary base) against plain `mpz_powm` and our constant-time
-//! base-2 Fermat test (`gmp::fermat`, the first test on RSA candidates).
+//! base-2 Fermat test (`prime::fermat`, the first test on RSA candidates).
 //!
 //!     cargo run --release --example powm_cost -- [BITS...]
 use std::time::Instant;
@@ -28,7 +28,7 @@ fn main() {
             let mut pass = 0u32;
             let mut c = n.clone();
             for _ in 0..count {
-                pass += primeforge::gmp::fermat::fermat_base2_secret(&c) as u32;
+                pass += primeforge::prime::fermat::fermat_base2_secret(&c) as u32;
                 c -= 2u32;
             }
             std::hint::black_box(pass);

@@ -3,7 +3,7 @@
 //!     cargo run --release --example trial_bound
 //!
 //! For each prime size it measures the cost of the first test on a
-//! survivor (the constant-time base-2 Fermat test, `gmp::fermat`), of one
+//! survivor (the constant-time base-2 Fermat test, `prime::fermat`), of one
 //! constant-time Miller–Rabin round (`mpz_powm_sec`), and the average cost
 //! of trial division of a random odd candidate for bounds 2^12 … 2^22,
 //! then models the expected cost of finding one prime:
@@ -54,7 +54,7 @@ fn main() {
             (0..reps)
                 .map(|_| {
                     let t = Instant::now();
-                    std::hint::black_box(primeforge::gmp::fermat::fermat_base2_secret(&c.n));
+                    std::hint::black_box(primeforge::prime::fermat::fermat_base2_secret(&c.n));
                     t.elapsed().as_secs_f64()
                 })
                 .collect(),

@@ -7,7 +7,8 @@
 pub mod alloc;
 
 pub use alloc::secret_scope;
-pub mod fermat;
+pub mod mont;
+mod redc;
 pub mod sec;
 
 use std::sync::Once;

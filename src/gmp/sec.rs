@@ -6,20 +6,12 @@ use crate::secure::SecretVec;
 use gmp_mpfr_sys::gmp;
 use rug::Integer;
 
-use super::fermat::redc;
-use crate::arith::inverse_mod_2_64;
+use super::mont::Mont;
 
 type Limb = u64;
 
 fn buf(l: usize) -> SecretVec<Limb> {
     SecretVec::zeroed(l.max(1))
-}
-
-/// Constant-time equality of two limb arrays of the same length.
-fn ct_eq(a: &[Limb], b: &[Limb]) -> Limb {
-    let diff = a.iter().zip(b).fold(0, |acc, (x, y)| acc | (x ^ y));
-    // 1 when diff == 0, else 0, without a branch.
-    1 ^ ((diff | diff.wrapping_neg()) >> 63)
 }
 
 /// `x mod m` for `x ≥ 0` and `m > 0` with `mpn_sec_div_r`: the time
@@ -62,9 +54,9 @@ pub const MAX_S: u32 = 63;
 /// - y = base^d mod n by `mpn_sec_powm` with the exponent length set to the
 ///   bit size of n, not of d (`mpz_powm_sec` would take d's length, and so
 ///   reveal s);
-/// - the squarings run `MAX_S − 1` times in Montgomery form (basecase
-///   squaring, `mpn_redc_1`, a masked subtraction), each compared with
-///   n − 1 by a full-length XOR, and only those before the s-th count.
+/// - the squarings run `MAX_S − 1` times in Montgomery form
+///   ([`super::mont`]), each compared with n − 1 by a full-length XOR, and
+///   only those before the s-th count.
 ///
 /// Returns `None` when v2(n − 1) > `MAX_S` (the caller decides).
 pub fn mr_round(n: &Integer, base: &Integer) -> Option<bool> {
@@ -84,18 +76,12 @@ pub fn mr_round(n: &Integer, base: &Integer) -> Option<bool> {
         return None;
     }
     let n_l = len as gmp::size_t;
-    let invm = inverse_mod_2_64(m[0]).wrapping_neg();
-    let redc = redc();
-    // SAFETY: (whole block) every pointer comes from a live Vec or slice of
-    // the length GMP is told; in-place operations are those the GMP manual
-    // allows (mpn_cnd_sub_n, mpn_rshift with rp = up); `prod` has 2·len
-    // limbs as mpn_sec_sqr and redc_1 need; scratch areas have the sizes
-    // the `_itch` functions ask for.
-    unsafe {
-        let powm_itch = gmp::mpn_sec_powm_itch(b.len() as _, bits as _, n_l) as usize;
-        let sqr_itch = gmp::mpn_sec_sqr_itch(n_l) as usize;
-        let div_itch = gmp::mpn_sec_div_r_itch(2 * n_l, n_l) as usize;
-        let mut scratch = buf(powm_itch.max(sqr_itch).max(div_itch));
+    // SAFETY: (whole block) every pointer comes from a live slice or
+    // SecretVec of the length GMP is told; mpn_rshift works in place (rp =
+    // up), as the GMP manual allows; the scratch has the size
+    // mpn_sec_powm_itch asks for.
+    let y = unsafe {
+        let mut scratch = buf(gmp::mpn_sec_powm_itch(b.len() as _, bits as _, n_l) as usize);
         // d = (n − 1) >> s, 1 ≤ s ≤ 63.
         let mut d = buf(len);
         d.copy_from_slice(m);
@@ -113,59 +99,22 @@ pub fn mr_round(n: &Integer, base: &Integer) -> Option<bool> {
             n_l,
             scratch.as_mut_ptr(),
         );
-        let mut n_minus_1 = buf(len);
-        n_minus_1.copy_from_slice(m);
-        n_minus_1[0] ^= 1;
-        let mut one = buf(len);
-        one[0] = 1;
-        let mut pass = ct_eq(&y, &one) | ct_eq(&y, &n_minus_1);
-        // Montgomery forms: x = y·R mod n and −1·R = n − (R mod n).
-        let mut wide = buf(2 * len);
-        wide[len..].copy_from_slice(&y);
-        gmp::mpn_sec_div_r(
-            wide.as_mut_ptr(),
-            2 * n_l,
-            m.as_ptr(),
-            n_l,
-            scratch.as_mut_ptr(),
-        );
-        let mut x = buf(len);
-        x.copy_from_slice(&wide[..len]);
-        wide.fill(0);
-        wide[len] = 1;
-        gmp::mpn_sec_div_r(
-            wide.as_mut_ptr(),
-            n_l + 1,
-            m.as_ptr(),
-            n_l,
-            scratch.as_mut_ptr(),
-        );
-        let mut minus_one = buf(len);
-        gmp::mpn_sub_n(minus_one.as_mut_ptr(), m.as_ptr(), wide.as_ptr(), n_l);
-        let (mut prod, mut tmp) = (buf(2 * len), buf(len));
-        for j in 1..MAX_S {
-            gmp::mpn_sec_sqr(prod.as_mut_ptr(), x.as_ptr(), n_l, scratch.as_mut_ptr());
-            let cy = redc(
-                x.as_mut_ptr(),
-                prod.as_mut_ptr(),
-                m.as_ptr(),
-                len as isize,
-                invm,
-            );
-            let borrow = gmp::mpn_sub_n(tmp.as_mut_ptr(), x.as_ptr(), m.as_ptr(), n_l);
-            gmp::mpn_cnd_sub_n(
-                cy | (borrow ^ 1),
-                x.as_mut_ptr(),
-                x.as_ptr(),
-                m.as_ptr(),
-                n_l,
-            );
-            // Counts only while j < s: mask from the borrow of j − s.
-            let live = (j.wrapping_sub(s) >> 31) as Limb & 1;
-            pass |= ct_eq(&x, &minus_one) & live;
-        }
-        Some(pass == 1)
+        y
+    };
+    // In Montgomery form from here: x = y·R, compared with R (1) and
+    // n − R (−1).
+    let mut mont = Mont::new(n)?;
+    let mut x = mont.to_mont(&y);
+    let one = mont.one();
+    let minus_one = mont.minus_one();
+    let mut pass = x.ct_eq(&one) | x.ct_eq(&minus_one);
+    for j in 1..MAX_S {
+        mont.square(&mut x);
+        // Counts only while j < s: mask from the borrow of j − s.
+        let live = (j.wrapping_sub(s) >> 31) as Limb & 1;
+        pass |= x.ct_eq(&minus_one) & live;
     }
+    Some(pass == 1)
 }
 
 #[cfg(test)]

@@ -3,6 +3,7 @@
 
 #![forbid(unsafe_code)]
 
+pub mod fermat;
 pub mod lucas;
 pub mod mr;
 pub mod search;

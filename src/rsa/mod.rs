@@ -24,9 +24,9 @@ use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use rug::Integer;
 
 use crate::error::{Error, Result};
-use crate::gmp::fermat::fermat_base2_secret_or_stop;
 use crate::gmp::rem_u64;
 use crate::gmp::sec;
+use crate::prime::fermat::fermat_base2_secret_or_stop;
 use crate::prime::mr::rounds_for_bits;
 use crate::prime::mr::MrCandidate;
 use crate::prime::search::{mr_round_from_stream, CandidateSource, Generation};

@@ -82,6 +82,12 @@ fn stack_low() -> Option<usize> {
 
 #[cfg(target_os = "linux")]
 fn query_stack_low() -> Option<usize> {
+    stack_bounds().map(|(low, _)| low)
+}
+
+/// The calling thread's stack: its lowest address and its size.
+#[cfg(target_os = "linux")]
+fn stack_bounds() -> Option<(usize, usize)> {
     // SAFETY: pthread_getattr_np fills `attr` for the calling thread; it is
     // destroyed after reading the bounds.
     unsafe {
@@ -93,7 +99,7 @@ fn query_stack_low() -> Option<usize> {
         let mut size: libc::size_t = 0;
         let rc = libc::pthread_attr_getstack(&attr, &mut addr, &mut size);
         libc::pthread_attr_destroy(&mut attr);
-        (rc == 0).then_some(addr as usize)
+        (rc == 0).then_some((addr as usize, size))
     }
 }
 
@@ -163,22 +169,7 @@ struct Shield {
 impl Shield {
     #[cfg(target_os = "linux")]
     fn enter(here: usize) -> Option<Shield> {
-        // SAFETY: pthread_getattr_np fills `attr` for the calling thread,
-        // which is destroyed after reading the stack bounds from it.
-        let (addr, size) = unsafe {
-            let mut attr: libc::pthread_attr_t = std::mem::zeroed();
-            if libc::pthread_getattr_np(libc::pthread_self(), &mut attr) != 0 {
-                return None;
-            }
-            let mut addr: *mut libc::c_void = std::ptr::null_mut();
-            let mut size: libc::size_t = 0;
-            let rc = libc::pthread_attr_getstack(&attr, &mut addr, &mut size);
-            libc::pthread_attr_destroy(&mut attr);
-            if rc != 0 {
-                return None;
-            }
-            (addr as usize, size)
-        };
+        let (addr, size) = stack_bounds()?;
         let page = 4096usize;
         let hi = here & !(page - 1);
         let lo = (addr + page - 1) & !(page - 1);

@@ -1,0 +1,187 @@
+//! Constant-time Montgomery arithmetic modulo a secret odd number, as safe
+//! operations for the algorithms in `prime/` (the base-2 Fermat filter) and
+//! [`super::sec`] (the Miller–Rabin squarings).
+//!
+//! ## Constant time
+//! Nothing here branches on or indexes memory by a value:
+//! - squaring is a basecase squaring (`mpn_sqr` below GMP's Toom
+//!   threshold where the Zen fix has checked it, `mpn_sec_sqr` otherwise;
+//!   no data-dependent branches) followed by `mpn_redc_1` — the same pair
+//!   `mpn_sec_powm` uses;
+//! - every reduction and every conditional doubling is applied with
+//!   `mpn_cnd_add_n`/`mpn_cnd_sub_n`, their condition computed from carries
+//!   and `mpn_sub_n` borrows; results stay fully reduced (< n);
+//! - R mod n comes from `mpn_sec_div_r`, and −n⁻¹ mod 2^64 from Newton's
+//!   iteration (GMP's `binvert_limb` would index a table by the low bits
+//!   of n);
+//! - buffers are exchanged by handle, the same for every value.
+//!
+//! Every buffer is in the secret arena and wiped when dropped.
+
+use gmp_mpfr_sys::gmp;
+use rug::Integer;
+
+use super::redc::{redc, Redc};
+use crate::arith::inverse_mod_2_64;
+use crate::secure::SecretVec;
+
+type Limb = u64;
+
+/// A residue modulo the context's n, in Montgomery form (x·R mod n, fully
+/// reduced), `len` limbs.
+#[derive(Clone)]
+pub struct Residue(SecretVec<Limb>);
+
+impl Residue {
+    /// 1 when equal, 0 when not, by a full-length XOR (no early exit).
+    pub fn ct_eq(&self, other: &Residue) -> u64 {
+        let diff = self
+            .0
+            .iter()
+            .zip(other.0.iter())
+            .fold(0, |acc, (x, y)| acc | (x ^ y));
+        1 ^ ((diff | diff.wrapping_neg()) >> 63)
+    }
+}
+
+/// Montgomery arithmetic modulo an odd n ≥ 3 (R = 2^(64·limbs)).
+pub struct Mont<'n> {
+    m: &'n [Limb],
+    invm: Limb,
+    redc: Redc,
+    basecase_sqr: bool,
+    prod: SecretVec<Limb>,
+    tmp: SecretVec<Limb>,
+    spare: SecretVec<Limb>,
+    scratch: SecretVec<Limb>,
+}
+
+impl<'n> Mont<'n> {
+    /// The context for `n`, or `None` unless n is odd and at least 3.
+    pub fn new(n: &'n Integer) -> Option<Mont<'n>> {
+        if n.is_even() || *n < 3u32 {
+            return None;
+        }
+        let m = n.as_limbs();
+        let len = m.len();
+        // SAFETY: the `_itch` functions only compute sizes.
+        let itch = unsafe {
+            (gmp::mpn_sec_sqr_itch(len as _) as usize)
+                .max(gmp::mpn_sec_div_r_itch((2 * len) as _, len as _) as usize)
+        };
+        Some(Mont {
+            m,
+            invm: inverse_mod_2_64(m[0]).wrapping_neg(),
+            redc: redc(),
+            // `mpn_sqr` runs GMP's data-independent basecase below
+            // SQR_TOOM2_THRESHOLD, and Toom (which branches on operand
+            // values) above. The threshold is known only where the Zen fix
+            // has checked GMP's dispatch table (it is 33 there); elsewhere,
+            // and above it, `mpn_sec_sqr` never leaves the basecase.
+            basecase_sqr: super::zen_fix_active() && len <= 32,
+            prod: SecretVec::zeroed(2 * len),
+            tmp: SecretVec::zeroed(len),
+            spare: SecretVec::zeroed(len),
+            scratch: SecretVec::zeroed(itch.max(1)),
+        })
+    }
+
+    fn len(&self) -> usize {
+        self.m.len()
+    }
+
+    /// Bit `i` of n (a mask-ready 0 or 1; n is secret, so callers use it
+    /// only as a condition of the masked operations below).
+    pub fn modulus_bit(&self, i: usize) -> u64 {
+        (self.m[i / 64] >> (i % 64)) & 1
+    }
+
+    /// y·R mod n for `y` of at most `len` limbs (y < n not required).
+    pub fn to_mont(&mut self, y: &[Limb]) -> Residue {
+        let len = self.len();
+        let mut wide = SecretVec::<Limb>::zeroed(2 * len);
+        wide[len..len + y.len()].copy_from_slice(y);
+        // SAFETY: `wide` has 2·len limbs, n's top limb is non-zero (rug
+        // normalises) and the scratch has the size GMP asked for.
+        unsafe {
+            gmp::mpn_sec_div_r(
+                wide.as_mut_ptr(),
+                (2 * len) as _,
+                self.m.as_ptr(),
+                len as _,
+                self.scratch.as_mut_ptr(),
+            );
+        }
+        let mut r = SecretVec::zeroed(len);
+        r.copy_from_slice(&wide[..len]);
+        Residue(r)
+    }
+
+    /// The Montgomery form of 1 (R mod n).
+    pub fn one(&mut self) -> Residue {
+        self.to_mont(&[1])
+    }
+
+    /// The Montgomery form of n − 1 (n − (R mod n)).
+    pub fn minus_one(&mut self) -> Residue {
+        let one = self.one();
+        let mut r = SecretVec::zeroed(self.len());
+        // SAFETY: both operands and the result have `len` limbs.
+        unsafe {
+            gmp::mpn_sub_n(
+                r.as_mut_ptr(),
+                self.m.as_ptr(),
+                one.0.as_ptr(),
+                self.len() as _,
+            );
+        }
+        Residue(r)
+    }
+
+    /// Subtracts n from `x` when `carry` is 1 or `x` ≥ n (no borrow).
+    fn reduce(&mut self, x: *mut Limb, carry: Limb) {
+        let n_l = self.len() as gmp::size_t;
+        // SAFETY: `x` and `spare` have `len` limbs; cnd_sub_n works in
+        // place, as the GMP manual allows.
+        unsafe {
+            let borrow = gmp::mpn_sub_n(self.spare.as_mut_ptr(), x, self.m.as_ptr(), n_l);
+            gmp::mpn_cnd_sub_n(carry | (borrow ^ 1), x, x, self.m.as_ptr(), n_l);
+        }
+    }
+
+    /// x ← x²·R⁻¹ mod n. `redc` leaves cy·R + x < 2n: one masked
+    /// subtraction brings it below n.
+    pub fn square(&mut self, x: &mut Residue) {
+        let len = self.len();
+        let n_l = len as gmp::size_t;
+        let xp = x.0.as_mut_ptr();
+        // SAFETY: `prod` has 2·len limbs as mpn_sqr/mpn_sec_sqr and redc_1
+        // require, `x` len limbs, the scratch the size GMP asked for.
+        let cy = unsafe {
+            if self.basecase_sqr {
+                gmp::mpn_sqr(self.prod.as_mut_ptr(), xp, n_l);
+            } else {
+                gmp::mpn_sec_sqr(self.prod.as_mut_ptr(), xp, n_l, self.scratch.as_mut_ptr());
+            }
+            (self.redc)(
+                xp,
+                self.prod.as_mut_ptr(),
+                self.m.as_ptr(),
+                len as isize,
+                self.invm,
+            )
+        };
+        self.reduce(xp, cy);
+    }
+
+    /// x ← 2^bit·x mod n for `bit` 0 or 1, the same work either way.
+    pub fn double_if(&mut self, x: &mut Residue, bit: u64) {
+        let n_l = self.len() as gmp::size_t;
+        let xp = x.0.as_ptr();
+        // SAFETY: `tmp` and `x` have `len` limbs.
+        let top = unsafe { gmp::mpn_cnd_add_n(bit, self.tmp.as_mut_ptr(), xp, xp, n_l) };
+        let tp = self.tmp.as_mut_ptr();
+        self.reduce(tp, top);
+        std::mem::swap(&mut x.0, &mut self.tmp);
+    }
+}

@@ -1,0 +1,125 @@
+//! A constant-time base-2 Fermat test, the first test every RSA candidate
+//! that survives trial division gets.
+//!
+//! ## Why base 2, and why our own loop
+//! The first test on a candidate rejects nearly every composite, so it is
+//! where RSA key generation spends its time: about 64 of the ~67
+//! exponentiations per 2048-bit prime. With the base fixed at 2, the
+//! multiplications of a square-and-multiply exponentiation become
+//! doublings (a shift and a conditional subtraction), and only the
+//! squarings remain: against GMP's `mpz_powm_sec` with an arbitrary base,
+//! which spends about a sixth of its time on window multiplications and
+//! table look-ups, that is measurably cheaper (see `bench/examples/powm_cost`).
+//!
+//! The base-2 test is a filter, not one of the counted rounds: a candidate
+//! that passes it still gets every FIPS 186-5 Miller–Rabin round with
+//! random bases from the seeded stream (see `rsa::RsaSource`), so the
+//! error bound of Table B.1 is untouched. It cannot reject a prime
+//! (Fermat), so the prime a seed yields is the same as without it.
+//!
+//! ## Constant time
+//! The candidate may become a secret prime: the arithmetic is
+//! [`crate::gmp::mont`]'s (basecase squarings, Montgomery reduction and
+//! masked doublings, no value-dependent branch or index), each exponent bit
+//! is a mask, and the loop runs once per bit of n, which is public (the
+//! key size). Only the verdict leaves, and for a prime it is always
+//! "pass".
+
+use std::sync::atomic::{AtomicBool, Ordering};
+
+use rug::Integer;
+
+use crate::gmp::mont::Mont;
+
+/// Whether 2^(n−1) ≡ 1 (mod n), in time that depends only on the size of
+/// n. `n` must be odd and at least 5; smaller or even input returns false.
+pub fn fermat_base2_secret(n: &Integer) -> bool {
+    fermat_base2_secret_or_stop(n, &AtomicBool::new(false))
+}
+
+/// [`fermat_base2_secret`] that gives up (returning false) once `stop` is
+/// set, looked at every 64 bits of n (a cancelled search waits for no
+/// more than 64 squarings).
+pub fn fermat_base2_secret_or_stop(n: &Integer, stop: &AtomicBool) -> bool {
+    if *n < 5u32 {
+        return false;
+    }
+    let Some(mut m) = Mont::new(n) else {
+        return false;
+    };
+    let one = m.one();
+    let mut acc = one.clone();
+    // Left to right over the bits of n − 1 (bit 0 of n − 1 is 0): square,
+    // then double by the bit.
+    for i in (0..n.significant_bits() as usize).rev() {
+        if i % 64 == 0 && stop.load(Ordering::Relaxed) {
+            return false;
+        }
+        m.square(&mut acc);
+        let bit = if i == 0 { 0 } else { m.modulus_bit(i) };
+        m.double_if(&mut acc, bit);
+    }
+    // acc is the Montgomery form of 2^(n−1) mod n; compare with 1's.
+    acc.ct_eq(&one) == 1
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::arith::inverse_mod_2_64;
+
+    #[test]
+    fn neg_inverse_is_exact() {
+        for m in [1u64, 3, 5, 0xffff_ffff_ffff_ffff, 0x1234_5678_9abc_def1] {
+            assert_eq!(
+                m.wrapping_mul(inverse_mod_2_64(m).wrapping_neg()),
+                u64::MAX,
+                "m = {m:#x}"
+            );
+        }
+    }
+
+    /// Agrees with mpz_powm on primes, composites, base-2 pseudoprimes and
+    /// sizes from one limb to 40 (odd limb counts, small top limbs).
+    #[test]
+    fn agrees_with_powm() {
+        let reference = |n: &Integer| {
+            let e = Integer::from(n - 1u32);
+            Integer::from(2u32).pow_mod(&e, n).unwrap() == 1u32
+        };
+        // 341 = 11·31 and 561 (Carmichael) are base-2 pseudoprimes.
+        for small in [5u32, 7, 9, 15, 341, 561, 645, 1105, 65537, 65539] {
+            let n = Integer::from(small);
+            assert_eq!(fermat_base2_secret(&n), reference(&n), "n = {small}");
+        }
+        assert!(!fermat_base2_secret(&Integer::from(4u32)));
+        assert!(!fermat_base2_secret(&Integer::from(3u32)));
+        let mut x = Integer::from(0x9e37_79b9_7f4a_7c15u64);
+        let mut primes = 0;
+        // Three numbers per size (and the prime after each) keep every limb
+        // count and top-limb shape of the six this once used, at half the
+        // cost of finding the primes.
+        for bits in [64u32, 65, 127, 128, 200, 512, 1000, 1024, 1536, 2048, 2560] {
+            for _ in 0..3 {
+                x = (Integer::from(&x * &x) + 0x6a09_e667u32).keep_bits(bits + 40);
+                let mut n = Integer::from(&x >> 40u32);
+                n.set_bit(bits - 1, true);
+                n.set_bit(0, true);
+                let p = Integer::from(n.next_prime_ref());
+                for c in [n, p] {
+                    let r = reference(&c);
+                    primes += r as u32;
+                    assert_eq!(fermat_base2_secret(&c), r, "{bits} bits");
+                }
+            }
+        }
+        assert!(primes >= 33);
+        // Composite Fermat numbers F_5 … F_11 (up to 2049 bits) are base-2
+        // pseudoprimes: the test must pass them, as mpz_powm does.
+        for k in [5u32, 6, 7, 8, 9, 10, 11] {
+            let f = (Integer::from(1u32) << (1u32 << k)) + 1u32;
+            assert_eq!(fermat_base2_secret(&f), reference(&f), "F_{k}");
+            assert!(fermat_base2_secret(&f), "F_{k} is a base-2 pseudoprime");
+        }
+    }
+}
