@@ -16,9 +16,14 @@ use std::sync::Once;
 use rug::Integer;
 
 /// Runs the one-time set-up: the wiping memory functions ([`alloc`]) and
-/// the Zen dispatch fix. Cheap after the first call. Every entry point
-/// that uses GMP calls it first; on Linux it also runs from the library's
-/// constructor (`.init_array`), before any caller code.
+/// the Zen dispatch fix. Cheap after the first call.
+///
+/// The init point is the library's constructor (`.init_array` on Linux),
+/// which runs before any caller code. Because a Rust program's linker may
+/// leave that constructor out of a static link, the core's entry points
+/// that create GMP values call this as well, first thing: RSA generation
+/// and check, DH generation and check, the named groups. Inside `gmp` only
+/// [`zen_fix_active`] calls it (its answer depends on it).
 pub fn init() {
     static ONCE: Once = Once::new();
     ONCE.call_once(|| {

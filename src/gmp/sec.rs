@@ -17,7 +17,6 @@ fn buf(l: usize) -> SecretVec<Limb> {
 /// `x mod m` for `x ≥ 0` and `m > 0` with `mpn_sec_div_r`: the time
 /// depends on the limb counts of `x` and `m` only. Scratch is wiped.
 pub fn rem(x: &Integer, m: &Integer) -> Integer {
-    super::init();
     debug_assert!(*x >= 0 && *m > 0);
     let (xl, ml) = (x.as_limbs(), m.as_limbs());
     if xl.len() < ml.len() {
@@ -60,7 +59,6 @@ pub const MAX_S: u32 = 63;
 ///
 /// Returns `None` when v2(n − 1) > `MAX_S` (the caller decides).
 pub fn mr_round(n: &Integer, base: &Integer) -> Option<bool> {
-    super::init();
     let m = n.as_limbs();
     let len = m.len();
     if len == 0 || m[0] & 1 == 0 || (m[0] == 1 && len > 1) || *n < 5u32 {
