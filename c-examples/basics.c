@@ -31,7 +31,7 @@ int main(void) {
            PRIMEFORGE_VERSION_MINOR, PRIMEFORGE_VERSION_PATCH);
 
     /* Every status has static text; unknown values get a generic one. */
-    for (uint32_t s = PF_OK; s <= PF_ERR_CHECK_FAILED; s++) {
+    for (uint32_t s = PF_OK; s <= PF_ERR_FORKED; s++) {
         const char *text = pf_status_str(s);
         CHECK(text != NULL && text[0] != '\0');
         printf("status %u: %s\n", (unsigned)s, text);
@@ -72,6 +72,16 @@ int main(void) {
     CHECK(pf_buffer_data(NULL) == NULL);
     CHECK(!pf_buffer_locked(NULL));
     CHECK(pf_buffer_check(NULL) == PF_ERR_NULL_ARGUMENT);
+
+    /* PF_RSA_FIPS refuses, before any work, what would not meet FIPS
+     * 186-5 (here: under 2048 bits); *out stays untouched. */
+    pf_options opts = pf_options_default();
+    opts.flags = PF_RSA_FIPS;
+    pf_rsa_key *key = NULL;
+    CHECK(pf_rsa_generate_ex(1024, 65537, 2, &opts, &key) == PF_ERR_INVALID_ARGUMENT);
+    CHECK(key == NULL);
+    printf("PF_RSA_FIPS refuses RSA-1024: %s\n",
+           pf_status_str(PF_ERR_INVALID_ARGUMENT));
 
     if (failures != 0) {
         fprintf(stderr, "basics: %d check(s) failed\n", failures);

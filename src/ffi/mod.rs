@@ -32,6 +32,8 @@ macro_rules! c_enum_from_u32 {
     };
 }
 
+// In the order the header presents them to a reader: status codes,
+// buffers, options, RSA, DH.
 mod buffer;
 mod dh;
 mod options;
