@@ -542,12 +542,16 @@ fn run_check(file: &Path) -> Result<bool, Fail> {
         ),
         other => from_core(other),
     };
-    if primeforge::rsa::check::looks_like_private_key(data) {
-        let r = primeforge::rsa::check::check_private_key(data).map_err(named)?;
+    // The file is decoded once: the sniffer says what it holds.
+    use primeforge::encode::sniff::{sniff, Content};
+    let (content, block) = sniff(data).map_err(named)?.content_with_block();
+    if let Content::RsaPrivate { pkcs1, container } = &content {
+        let r = primeforge::rsa::check::check_pkcs1(pkcs1.as_slice(), *container, block)
+            .map_err(named)?;
         let e = r.e.map_or("(over 64 bits)".to_string(), |e| e.to_string());
         let head = format!(
             "RSA private key ({}{}), {} bits, {} primes, e = {e}: ",
-            r.container,
+            r.container.name(),
             block_note(r.block),
             r.bits,
             r.primes
@@ -563,7 +567,12 @@ fn run_check(file: &Path) -> Result<bool, Fail> {
         say(&lines);
         return Ok(r.problems.is_empty());
     }
-    let r = dh::check::check_encoded(data).map_err(named)?;
+    let (der, syntax) = match content {
+        Content::Dh { der, syntax } => (der, syntax),
+        // Checked and returned above.
+        Content::RsaPrivate { .. } => return Ok(false),
+    };
+    let r = dh::check::check_der(&der, syntax, block).map_err(named)?;
     use dh::check::*;
     use primeforge::encode::sniff::DhSyntax;
     let kind = match r.syntax {

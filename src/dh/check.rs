@@ -136,18 +136,26 @@ pub struct DhReport {
 /// arithmetic.
 pub fn check_encoded(data: &[u8]) -> Result<DhReport> {
     crate::gmp::init();
-    let found = crate::encode::sniff::sniff(data)?;
-    let block = found.block;
-    let decoded = match found.content {
-        crate::encode::sniff::Content::Dh { der, syntax } => {
-            crate::encode::dh_decode_der(&der, syntax.map(|s| s == DhSyntax::X942))?
+    match crate::encode::sniff::sniff(data)?.content_with_block() {
+        (crate::encode::sniff::Content::Dh { der, syntax }, block) => {
+            check_der(&der, syntax, block)
         }
-        crate::encode::sniff::Content::RsaPrivate { .. } => {
-            return Err(crate::error::Error::WrongKind(
-                "an RSA private key, not DH parameters",
-            ))
-        }
-    };
+        (crate::encode::sniff::Content::RsaPrivate { .. }, _) => Err(
+            crate::error::Error::WrongKind("an RSA private key, not DH parameters"),
+        ),
+    }
+}
+
+/// Checks DH parameters already found by [`crate::encode::sniff`] (see
+/// [`check_encoded`]); for callers that sniffed the file themselves, so
+/// that it is decoded once.
+pub fn check_der(
+    der: &[u8],
+    syntax: Option<DhSyntax>,
+    block: Option<(usize, usize)>,
+) -> Result<DhReport> {
+    crate::gmp::init();
+    let decoded = crate::encode::dh_decode_der(der, syntax.map(|s| s == DhSyntax::X942))?;
     let params = DhParams::from_bytes(&decoded.p, &decoded.g, decoded.q.as_deref());
     let j = decoded
         .j

@@ -82,6 +82,13 @@ pub enum Content {
     },
 }
 
+impl Sniffed {
+    /// The content and the block it came from, apart.
+    pub fn content_with_block(self) -> (Content, Option<(usize, usize)>) {
+        (self.content, self.block)
+    }
+}
+
 /// The content and where it was found.
 pub struct Sniffed {
     /// What was found.

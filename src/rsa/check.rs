@@ -16,8 +16,8 @@ use crate::prime::stream::Seed;
 /// What `check_private_key` found.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct RsaReport {
-    /// "PKCS#1" or "PKCS#8".
-    pub container: &'static str,
+    /// PKCS#1 or PKCS#8.
+    pub container: Container,
     /// Modulus size in bits.
     pub bits: u32,
     /// Number of primes.
@@ -64,24 +64,31 @@ pub const MAX_CHECK_BITS: u32 = 16384;
 /// The key's numbers live in the secret arena while they are checked.
 pub fn check_private_key(data: &[u8]) -> Result<RsaReport> {
     crate::gmp::init();
-    crate::gmp::secret_scope(|| {
-        let found = sniff(data)?;
-        match found.content {
-            Content::RsaPrivate { pkcs1, container } => {
-                check_pkcs1(pkcs1.as_slice(), container, found.block)
-            }
-            Content::Dh { .. } => Err(Error::WrongKind("DH parameters, not an RSA private key")),
+    match sniff(data)?.content_with_block() {
+        (Content::RsaPrivate { pkcs1, container }, block) => {
+            check_pkcs1(pkcs1.as_slice(), container, block)
         }
-    })
+        (Content::Dh { .. }, _) => Err(Error::WrongKind("DH parameters, not an RSA private key")),
+    }
 }
 
-/// Checks a PKCS#1 RSAPrivateKey (see [`check_private_key`]).
-fn check_pkcs1(
+/// Checks a PKCS#1 RSAPrivateKey already found by
+/// [`crate::encode::sniff`] (see [`check_private_key`]); for callers that
+/// sniffed the file themselves, so that it is decoded once.
+pub fn check_pkcs1(
     pkcs1_der: &[u8],
     container: Container,
     block: Option<(usize, usize)>,
 ) -> Result<RsaReport> {
-    let container = container.name();
+    crate::gmp::init();
+    crate::gmp::secret_scope(|| check_pkcs1_inner(pkcs1_der, container, block))
+}
+
+fn check_pkcs1_inner(
+    pkcs1_der: &[u8],
+    container: Container,
+    block: Option<(usize, usize)>,
+) -> Result<RsaReport> {
     let k = pkcs1::RsaPrivateKey::<der::asn1::UintRef<'_>>::from_der(pkcs1_der)
         .map_err(|_| Error::Decode)?;
     let n = int(k.modulus.as_bytes());
