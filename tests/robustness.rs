@@ -111,14 +111,16 @@ fn cancelling_at_random_moments_is_prompt_and_harmless() {
         let returned = Instant::now();
         assert_eq!(st, pf_status::PF_ERR_CANCELLED, "round {round}");
         assert!(out_untouched);
-        // The call returns within 100 ms of the cancelling callback.
+        // The call returns promptly after the cancelling callback.
         let cancelled = plan
             .cancelled_at
             .lock()
             .unwrap()
             .expect("callback cancelled");
         assert!(
-            returned - cancelled < Duration::from_millis(100),
+            // See tests/dh.rs: one uninterruptible round per worker is
+            // joined before returning; generous for a loaded machine.
+            returned - cancelled < Duration::from_millis(500),
             "round {round}: returned {:?} after the cancel",
             returned - cancelled
         );

@@ -345,7 +345,9 @@ fn progress_runs_on_the_caller_thread_and_cancel_is_prompt() {
         assert!(!state.other_thread, "callback ran on a worker thread");
         let delay = returned - state.cancelled_at.unwrap();
         assert!(
-            delay < std::time::Duration::from_millis(100),
+            // See tests/dh.rs: one uninterruptible round per worker is
+            // joined before returning; generous for a loaded machine.
+            delay < std::time::Duration::from_millis(500),
             "returned {delay:?} after cancel"
         );
         assert_eq!(state.last.primes_needed, 2);
