@@ -137,6 +137,29 @@ pub unsafe extern "C" fn pf_buffer_free(buf: *mut pf_buffer) {
     unsafe { super::free_handle(buf) }
 }
 
+/// The body of every export that reads a handle and hands a new buffer
+/// out (`pf_*_export`, `pf_*_component`): NULL handle or `out` is
+/// `PF_ERR_NULL_ARGUMENT`; otherwise `f` makes the buffer or names the
+/// status, and `*out` is written only on success.
+///
+/// # Safety
+/// `handle` is NULL or a live handle; `out` is NULL or valid for a write.
+pub(crate) unsafe fn buffer_from<H>(
+    handle: *const H,
+    out: *mut *mut pf_buffer,
+    f: impl FnOnce(&H) -> Result<crate::Result<SecureBuf>, pf_status>,
+) -> pf_status {
+    // SAFETY: per this function's contract.
+    let (Some(h), false) = (unsafe { handle.as_ref() }, out.is_null()) else {
+        return pf_status::PF_ERR_NULL_ARGUMENT;
+    };
+    match f(h) {
+        // SAFETY: `out` checked for NULL.
+        Ok(made) => unsafe { deliver(made, out) },
+        Err(st) => st,
+    }
+}
+
 /// Hands a core result to C: on success boxes the buffer into `*out` and
 /// returns PF_OK; on failure leaves `*out` untouched and maps the error.
 ///

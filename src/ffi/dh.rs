@@ -1,6 +1,6 @@
 //! DH parameter generation, named groups, export, components and checks.
 
-use super::buffer::deliver;
+use super::buffer::buffer_from;
 use super::buffer::pf_buffer;
 use super::options::{check_options, pf_options};
 use super::{guard, guard_value, pf_status, write_out};
@@ -282,15 +282,13 @@ pub unsafe extern "C" fn pf_dh_export(
     out: *mut *mut pf_buffer,
 ) -> pf_status {
     guard(|| {
-        // SAFETY: NULL or live parameters.
-        let (Some(params), false) = (unsafe { params.as_ref() }, out.is_null()) else {
-            return pf_status::PF_ERR_NULL_ARGUMENT;
-        };
-        let Some(fmt) = dh_format(format) else {
-            return pf_status::PF_ERR_INVALID_ARGUMENT;
-        };
-        // SAFETY: `out` checked for NULL.
-        unsafe { deliver(dh_export(&params.inner, fmt), out) }
+        // SAFETY: the caller passes NULL or live parameters, and `out`.
+        unsafe {
+            buffer_from(params, out, |p| {
+                let fmt = dh_format(format).ok_or(pf_status::PF_ERR_INVALID_ARGUMENT)?;
+                Ok(dh_export(&p.inner, fmt))
+            })
+        }
     })
 }
 
@@ -308,21 +306,21 @@ pub unsafe extern "C" fn pf_dh_component(
     out: *mut *mut pf_buffer,
 ) -> pf_status {
     guard(|| {
-        // SAFETY: NULL or live parameters.
-        let (Some(params), false) = (unsafe { params.as_ref() }, out.is_null()) else {
-            return pf_status::PF_ERR_NULL_ARGUMENT;
-        };
-        let which = match pf_dh_part::try_from(part) {
-            Ok(pf_dh_part::PF_DH_P) => DhPart::P,
-            Ok(pf_dh_part::PF_DH_Q) => DhPart::Q,
-            Ok(pf_dh_part::PF_DH_G) => DhPart::G,
-            Err(st) => return st,
-        };
-        let Some(bytes) = params.inner.part_bytes(which) else {
-            return pf_status::PF_ERR_INVALID_ARGUMENT;
-        };
-        // SAFETY: `out` checked for NULL.
-        unsafe { deliver(SecureBuf::from_slice(&bytes), out) }
+        // SAFETY: the caller passes NULL or live parameters, and `out`.
+        unsafe {
+            buffer_from(params, out, |p| {
+                let which = match pf_dh_part::try_from(part)? {
+                    pf_dh_part::PF_DH_P => DhPart::P,
+                    pf_dh_part::PF_DH_Q => DhPart::Q,
+                    pf_dh_part::PF_DH_G => DhPart::G,
+                };
+                let bytes = p
+                    .inner
+                    .part_bytes(which)
+                    .ok_or(pf_status::PF_ERR_INVALID_ARGUMENT)?;
+                Ok(SecureBuf::from_slice(&bytes))
+            })
+        }
     })
 }
 

@@ -1,6 +1,6 @@
 //! RSA key generation, export and components.
 
-use super::buffer::deliver;
+use super::buffer::buffer_from;
 use super::buffer::pf_buffer;
 use super::options::{check_options, pf_options};
 use super::{guard_secret, guard_value, pf_status, write_out};
@@ -251,15 +251,13 @@ pub unsafe extern "C" fn pf_rsa_export(
     out: *mut *mut pf_buffer,
 ) -> pf_status {
     guard_secret(|| {
-        // SAFETY: NULL or a live key.
-        let (Some(key), false) = (unsafe { key.as_ref() }, out.is_null()) else {
-            return pf_status::PF_ERR_NULL_ARGUMENT;
-        };
-        let Some(fmt) = rsa_format(format) else {
-            return pf_status::PF_ERR_INVALID_ARGUMENT;
-        };
-        // SAFETY: `out` checked for NULL.
-        unsafe { deliver(rsa_export(&key.inner, fmt), out) }
+        // SAFETY: the caller passes NULL or a live key, and `out`.
+        unsafe {
+            buffer_from(key, out, |k| {
+                let fmt = rsa_format(format).ok_or(pf_status::PF_ERR_INVALID_ARGUMENT)?;
+                Ok(rsa_export(&k.inner, fmt))
+            })
+        }
     })
 }
 
@@ -278,57 +276,50 @@ pub unsafe extern "C" fn pf_rsa_component(
     out: *mut *mut pf_buffer,
 ) -> pf_status {
     guard_secret(|| {
-        // SAFETY: NULL or a live key.
-        let (Some(key), false) = (unsafe { key.as_ref() }, out.is_null()) else {
-            return pf_status::PF_ERR_NULL_ARGUMENT;
-        };
-        let k = &key.inner;
-        if let Err(e) = k.usable() {
-            return e.into();
-        }
-        let e = k.e_bytes();
-        let Ok(part) = pf_rsa_part::try_from(part) else {
-            return pf_status::PF_ERR_INVALID_ARGUMENT;
-        };
-        use pf_rsa_part::*;
-        // Extra prime i (0 = the third prime) and which of r, d, t.
-        let other = |i: usize, which: usize| {
-            k.other_prime(i).map(|o| match which {
-                0 => o.r,
-                1 => o.d,
-                _ => o.t,
-            })
-        };
-        let bytes: &[u8] = match part {
-            PF_RSA_N => k.n(),
-            PF_RSA_E => &e,
-            PF_RSA_D => k.d(),
-            PF_RSA_P => k.p(),
-            PF_RSA_Q => k.q(),
-            PF_RSA_DP => k.dp(),
-            PF_RSA_DQ => k.dq(),
-            PF_RSA_QINV => k.qinv(),
-            extra => {
-                let (i, which) = match extra {
-                    PF_RSA_R3 => (0, 0),
-                    PF_RSA_D3 => (0, 1),
-                    PF_RSA_T3 => (0, 2),
-                    PF_RSA_R4 => (1, 0),
-                    PF_RSA_D4 => (1, 1),
-                    PF_RSA_T4 => (1, 2),
-                    PF_RSA_R5 => (2, 0),
-                    PF_RSA_D5 => (2, 1),
-                    _ => (2, 2),
-                };
-                let Some(b) = other(i, which) else {
-                    return pf_status::PF_ERR_INVALID_ARGUMENT;
-                };
-                b
-            }
-        };
-        // SAFETY: `out` checked for NULL.
-        unsafe { deliver(SecureBuf::from_slice(bytes), out) }
+        // SAFETY: the caller passes NULL or a live key, and `out`.
+        unsafe { buffer_from(key, out, |key| component(&key.inner, part)) }
     })
+}
+
+/// The bytes of one component, in a new secure buffer.
+fn component(k: &RsaKey, part: u32) -> Result<crate::Result<SecureBuf>, pf_status> {
+    k.usable()?;
+    let e = k.e_bytes();
+    let part = pf_rsa_part::try_from(part)?;
+    use pf_rsa_part::*;
+    // Extra prime i (0 = the third prime) and which of r, d, t.
+    let other = |i: usize, which: usize| {
+        k.other_prime(i).map(|o| match which {
+            0 => o.r,
+            1 => o.d,
+            _ => o.t,
+        })
+    };
+    let bytes: &[u8] = match part {
+        PF_RSA_N => k.n(),
+        PF_RSA_E => &e,
+        PF_RSA_D => k.d(),
+        PF_RSA_P => k.p(),
+        PF_RSA_Q => k.q(),
+        PF_RSA_DP => k.dp(),
+        PF_RSA_DQ => k.dq(),
+        PF_RSA_QINV => k.qinv(),
+        extra => {
+            let (i, which) = match extra {
+                PF_RSA_R3 => (0, 0),
+                PF_RSA_D3 => (0, 1),
+                PF_RSA_T3 => (0, 2),
+                PF_RSA_R4 => (1, 0),
+                PF_RSA_D4 => (1, 1),
+                PF_RSA_T4 => (1, 2),
+                PF_RSA_R5 => (2, 0),
+                PF_RSA_D5 => (2, 1),
+                _ => (2, 2),
+            };
+            other(i, which).ok_or(pf_status::PF_ERR_INVALID_ARGUMENT)?
+        }
+    };
+    Ok(SecureBuf::from_slice(bytes))
 }
 
 /// Returns the modulus size in bits, or 0 if `key` is NULL or was
