@@ -125,8 +125,19 @@ fn mask_top(words: &mut [u64], bits: u32) {
 /// Sets `out` to a uniformly random value in `[lo, lo + width)` (bias below
 /// 2^-64: 64 extra random bits are reduced modulo `width`).
 pub fn random_in_range(rng: &mut SecretStream, lo: &Integer, width: &Integer, out: &mut Integer) {
+    draw_in_range(rng, lo, width, out, |x, w| *x %= w);
+}
+
+/// The construction both range draws share; `reduce` takes x mod width.
+fn draw_in_range(
+    rng: &mut SecretStream,
+    lo: &Integer,
+    width: &Integer,
+    out: &mut Integer,
+    reduce: impl FnOnce(&mut Integer, &Integer),
+) {
     random_bits(rng, width.significant_bits() + 64, out);
-    *out %= width;
+    reduce(out, width);
     *out += lo;
 }
 
@@ -139,9 +150,7 @@ pub fn random_in_range_secret(
     width: &Integer,
     out: &mut Integer,
 ) {
-    random_bits(rng, width.significant_bits() + 64, out);
-    *out = crate::gmp::sec::rem(out, width);
-    *out += lo;
+    draw_in_range(rng, lo, width, out, |x, w| *x = crate::gmp::sec::rem(x, w));
 }
 
 #[cfg(test)]
