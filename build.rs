@@ -42,9 +42,14 @@ fn main() {
          #define PRIMEFORGE_VERSION_PATCH {patch}\n\
          #define PRIMEFORGE_VERSION_STRING \"{major}.{minor}.{patch}\"\n"
     );
-    let bindings = cbindgen::Builder::new()
-        .with_config(config)
-        .with_src(crate_dir.join("src/ffi/mod.rs"))
+    // One source file per section, in the order the header presents them
+    // to a reader: status codes, buffers, options, RSA, DH. cbindgen keeps
+    // the order of its sources (inside ffi/mod.rs it would sort the modules).
+    let mut builder = cbindgen::Builder::new().with_config(config);
+    for section in ["status", "buffer", "options", "rsa", "dh"] {
+        builder = builder.with_src(crate_dir.join("src/ffi").join(format!("{section}.rs")));
+    }
+    let bindings = builder
         .with_after_include(version_macros)
         .generate()
         .expect("cbindgen could not generate the header");

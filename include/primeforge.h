@@ -592,6 +592,23 @@ extern "C" {
 #endif // __cplusplus
 
 /**
+ * Returns a short English description of `status`.
+ *
+ * Any value is accepted: an unknown value yields a generic text. The result
+ * is never NULL, is statically allocated (never free it) and is valid for
+ * the life of the process. Thread-safe.
+ */
+const char *pf_status_str(uint32_t status);
+
+/**
+ * Returns the library version as "MAJOR.MINOR.PATCH".
+ *
+ * Compare with the `PRIMEFORGE_VERSION_*` macros to detect a header/library
+ * mismatch. Static text, never NULL, never free it. Thread-safe.
+ */
+const char *pf_version(void);
+
+/**
  * Allocates a zero-filled secure buffer of `len` bytes (0 to 1 GiB), for a
  * caller's own secrets (for example a seed for `pf_options`).
  *
@@ -667,6 +684,97 @@ pf_status pf_buffer_check(const struct pf_buffer *buf);
  * does: memory is corrupt. Not thread-safe for the same buffer.
  */
 void pf_buffer_free(struct pf_buffer *buf);
+
+/**
+ * Returns options with every field at its default: `struct_size` set,
+ * `threads` 0 (all cores), no seed, no callback, no stats. Thread-safe.
+ */
+struct pf_options pf_options_default(void);
+
+/**
+ * Generates a 2-prime RSA key of `bits` bits (even, 512 to 16384) with
+ * e = 65537 and fresh OS randomness, on `threads` threads (0 = all cores,
+ * at most 1024).
+ *
+ * On success `*out` receives a key the caller owns (free with
+ * `pf_rsa_free`). On failure `*out` is untouched. Returns
+ * `PF_ERR_NULL_ARGUMENT` (out NULL), `PF_ERR_INVALID_ARGUMENT` (bits,
+ * threads), `PF_ERR_ENTROPY`, `PF_ERR_THREADS`, `PF_ERR_NO_MEMORY`.
+ * Thread-safe: concurrent calls each use their own private thread pool.
+ */
+pf_status pf_rsa_generate(uint32_t bits, uint32_t threads, struct pf_rsa_key **out);
+
+/**
+ * Generates an RSA key: `bits` even in 512..=16384, `public_exponent` odd
+ * with 3 <= e < 2^64 (65537 is the usual choice), `primes` from 2 up to
+ * OpenSSL's cap for the size (2 below 1024 bits, 3 below 4096, 4 below
+ * 8192, else 5). Every key is made by the FIPS 186-5 A.1.3 procedure
+ * (random probable primes, Table B.1 Miller–Rabin rounds, |p − q| and d
+ * bounds) and passes a pairwise consistency test before it is returned,
+ * but only a key with bits ≥ 2048, 2^16 < e and two primes meets FIPS
+ * 186-5; set `PF_RSA_FIPS` in `opts->flags` to refuse anything else.
+ *
+ * `opts` may be NULL (defaults: all cores, OS randomness, no callback).
+ * With `opts->seed` set, the key is a deterministic function of the seed
+ * and the parameters: byte-identical at any thread count.
+ *
+ * On success `*out` receives a key the caller owns (free with
+ * `pf_rsa_free`) and `opts->stats`, if set, the work counters. On any
+ * failure `*out` and `*opts->stats` are untouched. Returns
+ * `PF_ERR_NULL_ARGUMENT`, `PF_ERR_INVALID_ARGUMENT` (sizes, exponent,
+ * primes, threads, seed length, struct_size), `PF_ERR_UNSUPPORTED` (a
+ * newer pf_options with non-zero unknown fields), `PF_ERR_CANCELLED`,
+ * `PF_ERR_ENTROPY`, `PF_ERR_THREADS`, `PF_ERR_NO_MEMORY`,
+ * `PF_ERR_CHECK_FAILED` (pairwise test failed), `PF_ERR_INTERNAL`.
+ * Thread-safe.
+ */
+pf_status pf_rsa_generate_ex(uint32_t bits, uint64_t public_exponent, uint32_t primes, const struct pf_options *opts, struct pf_rsa_key **out);
+
+/**
+ * Encodes `key` in `format` (a `pf_format` value) into a new secure buffer.
+ *
+ * Multi-prime keys are written as PKCS#1 version 1 with otherPrimeInfos
+ * (also inside PKCS#8). PEM output follows RFC 7468 with OpenSSL's labels:
+ * 64-column base64, LF line ends, a final newline and no trailing NUL (use
+ * `pf_buffer_len`). On success `*out` receives a buffer the caller owns
+ * (free with `pf_buffer_free`); on failure it is untouched. Returns
+ * `PF_ERR_NULL_ARGUMENT` (key or out NULL), `PF_ERR_INVALID_ARGUMENT`
+ * (unknown format, including the DH formats), `PF_ERR_NO_MEMORY`,
+ * `PF_ERR_FORKED` (a key made by the parent of this `fork()` child).
+ * Thread-safe; the key may be exported from several threads at once.
+ */
+pf_status pf_rsa_export(const struct pf_rsa_key *key, uint32_t format, struct pf_buffer **out);
+
+/**
+ * Copies one component of `key` (a `pf_rsa_part` value) as big-endian
+ * unsigned bytes without leading zeros into a new secure buffer.
+ *
+ * On success `*out` receives a buffer the caller owns (free with
+ * `pf_buffer_free`); on failure it is untouched. Returns
+ * `PF_ERR_NULL_ARGUMENT`, `PF_ERR_INVALID_ARGUMENT` (unknown part, or an
+ * extra prime the key does not have), `PF_ERR_NO_MEMORY`, `PF_ERR_FORKED`
+ * (a key made by the parent of this `fork()` child). Thread-safe.
+ */
+pf_status pf_rsa_component(const struct pf_rsa_key *key, uint32_t part, struct pf_buffer **out);
+
+/**
+ * Returns the modulus size in bits, or 0 if `key` is NULL or was
+ * inherited through `fork()` (see `PF_ERR_FORKED`). Thread-safe.
+ */
+uint32_t pf_rsa_bits(const struct pf_rsa_key *key);
+
+/**
+ * Returns the number of primes (2 to 5), or 0 if `key` is NULL or was
+ * inherited through `fork()`. Thread-safe.
+ */
+uint32_t pf_rsa_primes(const struct pf_rsa_key *key);
+
+/**
+ * Wipes and frees `key`. NULL is a no-op; a key inherited through
+ * `fork()` is freed normally. Freeing a key twice is undefined behaviour
+ * (as with `free`). Not thread-safe for the same key.
+ */
+void pf_rsa_free(struct pf_rsa_key *key);
 
 /**
  * Generates DH parameters: a safe prime p = 2q + 1 of exactly `bits` bits
@@ -786,114 +894,6 @@ void pf_dh_free(struct pf_dh_params *params);
  * `PF_ERR_ENTROPY`, `PF_ERR_NO_MEMORY`. Thread-safe.
  */
 pf_status pf_dh_check(const uint8_t *data, size_t len, uint32_t *problems);
-
-/**
- * Returns options with every field at its default: `struct_size` set,
- * `threads` 0 (all cores), no seed, no callback, no stats. Thread-safe.
- */
-struct pf_options pf_options_default(void);
-
-/**
- * Generates a 2-prime RSA key of `bits` bits (even, 512 to 16384) with
- * e = 65537 and fresh OS randomness, on `threads` threads (0 = all cores,
- * at most 1024).
- *
- * On success `*out` receives a key the caller owns (free with
- * `pf_rsa_free`). On failure `*out` is untouched. Returns
- * `PF_ERR_NULL_ARGUMENT` (out NULL), `PF_ERR_INVALID_ARGUMENT` (bits,
- * threads), `PF_ERR_ENTROPY`, `PF_ERR_THREADS`, `PF_ERR_NO_MEMORY`.
- * Thread-safe: concurrent calls each use their own private thread pool.
- */
-pf_status pf_rsa_generate(uint32_t bits, uint32_t threads, struct pf_rsa_key **out);
-
-/**
- * Generates an RSA key: `bits` even in 512..=16384, `public_exponent` odd
- * with 3 <= e < 2^64 (65537 is the usual choice), `primes` from 2 up to
- * OpenSSL's cap for the size (2 below 1024 bits, 3 below 4096, 4 below
- * 8192, else 5). Every key is made by the FIPS 186-5 A.1.3 procedure
- * (random probable primes, Table B.1 Miller–Rabin rounds, |p − q| and d
- * bounds) and passes a pairwise consistency test before it is returned,
- * but only a key with bits ≥ 2048, 2^16 < e and two primes meets FIPS
- * 186-5; set `PF_RSA_FIPS` in `opts->flags` to refuse anything else.
- *
- * `opts` may be NULL (defaults: all cores, OS randomness, no callback).
- * With `opts->seed` set, the key is a deterministic function of the seed
- * and the parameters: byte-identical at any thread count.
- *
- * On success `*out` receives a key the caller owns (free with
- * `pf_rsa_free`) and `opts->stats`, if set, the work counters. On any
- * failure `*out` and `*opts->stats` are untouched. Returns
- * `PF_ERR_NULL_ARGUMENT`, `PF_ERR_INVALID_ARGUMENT` (sizes, exponent,
- * primes, threads, seed length, struct_size), `PF_ERR_UNSUPPORTED` (a
- * newer pf_options with non-zero unknown fields), `PF_ERR_CANCELLED`,
- * `PF_ERR_ENTROPY`, `PF_ERR_THREADS`, `PF_ERR_NO_MEMORY`,
- * `PF_ERR_CHECK_FAILED` (pairwise test failed), `PF_ERR_INTERNAL`.
- * Thread-safe.
- */
-pf_status pf_rsa_generate_ex(uint32_t bits, uint64_t public_exponent, uint32_t primes, const struct pf_options *opts, struct pf_rsa_key **out);
-
-/**
- * Encodes `key` in `format` (a `pf_format` value) into a new secure buffer.
- *
- * Multi-prime keys are written as PKCS#1 version 1 with otherPrimeInfos
- * (also inside PKCS#8). PEM output follows RFC 7468 with OpenSSL's labels:
- * 64-column base64, LF line ends, a final newline and no trailing NUL (use
- * `pf_buffer_len`). On success `*out` receives a buffer the caller owns
- * (free with `pf_buffer_free`); on failure it is untouched. Returns
- * `PF_ERR_NULL_ARGUMENT` (key or out NULL), `PF_ERR_INVALID_ARGUMENT`
- * (unknown format, including the DH formats), `PF_ERR_NO_MEMORY`,
- * `PF_ERR_FORKED` (a key made by the parent of this `fork()` child).
- * Thread-safe; the key may be exported from several threads at once.
- */
-pf_status pf_rsa_export(const struct pf_rsa_key *key, uint32_t format, struct pf_buffer **out);
-
-/**
- * Copies one component of `key` (a `pf_rsa_part` value) as big-endian
- * unsigned bytes without leading zeros into a new secure buffer.
- *
- * On success `*out` receives a buffer the caller owns (free with
- * `pf_buffer_free`); on failure it is untouched. Returns
- * `PF_ERR_NULL_ARGUMENT`, `PF_ERR_INVALID_ARGUMENT` (unknown part, or an
- * extra prime the key does not have), `PF_ERR_NO_MEMORY`, `PF_ERR_FORKED`
- * (a key made by the parent of this `fork()` child). Thread-safe.
- */
-pf_status pf_rsa_component(const struct pf_rsa_key *key, uint32_t part, struct pf_buffer **out);
-
-/**
- * Returns the modulus size in bits, or 0 if `key` is NULL or was
- * inherited through `fork()` (see `PF_ERR_FORKED`). Thread-safe.
- */
-uint32_t pf_rsa_bits(const struct pf_rsa_key *key);
-
-/**
- * Returns the number of primes (2 to 5), or 0 if `key` is NULL or was
- * inherited through `fork()`. Thread-safe.
- */
-uint32_t pf_rsa_primes(const struct pf_rsa_key *key);
-
-/**
- * Wipes and frees `key`. NULL is a no-op; a key inherited through
- * `fork()` is freed normally. Freeing a key twice is undefined behaviour
- * (as with `free`). Not thread-safe for the same key.
- */
-void pf_rsa_free(struct pf_rsa_key *key);
-
-/**
- * Returns a short English description of `status`.
- *
- * Any value is accepted: an unknown value yields a generic text. The result
- * is never NULL, is statically allocated (never free it) and is valid for
- * the life of the process. Thread-safe.
- */
-const char *pf_status_str(uint32_t status);
-
-/**
- * Returns the library version as "MAJOR.MINOR.PATCH".
- *
- * Compare with the `PRIMEFORGE_VERSION_*` macros to detect a header/library
- * mismatch. Static text, never NULL, never free it. Thread-safe.
- */
-const char *pf_version(void);
 
 #ifdef __cplusplus
 }  // extern "C"

@@ -37,3 +37,51 @@ fn header_carries_version_macros_from_cargo() {
         env!("CARGO_PKG_VERSION_MAJOR")
     )));
 }
+
+/// The functions are presented in the order a reader needs them: status
+/// codes first, then buffers, options, RSA and DH (later: jobs). Every
+/// function of one object sits in one contiguous block.
+#[test]
+fn header_functions_are_ordered_for_a_reader() {
+    let h = std::fs::read_to_string(concat!(env!("CARGO_MANIFEST_DIR"), "/include/primeforge.h"))
+        .unwrap();
+    let sections = ["status", "buffer", "options", "rsa", "dh"];
+    let mut seen: Vec<usize> = Vec::new();
+    for line in h.lines() {
+        // Function declarations: "<type> pf_<object>_<verb>(...);".
+        if line.starts_with(' ') || !line.ends_with(");") {
+            continue;
+        }
+        let Some(name) = line
+            .split('(')
+            .next()
+            .and_then(|head| head.split([' ', '*']).rfind(|w| w.starts_with("pf_")))
+        else {
+            continue;
+        };
+        // pf_version belongs to the opening (status) section.
+        let object = if name == "pf_version" {
+            "status"
+        } else {
+            name.trim_start_matches("pf_").split('_').next().unwrap()
+        };
+        let index = sections
+            .iter()
+            .position(|s| *s == object)
+            .unwrap_or_else(|| panic!("{name}: object {object} has no section in this test"));
+        if seen.last() != Some(&index) {
+            assert!(
+                !seen.contains(&index),
+                "{name}: the {object} functions are split into two blocks"
+            );
+            seen.push(index);
+        }
+    }
+    let mut sorted = seen.clone();
+    sorted.sort_unstable();
+    assert_eq!(
+        seen, sorted,
+        "function blocks out of reader order: {seen:?} (want {sections:?})"
+    );
+    assert_eq!(seen.len(), sections.len(), "a section has no function");
+}

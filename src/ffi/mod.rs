@@ -32,8 +32,9 @@ macro_rules! c_enum_from_u32 {
     };
 }
 
-// In the order the header presents them to a reader: status codes,
-// buffers, options, RSA, DH.
+// One file per header section. The header presents them in the order a
+// reader needs them (status codes, buffers, options, RSA, DH): build.rs
+// hands the files to cbindgen in that order, and tests/header.rs checks it.
 mod buffer;
 mod dh;
 mod options;
