@@ -15,20 +15,20 @@ static ARMED_ANY_THREAD: std::sync::Mutex<Vec<&'static str>> = std::sync::Mutex:
 
 /// Arms `name` once for the current thread.
 #[cfg(test)]
-pub fn arm(name: &'static str) {
+pub(crate) fn arm(name: &'static str) {
     ARMED.with(|a| a.borrow_mut().push(name));
 }
 
 /// Arms `name` once for whichever thread reaches it first (for points that
 /// run on pool workers). Use names that only one test reaches.
 #[cfg(test)]
-pub fn arm_any_thread(name: &'static str) {
+pub(crate) fn arm_any_thread(name: &'static str) {
     ARMED_ANY_THREAD.lock().unwrap().push(name);
 }
 
 /// A point where a test may inject a panic.
 #[inline(always)]
-pub fn point(_name: &'static str) {
+pub(crate) fn point(_name: &'static str) {
     #[cfg(test)]
     {
         let here = ARMED.with(|a| {

@@ -11,9 +11,9 @@
 //!   key and parameter files;
 //! - [`gmp`]: the only module that calls raw GMP (its memory functions,
 //!   the Zen dispatch fix, constant-time `mpn` code);
-//! - [`secure`]: secret memory (secure buffers, the secret arena, stack
+//! - `secure`: secret memory (secure buffers, the secret arena, stack
 //!   shields and wipes, register clearing, wiped streams);
-//! - [`threads`]: private pools whose workers are shielded and joined;
+//! - `threads`: private pools whose workers are shielded and joined;
 //! - [`ffi`]: the C ABI, which checks arguments, calls the above, maps
 //!   errors to `pf_status` and boxes handles. The header
 //!   `include/primeforge.h` is generated from it by cbindgen.
@@ -51,13 +51,14 @@
 // exempt: their unsafe blocks call the C ABI as a C caller would).
 #![cfg_attr(not(test), deny(clippy::undocumented_unsafe_blocks))]
 #![warn(missing_docs)]
+#![warn(unreachable_pub)]
 
 mod arith;
 pub mod error;
 pub mod ffi;
 pub mod gmp;
-pub mod secure;
-pub mod threads;
+pub(crate) mod secure;
+pub(crate) mod threads;
 
 mod fault;
 

@@ -5,10 +5,10 @@
 use crate::error::{Error, Result};
 
 /// The largest thread count a caller may ask for.
-pub const MAX_THREADS: u32 = 1024;
+pub(crate) const MAX_THREADS: u32 = 1024;
 
 /// Resolves a caller's thread count: 0 means "all available cores".
-pub fn resolve_threads(threads: u32) -> Result<usize> {
+pub(crate) fn resolve_threads(threads: u32) -> Result<usize> {
     match threads {
         0 => Ok(std::thread::available_parallelism().map_or(1, |n| n.get())),
         n if n > MAX_THREADS => Err(Error::InvalidArgument("threads > 1024")),
@@ -24,7 +24,7 @@ pub fn resolve_threads(threads: u32) -> Result<usize> {
 /// stack.
 /// Dropping the pool joins every worker, so when a generation returns no
 /// thread of it is alive and no stack of it holds anything.
-pub struct Pool {
+pub(crate) struct Pool {
     pool: Option<rayon::ThreadPool>,
     workers: Vec<std::thread::JoinHandle<()>>,
 }
@@ -51,7 +51,7 @@ impl Drop for Pool {
 ///
 /// Fails with [`Error::InvalidArgument`] above [`MAX_THREADS`] and with
 /// [`Error::Threads`] when the operating system refuses to start a thread.
-pub fn build_pool(threads: u32) -> Result<Pool> {
+pub(crate) fn build_pool(threads: u32) -> Result<Pool> {
     let n = resolve_threads(threads)?;
     let mut workers = Vec::with_capacity(n);
     let built = rayon::ThreadPoolBuilder::new()

@@ -37,7 +37,7 @@
 
 pub mod check;
 pub mod named;
-pub mod sieve;
+pub(crate) mod sieve;
 
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 

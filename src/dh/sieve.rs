@@ -25,7 +25,7 @@ use crate::gmp::rem_u64;
 use crate::prime::small::odd_primes_below;
 
 /// Positions per segment: 2^18 bits = 32 KiB, sized for the L1/L2 caches.
-pub const SEGMENT: u64 = 1 << 18;
+pub(crate) const SEGMENT: u64 = 1 << 18;
 
 /// Numbers per chunk of set-up work: finding the primes of the chunk and
 /// their residue classes (workers share the chunks).
@@ -40,7 +40,7 @@ struct Class {
 }
 
 /// The sieve of one search.
-pub struct Sieve {
+pub(crate) struct Sieve {
     p0: Integer,
     m: u64,
     bound: u32,
@@ -86,7 +86,7 @@ impl Sieve {
     /// Prepares the sieve for p_j = p0 + m·j with all odd primes below
     /// `bound` that do not divide `m`. Cheap: the residues are computed
     /// later, in parallel, by the workers that first need a segment.
-    pub fn new(p0: &Integer, m: u64, bound: u32) -> Sieve {
+    pub(crate) fn new(p0: &Integer, m: u64, bound: u32) -> Sieve {
         let root = (bound as f64).sqrt() as u32 + 2;
         let n_chunks = bound.div_ceil(CHUNK) as usize;
         Sieve {
@@ -232,7 +232,7 @@ impl Sieve {
 
     /// The survivors of segment `s` as a bitmap (bit i: j = s·W + i).
     /// `None` once `stop` is set before the set-up is complete.
-    pub fn segment(&self, s: u64, stop: &AtomicBool) -> Option<Arc<OnceLock<Vec<u64>>>> {
+    pub(crate) fn segment(&self, s: u64, stop: &AtomicBool) -> Option<Arc<OnceLock<Vec<u64>>>> {
         // Every worker that gets here helps with the set-up first, rather
         // than waiting for the one building the segment.
         if !self.prepare(stop) {
@@ -248,7 +248,7 @@ impl Sieve {
 
     /// The smallest j ≥ `k` that survives the sieve; once `stop` is set,
     /// any index ≥ `k` (the cancelled search discards it).
-    pub fn next_viable(&self, k: u64, stop: &AtomicBool) -> u64 {
+    pub(crate) fn next_viable(&self, k: u64, stop: &AtomicBool) -> u64 {
         let mut s = k / SEGMENT;
         let mut i = k % SEGMENT;
         loop {

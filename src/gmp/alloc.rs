@@ -35,7 +35,7 @@ thread_local! {
 /// the ordinary heap. Blocks reallocated outside the scope stay in the
 /// arena; blocks allocated outside it (DH parameters, which are public and
 /// must survive a fork) use the C heap.
-pub fn secret_scope<T>(f: impl FnOnce() -> T) -> T {
+pub(crate) fn secret_scope<T>(f: impl FnOnce() -> T) -> T {
     struct Exit;
     impl Drop for Exit {
         fn drop(&mut self) {
@@ -122,7 +122,7 @@ unsafe extern "C" fn gmp_free(p: *mut c_void, _size: usize) {
 }
 
 /// Installs the wiping functions into our GMP (idempotent).
-pub fn install() {
+pub(crate) fn install() {
     // SAFETY: mp_set_memory_functions only stores the pointers; blocks
     // allocated earlier are malloc blocks, which gmp_free handles.
     unsafe {
@@ -131,7 +131,8 @@ pub fn install() {
 }
 
 /// Whether our GMP currently uses the wiping functions.
-pub fn installed() -> bool {
+#[cfg(test)]
+pub(crate) fn installed() -> bool {
     let mut f: gmp_mpfr_sys::gmp::free_function = None;
     // SAFETY: writes the current functions into our locals.
     unsafe {

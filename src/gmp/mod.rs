@@ -4,18 +4,18 @@
 //! The CPU dispatch fix for AMD Zen lives in `zen.rs`; everything that
 //! touches raw GMP is in this module's files.
 
-pub mod alloc;
+pub(crate) mod alloc;
 
-pub use alloc::secret_scope;
-pub mod mont;
+pub(crate) use alloc::secret_scope;
+pub(crate) mod mont;
 mod redc;
-pub mod sec;
+pub(crate) mod sec;
 
 use std::sync::Once;
 
 use rug::Integer;
 
-/// Runs the one-time set-up: the wiping memory functions ([`alloc`]) and
+/// Runs the one-time set-up: the wiping memory functions (`alloc`) and
 /// the Zen dispatch fix. Cheap after the first call.
 ///
 /// The init point is the library's constructor (`.init_array` on Linux),
@@ -64,7 +64,7 @@ pub fn zen_fix_active() -> bool {
 mod zen;
 
 /// Remainder of `n` modulo a 64-bit `d` (GMP `mpz_fdiv_ui`; `n` ≥ 0).
-pub fn rem_u64(n: &Integer, d: u64) -> u64 {
+pub(crate) fn rem_u64(n: &Integer, d: u64) -> u64 {
     debug_assert!(d != 0 && *n >= 0);
     // SAFETY: `n` is a valid, initialised mpz owned by rug; mpz_fdiv_ui only
     // reads it. c_ulong is 64 bits on the LP64 targets we build for.

@@ -30,11 +30,11 @@ type Limb = u64;
 /// A residue modulo the context's n, in Montgomery form (x·R mod n, fully
 /// reduced), `len` limbs.
 #[derive(Clone)]
-pub struct Residue(SecretVec<Limb>);
+pub(crate) struct Residue(SecretVec<Limb>);
 
 impl Residue {
     /// 1 when equal, 0 when not, by a full-length XOR (no early exit).
-    pub fn ct_eq(&self, other: &Residue) -> u64 {
+    pub(crate) fn ct_eq(&self, other: &Residue) -> u64 {
         let diff = self
             .0
             .iter()
@@ -45,7 +45,7 @@ impl Residue {
 }
 
 /// Montgomery arithmetic modulo an odd n ≥ 3 (R = 2^(64·limbs)).
-pub struct Mont<'n> {
+pub(crate) struct Mont<'n> {
     m: &'n [Limb],
     invm: Limb,
     redc: Redc,
@@ -58,7 +58,7 @@ pub struct Mont<'n> {
 
 impl<'n> Mont<'n> {
     /// The context for `n`, or `None` unless n is odd and at least 3.
-    pub fn new(n: &'n Integer) -> Option<Mont<'n>> {
+    pub(crate) fn new(n: &'n Integer) -> Option<Mont<'n>> {
         if n.is_even() || *n < 3u32 {
             return None;
         }
@@ -92,12 +92,12 @@ impl<'n> Mont<'n> {
 
     /// Bit `i` of n (a mask-ready 0 or 1; n is secret, so callers use it
     /// only as a condition of the masked operations below).
-    pub fn modulus_bit(&self, i: usize) -> u64 {
+    pub(crate) fn modulus_bit(&self, i: usize) -> u64 {
         (self.m[i / 64] >> (i % 64)) & 1
     }
 
     /// y·R mod n for `y` of at most `len` limbs (y < n not required).
-    pub fn to_mont(&mut self, y: &[Limb]) -> Residue {
+    pub(crate) fn mont_form(&mut self, y: &[Limb]) -> Residue {
         let len = self.len();
         let mut wide = SecretVec::<Limb>::zeroed(2 * len);
         wide[len..len + y.len()].copy_from_slice(y);
@@ -118,12 +118,12 @@ impl<'n> Mont<'n> {
     }
 
     /// The Montgomery form of 1 (R mod n).
-    pub fn one(&mut self) -> Residue {
-        self.to_mont(&[1])
+    pub(crate) fn one(&mut self) -> Residue {
+        self.mont_form(&[1])
     }
 
     /// The Montgomery form of n − 1 (n − (R mod n)).
-    pub fn minus_one(&mut self) -> Residue {
+    pub(crate) fn minus_one(&mut self) -> Residue {
         let one = self.one();
         let mut r = SecretVec::zeroed(self.len());
         // SAFETY: both operands and the result have `len` limbs.
@@ -151,7 +151,7 @@ impl<'n> Mont<'n> {
 
     /// x ← x²·R⁻¹ mod n. `redc` leaves cy·R + x < 2n: one masked
     /// subtraction brings it below n.
-    pub fn square(&mut self, x: &mut Residue) {
+    pub(crate) fn square(&mut self, x: &mut Residue) {
         let len = self.len();
         let n_l = len as gmp::size_t;
         let xp = x.0.as_mut_ptr();
@@ -175,7 +175,7 @@ impl<'n> Mont<'n> {
     }
 
     /// x ← 2^bit·x mod n for `bit` 0 or 1, the same work either way.
-    pub fn double_if(&mut self, x: &mut Residue, bit: u64) {
+    pub(crate) fn double_if(&mut self, x: &mut Residue, bit: u64) {
         let n_l = self.len() as gmp::size_t;
         let xp = x.0.as_ptr();
         // SAFETY: `tmp` and `x` have `len` limbs.

@@ -16,7 +16,7 @@ fn buf(l: usize) -> SecretVec<Limb> {
 
 /// `x mod m` for `x ≥ 0` and `m > 0` with `mpn_sec_div_r`: the time
 /// depends on the limb counts of `x` and `m` only. Scratch is wiped.
-pub fn rem(x: &Integer, m: &Integer) -> Integer {
+pub(crate) fn rem(x: &Integer, m: &Integer) -> Integer {
     debug_assert!(*x >= 0 && *m > 0);
     let (xl, ml) = (x.as_limbs(), m.as_limbs());
     if xl.len() < ml.len() {
@@ -42,7 +42,7 @@ pub fn rem(x: &Integer, m: &Integer) -> Integer {
 /// Largest s = v2(n − 1) the constant-time round handles: its squarings
 /// always run `MAX_S − 1` times. Candidates with a larger s (probability
 /// 2^-63 for a random odd number) are rejected unbuilt by the RSA source.
-pub const MAX_S: u32 = 63;
+pub(crate) const MAX_S: u32 = 63;
 
 /// One strong-probable-prime round to `base` (2 ≤ base ≤ n − 2) on an odd
 /// secret `n` with v2(n − 1) ≤ [`MAX_S`], in time that depends only on the
@@ -58,7 +58,7 @@ pub const MAX_S: u32 = 63;
 ///   only those before the s-th count.
 ///
 /// Returns `None` when v2(n − 1) > `MAX_S` (the caller decides).
-pub fn mr_round(n: &Integer, base: &Integer) -> Option<bool> {
+pub(crate) fn mr_round(n: &Integer, base: &Integer) -> Option<bool> {
     let m = n.as_limbs();
     let len = m.len();
     if len == 0 || m[0] & 1 == 0 || (m[0] == 1 && len > 1) || *n < 5u32 {
@@ -102,7 +102,7 @@ pub fn mr_round(n: &Integer, base: &Integer) -> Option<bool> {
     // In Montgomery form from here: x = y·R, compared with R (1) and
     // n − R (−1).
     let mut mont = Mont::new(n)?;
-    let mut x = mont.to_mont(&y);
+    let mut x = mont.mont_form(&y);
     let one = mont.one();
     let minus_one = mont.minus_one();
     let mut pass = x.ct_eq(&one) | x.ct_eq(&minus_one);

@@ -41,7 +41,7 @@ use std::sync::atomic::{AtomicBool, Ordering};
 
 type Limb = u64;
 
-pub static ACTIVE: AtomicBool = AtomicBool::new(false);
+pub(super) static ACTIVE: AtomicBool = AtomicBool::new(false);
 
 // Slots of `struct cpuvec_t` in GMP 6.3.0 (gmp-impl.h), which lists the
 // fat functions in alphabetical order: addmul_2 is the 5th entry,
@@ -88,7 +88,7 @@ unsafe extern "C" fn redc_2_via_redc_1(
     unsafe { __gmpn_redc_1_coreihwl(rp, up, mp, n, *mip) }
 }
 
-pub fn patch() {
+pub(super) fn patch() {
     if !std::arch::is_x86_feature_detected!("bmi2") {
         return;
     }

@@ -19,7 +19,7 @@
 //!
 //! ## Constant time
 //! The candidate may become a secret prime: the arithmetic is
-//! [`crate::gmp::mont`]'s (basecase squarings, Montgomery reduction and
+//! `gmp::mont`'s (basecase squarings, Montgomery reduction and
 //! masked doublings, no value-dependent branch or index), each exponent bit
 //! is a mask, and the loop runs once per bit of n, which is public (the
 //! key size). Only the verdict leaves, and for a prime it is always

@@ -21,14 +21,14 @@ fn half_mod(x: &mut Integer, n: &Integer) {
 /// True if odd `n` > 2 is a strong Lucas probable prime (Selfridge
 /// parameters). Perfect squares, for which no suitable D exists, and
 /// numbers with a small factor found while choosing D are composite.
-pub fn strong_lucas(n: &Integer) -> bool {
+pub(crate) fn strong_lucas(n: &Integer) -> bool {
     strong_lucas_or_stop(n, &std::sync::atomic::AtomicBool::new(false))
 }
 
 /// [`strong_lucas`] that gives up (returning false) once `stop` is set,
 /// looked at every 64 steps of the chain (a cancelled search waits for no
 /// more than that).
-pub fn strong_lucas_or_stop(n: &Integer, stop: &std::sync::atomic::AtomicBool) -> bool {
+pub(crate) fn strong_lucas_or_stop(n: &Integer, stop: &std::sync::atomic::AtomicBool) -> bool {
     if *n <= 2u32 || n.is_even() {
         return *n == 2u32;
     }

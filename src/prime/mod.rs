@@ -4,11 +4,11 @@
 #![forbid(unsafe_code)]
 
 pub mod fermat;
-pub mod lucas;
+pub(crate) mod lucas;
 pub mod mr;
-pub mod search;
+pub(crate) mod search;
 pub mod small;
-pub mod stream;
+pub(crate) mod stream;
 
 use std::time::Duration;
 
@@ -70,7 +70,7 @@ pub struct Options<'a> {
     pub threads: u32,
     /// A 32-byte seed for reproducible output; `None` draws one from the OS.
     pub seed: Option<&'a [u8]>,
-    /// Called on the calling thread every [`search::PROGRESS_INTERVAL`]
+    /// Called on the calling thread every `search::PROGRESS_INTERVAL`
     /// (50 ms) while the search runs, whenever a prime is found, and once
     /// when each search ends; returning `true` cancels.
     pub progress: Option<&'a mut ProgressFn<'a>>,

@@ -94,7 +94,7 @@ impl MrCandidate {
 
     /// One strong-probable-prime round with `base` (2 ≤ base ≤ n − 2).
     ///
-    /// With `secret`, the round is [`crate::gmp::sec::mr_round`]: its time
+    /// With `secret`, the round is `gmp::sec::mr_round`: its time
     /// depends only on the size of n — not on s = v2(n − 1), nor on where
     /// −1 shows up. Candidates with s > 63 never reach it from the RSA
     /// source (rejected unbuilt); for them this falls back to the loop

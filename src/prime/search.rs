@@ -50,13 +50,13 @@ use crate::error::{Error, Result};
 
 /// How often the caller's thread wakes to report progress (the header's
 /// `pf_progress_fn` promises this value).
-pub const PROGRESS_INTERVAL: Duration = Duration::from_millis(50);
+pub(crate) const PROGRESS_INTERVAL: Duration = Duration::from_millis(50);
 
 /// What the search needs to know about the primes it looks for.
 ///
 /// Everything here must be a pure function of (seed, index, round): that is
 /// what makes the answer independent of scheduling.
-pub trait CandidateSource: Send + Sync + 'static {
+pub(crate) trait CandidateSource: Send + Sync + 'static {
     /// A candidate that passed the cheap tests, ready for its rounds.
     type Cand: Send + Sync + 'static;
     /// The smallest index ≥ `index` that is worth building; indices skipped
@@ -97,7 +97,7 @@ pub trait CandidateSource: Send + Sync + 'static {
 /// Miller–Rabin round `round` on candidate `index` with a base drawn from
 /// the seeded stream (purpose `MillerRabinBase`, one block of words per
 /// round), for sources whose rounds are all Miller–Rabin rounds.
-pub fn mr_round_from_stream(
+pub(crate) fn mr_round_from_stream(
     seed: &Seed,
     index: u64,
     round: u32,
@@ -120,7 +120,7 @@ pub fn mr_round_from_stream(
 }
 
 /// A confirmed prime and its candidate index.
-pub struct Found {
+pub(crate) struct Found {
     /// Its candidate index.
     pub index: u64,
     /// The prime.
@@ -516,7 +516,7 @@ impl<S: CandidateSource> Shared<S> {
 /// searches so far. A generation runs one search per distinct prime size
 /// through [`Generation::search`]; progress reports count the primes of all
 /// of them.
-pub struct Generation<'g, 'o> {
+pub(crate) struct Generation<'g, 'o> {
     pool: &'g rayon::ThreadPool,
     seed: Seed,
     opts: &'g mut Options<'o>,
@@ -530,7 +530,7 @@ impl<'g, 'o> Generation<'g, 'o> {
     /// [`crate::threads::build_pool`]: building one costs about 100 µs and
     /// it is shared by the searches and the work after them) that needs
     /// `primes_needed` primes in all.
-    pub fn new(
+    pub(crate) fn new(
         pool: &'g rayon::ThreadPool,
         seed: Seed,
         opts: &'g mut Options<'o>,
@@ -547,17 +547,12 @@ impl<'g, 'o> Generation<'g, 'o> {
     }
 
     /// The generation's seed.
-    pub fn seed(&self) -> &Seed {
+    pub(crate) fn seed(&self) -> &Seed {
         &self.seed
     }
 
-    /// The generation's pool.
-    pub fn pool(&self) -> &'g rayon::ThreadPool {
-        self.pool
-    }
-
     /// The work counters of every search so far.
-    pub fn stats(&self) -> Stats {
+    pub(crate) fn stats(&self) -> Stats {
         self.stats
     }
 
@@ -565,7 +560,7 @@ impl<'g, 'o> Generation<'g, 'o> {
     /// sequence, numbering from `first_index`, one worker per pool thread.
     /// The result does not depend on the thread count (see the module
     /// docs). The calling thread only reports progress.
-    pub fn search<S: CandidateSource>(
+    pub(crate) fn search<S: CandidateSource>(
         &mut self,
         source: S,
         first_index: u64,

@@ -37,7 +37,7 @@ pub enum Purpose {
 }
 
 /// Largest index a stream can be selected by (56 bits).
-pub const MAX_INDEX: u64 = (1 << 56) - 1;
+pub(crate) const MAX_INDEX: u64 = (1 << 56) - 1;
 
 /// A 32-byte generation seed. Its bytes live only in one secure mapping
 /// ([`SecureBuf`]: guard pages, `mlock`, `MADV_DONTDUMP`,
@@ -94,7 +94,7 @@ const MAX_WORDS: usize = 8192 / 64 + 2;
 
 /// Sets `out` to a uniformly random integer of `bits` bits (0 ≤ out < 2^bits)
 /// from `rng`. The words pass through a stack array that is wiped after use.
-pub fn random_bits(rng: &mut SecretStream, bits: u32, out: &mut Integer) {
+pub(crate) fn random_bits(rng: &mut SecretStream, bits: u32, out: &mut Integer) {
     let words = (bits as usize).div_ceil(64);
     if words > MAX_WORDS {
         // Large public values (DH starts) only: no wiping needed, but keep
@@ -124,7 +124,12 @@ fn mask_top(words: &mut [u64], bits: u32) {
 
 /// Sets `out` to a uniformly random value in `[lo, lo + width)` (bias below
 /// 2^-64: 64 extra random bits are reduced modulo `width`).
-pub fn random_in_range(rng: &mut SecretStream, lo: &Integer, width: &Integer, out: &mut Integer) {
+pub(crate) fn random_in_range(
+    rng: &mut SecretStream,
+    lo: &Integer,
+    width: &Integer,
+    out: &mut Integer,
+) {
     draw_in_range(rng, lo, width, out, |x, w| *x %= w);
 }
 
@@ -144,7 +149,7 @@ fn draw_in_range(
 /// [`random_in_range`] for a secret `width` (a Miller–Rabin base for a
 /// secret candidate, width n − 3): the same value, reduced with GMP's
 /// side-channel-silent division ([`crate::gmp::sec::rem`]).
-pub fn random_in_range_secret(
+pub(crate) fn random_in_range_secret(
     rng: &mut SecretStream,
     lo: &Integer,
     width: &Integer,

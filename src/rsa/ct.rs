@@ -264,7 +264,7 @@ fn is_zero(a: &[i64]) -> bool {
 /// x⁻¹ mod m for odd m > 1 and 0 ≤ x < m, both below 2^bits, in time that
 /// depends only on `bits`. `None` when gcd(x, m) ≠ 1 (only the verdict is
 /// revealed, after the fixed-length computation).
-pub fn inverse_mod_odd(x: &Integer, m: &Integer, bits: u32) -> Option<Integer> {
+pub(super) fn inverse_mod_odd(x: &Integer, m: &Integer, bits: u32) -> Option<Integer> {
     debug_assert!(m.is_odd() && *m > 1 && *x < *m && m.significant_bits() <= bits);
     let words = bits as usize / 64 + 2;
     let n = limbs62(bits);
@@ -353,7 +353,7 @@ fn shift_by_secret(a: &mut [u64], s: u64, steps: u32, right: bool) {
 /// divsteps on (x', y) give ±gcd(x', y). `None` only if the divstep bound
 /// failed to bring g to zero (impossible by Bernstein–Yang's theorem;
 /// checked rather than trusted).
-pub fn gcd(x: &Integer, y: &Integer, bits: u32) -> Option<Integer> {
+pub(super) fn gcd(x: &Integer, y: &Integer, bits: u32) -> Option<Integer> {
     debug_assert!(*x > 0 && *y > 0);
     debug_assert!(x.significant_bits() <= bits && y.significant_bits() <= bits);
     let words = bits as usize / 64 + 2;
@@ -406,7 +406,7 @@ fn half_mod(x: u64, m: u64) -> u64 {
 ///
 /// Used on values derived from the secret primes modulo the public e:
 /// (r − 1) mod e and λ mod e.
-pub fn gcd_inverse_u64(a: u64, m: u64) -> (u64, u64) {
+pub(super) fn gcd_inverse_u64(a: u64, m: u64) -> (u64, u64) {
     debug_assert!(m & 1 == 1 && m >= 3 && a < m);
     let (mut x, mut y, mut u, mut v) = (a, m, 1u64, 0u64);
     for _ in 0..128 {

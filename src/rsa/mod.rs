@@ -294,9 +294,9 @@ impl CandidateSource for RsaSource {
 /// pool, whose workers' stacks are shielded and wiped and which is joined
 /// before this returns; the calling thread only waits, reports progress
 /// and copies the finished key into secure memory. Its own frames are
-/// wiped from above ([`crate::secure::with_wiped_stack`]), and every GMP
+/// wiped from above (`secure::with_wiped_stack`), and every GMP
 /// block of the generation lives in the secret arena
-/// ([`crate::gmp::secret_scope`]).
+/// (`gmp::secret_scope`).
 ///
 /// `opts.rsa_fips` selects [`Request::fips`] over [`Request::new`].
 pub fn generate(bits: u32, e: u64, primes: u32, opts: &mut Options<'_>) -> Result<(RsaKey, Stats)> {

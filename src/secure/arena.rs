@@ -26,7 +26,7 @@ use std::sync::OnceLock;
 use zeroize::Zeroize;
 
 /// Address space reserved for the arena (committed only as used).
-pub const RESERVE: usize = 1 << 30;
+pub(crate) const RESERVE: usize = 1 << 30;
 const COMMIT_STEP: usize = 1 << 20;
 const HEADER: usize = 16;
 const MIN_SHIFT: u32 = 5;
@@ -104,12 +104,13 @@ fn region() -> Option<&'static Region> {
 }
 
 /// Whether the arena is in use in this process.
-pub fn available() -> bool {
+#[cfg(test)]
+pub(crate) fn available() -> bool {
     region().is_some()
 }
 
 /// Whether `p` points into the arena.
-pub fn owns(p: *const u8) -> bool {
+pub(crate) fn owns(p: *const u8) -> bool {
     match REGION.get() {
         Some(Some(r)) => (p as usize).wrapping_sub(r.base) < RESERVE,
         _ => false,
@@ -155,7 +156,7 @@ fn commit(r: &Region, end: usize) -> bool {
 /// A block of at least `size` bytes, 16-byte aligned, or `None` when the
 /// request is larger than the biggest class or the arena is unavailable
 /// or full.
-pub fn alloc(size: usize) -> Option<NonNull<u8>> {
+pub(crate) fn alloc(size: usize) -> Option<NonNull<u8>> {
     let r = region()?;
     let class = class_of(size)?;
     let list = &FREE[class];
@@ -191,7 +192,7 @@ pub fn alloc(size: usize) -> Option<NonNull<u8>> {
 ///
 /// # Safety
 /// `p` came from [`alloc`] and is not used again.
-pub unsafe fn free(p: *mut u8) {
+pub(crate) unsafe fn free(p: *mut u8) {
     let block = p as usize - HEADER;
     // SAFETY: the header precedes every block from `alloc`.
     let (class, magic) = unsafe {
@@ -219,7 +220,8 @@ pub unsafe fn free(p: *mut u8) {
 ///
 /// # Safety
 /// `p` came from [`alloc`] and is live.
-pub unsafe fn usable(p: *const u8) -> usize {
+#[cfg(test)]
+pub(crate) unsafe fn usable(p: *const u8) -> usize {
     // SAFETY: the header precedes the block.
     let class = unsafe { ((p as usize - HEADER) as *const u64).read() } as usize;
     block_size(class.min(CLASSES - 1)) - HEADER

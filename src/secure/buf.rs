@@ -31,7 +31,7 @@ use crate::error::{Error, Result};
 const CANARY_LEN: usize = 16;
 
 /// The largest secure buffer we hand out (far above any key encoding).
-pub const MAX_LEN: usize = 1 << 30;
+pub(super) const MAX_LEN: usize = 1 << 30;
 
 fn page_size() -> usize {
     static PAGE: OnceLock<usize> = OnceLock::new();

@@ -11,7 +11,7 @@
 /// zmm16–31 with AVX-512; aarch64: v0–v31) and the caller-saved general
 /// registers. A no-op on other architectures.
 #[inline(never)]
-pub fn clear_registers() {
+pub(crate) fn clear_registers() {
     #[cfg(target_arch = "x86_64")]
     x86::clear();
     #[cfg(target_arch = "aarch64")]
@@ -77,7 +77,7 @@ mod x86 {
         }
     }
 
-    pub fn clear() {
+    pub(super) fn clear() {
         let l = level();
         // SAFETY: (all blocks) zeroing caller-saved registers (every
         // vector register is caller-saved in the SysV ABI), declared as

@@ -11,12 +11,12 @@ use super::arena;
 
 /// Integer types a [`SecretVec`] may hold: plain data for which all-zero
 /// bytes are a valid value.
-pub trait Limb: Copy + Default + zeroize::DefaultIsZeroes + 'static {}
+pub(crate) trait Limb: Copy + Default + zeroize::DefaultIsZeroes + 'static {}
 impl Limb for u64 {}
 impl Limb for i64 {}
 
 /// A wiped-on-drop array of limbs in the secret arena.
-pub struct SecretVec<T: Limb> {
+pub(crate) struct SecretVec<T: Limb> {
     ptr: NonNull<T>,
     len: usize,
     /// The C-heap fallback that owns the memory, when not in the arena.
@@ -30,7 +30,7 @@ unsafe impl<T: Limb + Sync> Sync for SecretVec<T> {}
 
 impl<T: Limb> SecretVec<T> {
     /// `len` zeros.
-    pub fn zeroed(len: usize) -> SecretVec<T> {
+    pub(crate) fn zeroed(len: usize) -> SecretVec<T> {
         let bytes = len.max(1) * std::mem::size_of::<T>();
         if let Some(p) = arena::alloc(bytes) {
             let ptr = p.cast::<T>();
@@ -53,14 +53,15 @@ impl<T: Limb> SecretVec<T> {
     }
 
     /// A copy of `src`.
-    pub fn from_slice(src: &[T]) -> SecretVec<T> {
+    pub(crate) fn from_slice(src: &[T]) -> SecretVec<T> {
         let mut v = SecretVec::zeroed(src.len());
         v.copy_from_slice(src);
         v
     }
 
     /// Shortens to `len` elements, wiping the rest.
-    pub fn truncate(&mut self, len: usize) {
+    #[cfg(test)]
+    pub(crate) fn truncate(&mut self, len: usize) {
         if len < self.len {
             self[len..].zeroize();
             self.len = len;

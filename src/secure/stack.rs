@@ -21,7 +21,7 @@ use zeroize::Zeroize;
 /// we drive into it, with a wide margin. Costs about 12 µs per call on a
 /// thread whose stack is already resident (measured on Zen 3); the first
 /// call on a fresh thread stack also pays the page faults of touching it.
-pub const STACK_WIPE: usize = 256 * 1024;
+pub(super) const STACK_WIPE: usize = 256 * 1024;
 
 /// Overwrites up to `STACK_WIPE` bytes of stack below the caller's frame,
 /// never more than the thread's stack has: on a host thread with a small
@@ -34,7 +34,7 @@ pub const STACK_WIPE: usize = 256 * 1024;
 /// used again after the next returns, so the chain cannot be folded into
 /// one frame.
 #[inline(never)]
-pub fn wipe_stack() {
+pub(crate) fn wipe_stack() {
     let here = std::hint::black_box(0u8);
     let here = std::ptr::addr_of!(here) as usize;
     let room = match stack_low() {
@@ -114,7 +114,7 @@ fn query_stack_low() -> Option<usize> {
 /// secrets run their core call through it, so the wipe starts *above* the
 /// frames that held the seed or key material, not inside them.
 #[inline(never)]
-pub fn with_wiped_stack<T>(f: impl FnOnce() -> T) -> T {
+pub(crate) fn with_wiped_stack<T>(f: impl FnOnce() -> T) -> T {
     let r = run_below(f);
     wipe_stack();
     super::clear_registers();
@@ -143,7 +143,7 @@ fn run_below<T>(f: impl FnOnce() -> T) -> T {
 /// Where the stack's bounds are unknown, `f` still runs and the stack is
 /// still wiped.
 #[inline(never)]
-pub fn run_shielded<T>(f: impl FnOnce() -> T) -> T {
+pub(crate) fn run_shielded<T>(f: impl FnOnce() -> T) -> T {
     let here = std::hint::black_box(0u8);
     let shield = Shield::enter(std::ptr::addr_of!(here) as usize);
     let r = run_below_spacer(f);
