@@ -39,14 +39,14 @@ pub mod check;
 pub mod named;
 pub(crate) mod sieve;
 
-use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
+use std::sync::atomic::{AtomicBool, Ordering};
 
 use rug::{Assign, Integer};
 
 use crate::error::{Error, Result};
 use crate::prime::lucas::strong_lucas_or_stop;
 use crate::prime::mr::{rounds_for_bits, MrCandidate};
-use crate::prime::search::{mr_round_from_stream, CandidateSource, Generation};
+use crate::prime::search::{mr_round_from_stream, CandidateSource, Generation, Verdict};
 use crate::prime::stream::{random_in_range, Purpose, Seed};
 use crate::prime::{Options, Stats};
 
@@ -277,40 +277,34 @@ impl CandidateSource for DhSource {
         self.mr_rounds + 2
     }
 
-    fn round(
-        &self,
-        seed: &Seed,
-        index: u64,
-        round: u32,
-        c: &DhCand,
-        exps: &AtomicU64,
-        stop: &AtomicBool,
-    ) -> bool {
+    fn round(&self, seed: &Seed, index: u64, round: u32, c: &DhCand, stop: &AtomicBool) -> Verdict {
         if round == 0 {
-            exps.fetch_add(1, Ordering::Relaxed);
             // A cancelled search stops between the two exponentiations.
             if !c.q.round(Integer::from(2u32), false) || stop.load(Ordering::Relaxed) {
-                return false;
+                return Verdict::one(false);
             }
-            exps.fetch_add(1, Ordering::Relaxed);
-            let x = match Integer::from(2u32).pow_mod(&c.q.n, &c.p) {
-                Ok(x) => x,
-                Err(_) => return false,
+            let pass = match Integer::from(2u32).pow_mod(&c.q.n, &c.p) {
+                Ok(x) => {
+                    let p_mod_8 = c.p.mod_u(8);
+                    if p_mod_8 == 1 || p_mod_8 == 7 {
+                        x == 1u32
+                    } else {
+                        x == Integer::from(&c.p - 1u32)
+                    }
+                }
+                Err(_) => false,
             };
-            let p_mod_8 = c.p.mod_u(8);
-            if p_mod_8 == 1 || p_mod_8 == 7 {
-                x == 1u32
-            } else {
-                x == Integer::from(&c.p - 1u32)
+            Verdict {
+                pass,
+                exponentiations: 2,
             }
         } else if round <= self.mr_rounds {
             // Stream rounds are numbered from 0 for the base derivation.
-            mr_round_from_stream(seed, index, round - 1, &c.q, false, exps)
+            mr_round_from_stream(seed, index, round - 1, &c.q, false)
         } else {
             // The Lucas chain costs about two exponentiations; it is counted
             // as one.
-            exps.fetch_add(1, Ordering::Relaxed);
-            strong_lucas_or_stop(&c.q.n, stop)
+            Verdict::one(strong_lucas_or_stop(&c.q.n, stop))
         }
     }
 

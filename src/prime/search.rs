@@ -77,21 +77,40 @@ pub(crate) trait CandidateSource: Send + Sync + 'static {
     /// Total rounds a candidate must pass; round 0 is the first test, which
     /// nearly every composite fails, the others confirm.
     fn rounds(&self) -> u32;
-    /// Runs round `round` on candidate `index`, adding the modular
-    /// exponentiations it starts to `exps`. Once `stop` is set (the search
-    /// was cancelled) a long round may give up early with any verdict: it
-    /// is discarded.
+    /// Runs round `round` on candidate `index` and says whether it passed
+    /// and how many modular exponentiations it started (the engine keeps
+    /// the count). Once `stop` is set (the search was cancelled) a long
+    /// round may give up early with any verdict: it is discarded.
     fn round(
         &self,
         seed: &Seed,
         index: u64,
         round: u32,
         cand: &Self::Cand,
-        exps: &AtomicU64,
         stop: &AtomicBool,
-    ) -> bool;
+    ) -> Verdict;
     /// The prime a confirmed candidate stands for.
     fn prime(&self, cand: &Self::Cand) -> Integer;
+}
+
+/// The outcome of one round.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) struct Verdict {
+    /// The candidate passed the round.
+    pub pass: bool,
+    /// Modular exponentiations the round started (a compound round that
+    /// stops at its first failing test counts only what it ran).
+    pub exponentiations: u32,
+}
+
+impl Verdict {
+    /// A round of exactly one exponentiation.
+    pub(crate) fn one(pass: bool) -> Verdict {
+        Verdict {
+            pass,
+            exponentiations: 1,
+        }
+    }
 }
 
 /// Miller–Rabin round `round` on candidate `index` with a base drawn from
@@ -103,8 +122,7 @@ pub(crate) fn mr_round_from_stream(
     round: u32,
     cand: &MrCandidate,
     secret: bool,
-    exps: &AtomicU64,
-) -> bool {
+) -> Verdict {
     let mut rng = seed.stream(Purpose::MillerRabinBase, index);
     let words_per_round = (cand.n.significant_bits() as u128 + 64).div_ceil(32) + 2;
     rng.set_word_pos(words_per_round * round as u128);
@@ -115,8 +133,7 @@ pub(crate) fn mr_round_from_stream(
     } else {
         random_in_range(&mut rng, &Integer::from(2u32), &width, &mut base);
     }
-    exps.fetch_add(1, Ordering::Relaxed);
-    cand.round(base, secret)
+    Verdict::one(cand.round(base, secret))
 }
 
 /// A confirmed prime and its candidate index.
@@ -246,14 +263,12 @@ fn lock<T>(m: &Mutex<T>) -> MutexGuard<'_, T> {
 impl<S: CandidateSource> Shared<S> {
     fn run_round(&self, index: u64, round: u32, cand: &S::Cand) -> bool {
         crate::fault::point("search_round");
-        self.source.round(
-            &self.seed,
-            index,
-            round,
-            cand,
-            &self.exponentiations,
-            &self.stop,
-        )
+        let v = self
+            .source
+            .round(&self.seed, index, round, cand, &self.stop);
+        self.exponentiations
+            .fetch_add(u64::from(v.exponentiations), Ordering::Relaxed);
+        v.pass
     }
 
     /// Takes the lowest pending confirmation round that is certainly needed:
@@ -682,5 +697,72 @@ fn snapshot_stats<S: CandidateSource>(sh: &Shared<S>, started: Instant) -> Stats
         survivors: sh.survivors.load(Ordering::Relaxed),
         exponentiations: sh.exponentiations.load(Ordering::Relaxed),
         elapsed: started.elapsed(),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// A toy source: candidate `i` survives the cheap tests when `i % 3 == 0`,
+    /// is "prime" when `i % 7 == 0`; round `r` reports `r + 1`
+    /// exponentiations, and the source tallies what it reported itself.
+    struct Toy {
+        reported: Arc<AtomicU64>,
+    }
+
+    impl CandidateSource for Toy {
+        type Cand = u64;
+        fn candidate(&self, _: &Seed, index: u64, _: &mut Integer) -> Option<u64> {
+            (index % 3 == 0).then_some(index)
+        }
+        fn rounds(&self) -> u32 {
+            4
+        }
+        fn round(&self, _: &Seed, _: u64, round: u32, c: &u64, _: &AtomicBool) -> Verdict {
+            let v = Verdict {
+                pass: c % 7 == 0,
+                exponentiations: round + 1,
+            };
+            self.reported
+                .fetch_add(u64::from(v.exponentiations), Ordering::Relaxed);
+            v
+        }
+        fn prime(&self, c: &u64) -> Integer {
+            Integer::from(*c)
+        }
+    }
+
+    /// The engine's exponentiation counter is exactly the sum of what the
+    /// rounds it ran reported, at any thread count; the answer does not
+    /// depend on the thread count.
+    #[test]
+    fn engine_counts_what_each_round_reports() {
+        for threads in [1, 2, 5] {
+            let pool = crate::threads::build_pool(threads).unwrap();
+            let seed = Seed::from_bytes(&[7u8; 32]).unwrap();
+            let mut opts = Options::default();
+            let mut generation = Generation::new(&pool, seed, &mut opts, 3);
+            let reported = Arc::new(AtomicU64::new(0));
+            let found = generation
+                .search(
+                    Toy {
+                        reported: Arc::clone(&reported),
+                    },
+                    1,
+                    3,
+                )
+                .unwrap();
+            let idx: Vec<u64> = found.iter().map(|f| f.index).collect();
+            assert_eq!(idx, [21, 42, 63], "threads={threads}");
+            let st = generation.stats();
+            assert_eq!(
+                st.exponentiations,
+                reported.load(Ordering::Relaxed),
+                "threads={threads}"
+            );
+            // Three confirmed candidates ran rounds 0..4 (1+2+3+4 = 10 each).
+            assert!(st.exponentiations >= 30, "threads={threads}: {st:?}");
+        }
     }
 }

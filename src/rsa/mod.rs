@@ -19,7 +19,7 @@ mod key;
 
 pub use key::{OtherPrime, RsaKey};
 
-use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
+use std::sync::atomic::AtomicBool;
 
 use rug::Integer;
 
@@ -29,7 +29,7 @@ use crate::gmp::sec;
 use crate::prime::fermat::fermat_base2_secret_or_stop;
 use crate::prime::mr::rounds_for_bits;
 use crate::prime::mr::MrCandidate;
-use crate::prime::search::{mr_round_from_stream, CandidateSource, Generation};
+use crate::prime::search::{mr_round_from_stream, CandidateSource, Generation, Verdict};
 use crate::prime::small::{rsa_trial_bound, TrialTable};
 use crate::prime::stream::{random_in_range, Purpose, Seed};
 use crate::prime::{Options, Stats};
@@ -272,14 +272,12 @@ impl CandidateSource for RsaSource {
         index: u64,
         round: u32,
         cand: &MrCandidate,
-        exps: &AtomicU64,
         stop: &AtomicBool,
-    ) -> bool {
+    ) -> Verdict {
         if round == 0 {
-            exps.fetch_add(1, Ordering::Relaxed);
-            return fermat_base2_secret_or_stop(&cand.n, stop);
+            return Verdict::one(fermat_base2_secret_or_stop(&cand.n, stop));
         }
-        mr_round_from_stream(seed, index, round - 1, cand, true, exps)
+        mr_round_from_stream(seed, index, round - 1, cand, true)
     }
     fn prime(&self, cand: &MrCandidate) -> Integer {
         cand.n.clone()
