@@ -43,10 +43,10 @@ fn main() {
          #define PRIMEFORGE_VERSION_STRING \"{major}.{minor}.{patch}\"\n"
     );
     // One source file per section, in the order the header presents them
-    // to a reader: status codes, buffers, options, RSA, DH. cbindgen keeps
+    // to a reader: status codes, buffers, options, RSA, DH, jobs. cbindgen keeps
     // the order of its sources (inside ffi/mod.rs it would sort the modules).
     let mut builder = cbindgen::Builder::new().with_config(config);
-    for section in ["status", "buffer", "options", "rsa", "dh"] {
+    for section in ["status", "buffer", "options", "rsa", "dh", "job"] {
         builder = builder.with_src(crate_dir.join("src/ffi").join(format!("{section}.rs")));
     }
     let bindings = builder

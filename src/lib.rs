@@ -9,6 +9,8 @@
 //!   the strong Lucas test and the deterministic parallel search;
 //! - [`encode`]: DER and PEM out, and [`encode::sniff`], the one reader of
 //!   key and parameter files;
+//! - [`job`]: background generations on library-owned threads, with a
+//!   descriptor that becomes readable when they end (for event loops);
 //! - [`gmp`]: the only module that calls raw GMP (its memory functions,
 //!   the Zen dispatch fix, constant-time `mpn` code);
 //! - `secure`: secret memory (secure buffers, the secret arena, stack
@@ -19,7 +21,8 @@
 //!   `include/primeforge.h` is generated from it by cbindgen.
 //!
 //! `prime`, `rsa`, `dh` and `encode` contain no `unsafe` (forbidden);
-//! `gmp`, `secure`, `ffi` and a word-division helper do, each block with
+//! `gmp`, `secure`, `ffi`, `job` (its descriptor) and a word-division
+//! helper do, each block with
 //! its safety argument.
 //!
 //! ## An RSA key
@@ -66,5 +69,6 @@ pub use error::{Error, Result};
 pub use secure::SecureBuf;
 pub mod dh;
 pub mod encode;
+pub mod job;
 pub mod prime;
 pub mod rsa;

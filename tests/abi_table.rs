@@ -312,6 +312,125 @@ fn every_export_rejects_bad_arguments_as_documented() {
     unsafe { pf_dh_free(std::ptr::null_mut()) };
     covered.borrow_mut().extend(["pf_dh_bits", "pf_dh_free"]);
 
+    // Background jobs: the start functions check exactly what the blocking
+    // ones check, before any thread starts.
+    let mut j = sentinel::<pf_job>();
+    for (bits, e, primes, o) in [
+        (511u32, 65537u64, 2u32, &good),
+        (16386, 65537, 2, &good),
+        (2048, 65536, 2, &good),
+        (512, 65537, 3, &good),
+        (512, 65537, 2, &bad_seed),
+        (512, 65537, 2, &null_seed),
+        (512, 65537, 2, &small),
+    ] {
+        row(
+            "pf_rsa_generate_start",
+            unsafe { pf_rsa_generate_start(bits, e, primes, o, &mut j) },
+            PF_ERR_INVALID_ARGUMENT,
+        );
+    }
+    let mut fips_small = opts(1, None);
+    fips_small.flags = pf_rsa_flag::PF_RSA_FIPS as u32;
+    row(
+        "pf_rsa_generate_start",
+        unsafe { pf_rsa_generate_start(1024, 65537, 2, &fips_small, &mut j) },
+        PF_ERR_INVALID_ARGUMENT,
+    );
+    let mut threads_over = opts(1, None);
+    threads_over.threads = 1025;
+    row(
+        "pf_rsa_generate_start",
+        unsafe { pf_rsa_generate_start(512, 65537, 2, &threads_over, &mut j) },
+        PF_ERR_INVALID_ARGUMENT,
+    );
+    row(
+        "pf_rsa_generate_start",
+        unsafe { pf_rsa_generate_start(512, 65537, 2, &good, std::ptr::null_mut()) },
+        PF_ERR_NULL_ARGUMENT,
+    );
+    for (bits, g, flags, o) in [
+        (255u32, 2u32, 0u32, &good),
+        (512, 1, 0, &good),
+        (512, 5, PF_DH_FLAG_LEGACY_G2, &good),
+        (512, 2, 4, &good),
+        (512, 2, 0, &bad_seed),
+        (512, 2, 0, &threads_over),
+        (512, 2, 0, &fips_small), // RSA flags in a DH call
+    ] {
+        row(
+            "pf_dh_generate_start",
+            unsafe { pf_dh_generate_start(bits, g, flags, o, &mut j) },
+            PF_ERR_INVALID_ARGUMENT,
+        );
+    }
+    row(
+        "pf_dh_generate_start",
+        unsafe { pf_dh_generate_start(512, 2, 0, &good, std::ptr::null_mut()) },
+        PF_ERR_NULL_ARGUMENT,
+    );
+    assert_eq!(j, sentinel());
+    let mut snap = pf_progress {
+        candidates: 77,
+        ..Default::default()
+    };
+    row(
+        "pf_job_poll",
+        unsafe { pf_job_poll(std::ptr::null(), &mut snap) },
+        PF_ERR_NULL_ARGUMENT,
+    );
+    assert_eq!(snap.candidates, 77);
+    row(
+        "pf_job_wait",
+        unsafe { pf_job_wait(std::ptr::null(), 0) },
+        PF_ERR_NULL_ARGUMENT,
+    );
+    row(
+        "pf_job_cancel",
+        unsafe { pf_job_cancel(std::ptr::null()) },
+        PF_ERR_NULL_ARGUMENT,
+    );
+    assert_eq!(unsafe { pf_job_fd(std::ptr::null()) }, -1);
+    covered.borrow_mut().insert("pf_job_fd");
+    let mut k = sentinel::<pf_rsa_key>();
+    let mut d = sentinel::<pf_dh_params>();
+    row(
+        "pf_job_take_rsa",
+        unsafe { pf_job_take_rsa(std::ptr::null_mut(), &mut k) },
+        PF_ERR_NULL_ARGUMENT,
+    );
+    row(
+        "pf_job_take_dh",
+        unsafe { pf_job_take_dh(std::ptr::null_mut(), &mut d) },
+        PF_ERR_NULL_ARGUMENT,
+    );
+    // A live job: NULL out-pointers, then the wrong kind.
+    let mut job = std::ptr::null_mut();
+    assert_eq!(
+        unsafe { pf_dh_generate_start(256, 2, 0, &good, &mut job) },
+        PF_OK
+    );
+    row(
+        "pf_job_take_rsa",
+        unsafe { pf_job_take_rsa(job, std::ptr::null_mut()) },
+        PF_ERR_NULL_ARGUMENT,
+    );
+    row(
+        "pf_job_take_dh",
+        unsafe { pf_job_take_dh(job, std::ptr::null_mut()) },
+        PF_ERR_NULL_ARGUMENT,
+    );
+    row(
+        "pf_job_take_rsa",
+        unsafe { pf_job_take_rsa(job, &mut k) },
+        PF_ERR_WRONG_KIND,
+    );
+    assert_eq!(k, sentinel());
+    assert_eq!(d, sentinel());
+    unsafe { pf_job_free(job) };
+    unsafe { pf_job_free(std::ptr::null_mut()) };
+    covered.borrow_mut().insert("pf_job_free");
+
     // Value-returning helpers never fail.
     for s in [0u32, 1, 11, 12, 999, u32::MAX] {
         let p = pf_status_str(s);

@@ -12,10 +12,32 @@ fn example(name: &str) -> PathBuf {
         .join(format!("{name}.c"))
 }
 
+/// Runs `openssl ARGS... FILE` and fails with its message unless it
+/// succeeds.
+fn openssl_accepts(args: &[&str], file: &std::path::Path) {
+    let check = std::process::Command::new("openssl")
+        .args(args)
+        .arg(file)
+        .output()
+        .expect("openssl");
+    assert!(
+        check.status.success(),
+        "openssl {args:?} {}: {}",
+        file.display(),
+        String::from_utf8_lossy(&check.stderr)
+    );
+}
+
 #[test]
 fn every_example_has_a_test() {
     // A new example must be added to this file, so it is built and run.
-    let tested = ["basics", "rsa_keygen", "dh_params", "tls_dhe_server"];
+    let tested = [
+        "basics",
+        "rsa_keygen",
+        "dh_params",
+        "tls_dhe_server",
+        "dh_job",
+    ];
     for entry in std::fs::read_dir(common::manifest_dir().join("c-examples")).unwrap() {
         let path = entry.unwrap().path();
         if path.extension().is_some_and(|e| e == "c") {
@@ -36,12 +58,42 @@ fn basics() {
         .stdout
         .contains(&format!("version {} (header", env!("CARGO_PKG_VERSION"))));
     assert!(r.stdout.contains("status 0: success"));
-    assert!(r
-        .stdout
-        .contains("status 4: cancelled by the progress callback"));
+    assert!(r.stdout.contains("status 4: cancelled by the caller"));
     assert!(r.stdout.contains("status 4294967295: unknown status code"));
     assert!(r.stdout.contains("buffer 1048576 bytes: locked="));
     assert!(r.stdout.trim_end().ends_with("basics: ok"), "{}", r.stdout);
+}
+
+#[test]
+fn dh_job_polls_its_descriptor_and_writes_parameters_or_cancels() {
+    let exe = common::compile_c("dh_job", &[&example("dh_job")], &[]);
+    // To the end: the PEM on stdout is what `openssl dhparam -check` accepts.
+    let r = common::run(&exe, &["512", "0", "2"]);
+    assert_eq!(r.code, Some(0), "stderr:\n{}", r.stderr);
+    assert!(
+        r.stderr.contains("dh_job: 512-bit parameters in "),
+        "{}",
+        r.stderr
+    );
+    assert!(r.stdout.starts_with("-----BEGIN DH PARAMETERS-----\n"));
+    let pem = std::path::PathBuf::from(env!("CARGO_TARGET_TMPDIR")).join("dh_job.pem");
+    std::fs::write(&pem, &r.stdout).unwrap();
+    openssl_accepts(&["dhparam", "-check", "-noout", "-in"], &pem);
+    // Cancelled by its timeout: exit 2, nothing on stdout, progress shown.
+    let r = common::run(&exe, &["6144", "300", "2"]);
+    assert_eq!(r.code, Some(2), "stderr:\n{}", r.stderr);
+    assert!(
+        r.stderr.contains("dh_job: cancelling (timeout)"),
+        "{}",
+        r.stderr
+    );
+    assert!(r.stderr.contains("candidates, "), "{}", r.stderr);
+    assert!(r.stderr.contains("cancelled by the caller"), "{}", r.stderr);
+    assert!(r.stdout.is_empty());
+    // Bad input: the status text and exit 1.
+    let r = common::run(&exe, &["100"]);
+    assert_eq!(r.code, Some(1));
+    assert!(r.stderr.contains("invalid argument"), "{}", r.stderr);
 }
 
 #[test]
@@ -59,16 +111,7 @@ fn rsa_keygen_writes_a_key_openssl_accepts() {
     let pem = std::fs::read_to_string(&out).unwrap();
     assert!(pem.starts_with("-----BEGIN PRIVATE KEY-----\n"));
     assert!(pem.ends_with("-----END PRIVATE KEY-----\n"));
-    let check = std::process::Command::new("openssl")
-        .args(["pkey", "-check", "-noout", "-in"])
-        .arg(&out)
-        .output()
-        .expect("openssl");
-    assert!(
-        check.status.success(),
-        "{}",
-        String::from_utf8_lossy(&check.stderr)
-    );
+    openssl_accepts(&["pkey", "-check", "-noout", "-in"], &out);
     // Bad input is reported with the status text and a non-zero exit.
     let r = common::run(&exe, &["1001", "1"]);
     assert_eq!(r.code, Some(1));

@@ -45,7 +45,7 @@ fn header_carries_version_macros_from_cargo() {
 fn header_functions_are_ordered_for_a_reader() {
     let h = std::fs::read_to_string(concat!(env!("CARGO_MANIFEST_DIR"), "/include/primeforge.h"))
         .unwrap();
-    let sections = ["status", "buffer", "options", "rsa", "dh"];
+    let sections = ["status", "buffer", "options", "rsa", "dh", "job"];
     let mut seen: Vec<usize> = Vec::new();
     for line in h.lines() {
         // Function declarations: "<type> pf_<object>_<verb>(...);".

@@ -107,6 +107,23 @@ fn workload_for_memcheck() {
             pf_status::PF_ERR_CANCELLED
         );
         assert!(k.is_null());
+        // Background jobs: one taken, one cancelled, one freed while it runs.
+        let o = common::opts(2, Some(&[5u8; 32]));
+        let mut j = ptr::null_mut();
+        ok(pf_dh_generate_start(512, 2, 0, &o, &mut j));
+        assert_eq!(pf_job_wait(j, u64::MAX), pf_status::PF_OK);
+        let mut p = ptr::null_mut();
+        ok(pf_job_take_dh(j, &mut p));
+        pf_dh_free(p);
+        pf_job_free(j);
+        let mut j = ptr::null_mut();
+        ok(pf_rsa_generate_start(4096, 65537, 2, &o, &mut j));
+        ok(pf_job_cancel(j));
+        assert_eq!(pf_job_wait(j, u64::MAX), pf_status::PF_ERR_CANCELLED);
+        pf_job_free(j);
+        let mut j = ptr::null_mut();
+        ok(pf_rsa_generate_start(2048, 65537, 2, &o, &mut j));
+        pf_job_free(j);
         // Bad arguments.
         let mut p = ptr::null_mut();
         assert_ne!(pf_rsa_generate(511, 1, &mut k), pf_status::PF_OK);

@@ -64,7 +64,7 @@ func main() {
 	}
 	// Cancel from the callback.
 	_, err = GenerateRSA(8192, func(uint64) bool { return true })
-	if err == nil || err.Error() != "cancelled by the progress callback" {
+	if err == nil || err.Error() != "cancelled by the caller (progress callback or pf_job_cancel)" {
 		fmt.Println("go: cancel FAIL", err)
 		os.Exit(1)
 	}

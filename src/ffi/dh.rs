@@ -2,10 +2,12 @@
 
 use super::buffer::buffer_from;
 use super::buffer::pf_buffer;
-use super::options::{check_options, pf_options};
-use super::{guard, guard_value, pf_status, write_out};
+use super::job::{pf_job, start_job};
+use super::options::{check_options, pf_options, CheckedOptions};
+use super::{guard, guard_secret, guard_value, pf_status, write_out};
 use crate::dh::{self, check, named::Group, DhParams, DhPart};
 use crate::encode::{dh_export, DhFormat};
+use crate::job::Work;
 use crate::secure::SecureBuf;
 
 /// Diffie-Hellman parameters (p, q, g). Opaque; public values.
@@ -104,7 +106,7 @@ const _: () = {
     assert!(PF_DH_FLAG_X942 == dh::FLAG_X942);
 };
 
-fn boxed(params: DhParams) -> *mut pf_dh_params {
+pub(super) fn boxed(params: DhParams) -> *mut pf_dh_params {
     Box::into_raw(Box::new(pf_dh_params { inner: params }))
 }
 
@@ -170,13 +172,9 @@ pub unsafe extern "C" fn pf_dh_generate_ex(
             Ok(c) => c,
             Err(st) => return st,
         };
-        // `opts->flags` holds RSA flags only.
-        if checked.flags != 0 {
-            return pf_status::PF_ERR_INVALID_ARGUMENT;
-        }
-        let request = match dh::Request::new(bits, generator, flags) {
+        let request = match dh_request(bits, generator, flags, &checked) {
             Ok(r) => r,
-            Err(e) => return e.into(),
+            Err(st) => return st,
         };
         match checked.with_core(|o| dh::generate_request(&request, o)) {
             Ok((params, stats)) => {
@@ -187,6 +185,48 @@ pub unsafe extern "C" fn pf_dh_generate_ex(
             }
             Err(e) => e.into(),
         }
+    })
+}
+
+/// The request of a DH generate call, checked as the blocking and the
+/// background calls both check it.
+fn dh_request(
+    bits: u32,
+    generator: u32,
+    flags: u32,
+    checked: &CheckedOptions<'_>,
+) -> Result<dh::Request, pf_status> {
+    // `opts->flags` holds RSA flags only.
+    if checked.flags != 0 {
+        return Err(pf_status::PF_ERR_INVALID_ARGUMENT);
+    }
+    dh::Request::new(bits, generator, flags).map_err(pf_status::from)
+}
+
+/// Starts generating DH parameters in the background and returns at once:
+/// the arguments, `opts` and the statuses are those of
+/// `pf_dh_generate_ex`, all checked before any thread starts. `opts` (and
+/// a seed it points to, copied into secure memory) may be freed as soon as
+/// this returns; its `progress`, `user_data` and `stats` fields are not
+/// used (`pf_job_poll` reports progress and the final counters).
+///
+/// On success `*out` receives a running job the caller owns: watch
+/// `pf_job_fd`, then take the parameters with `pf_job_take_dh` and release
+/// the job with `pf_job_free`. On failure `*out` is untouched and no thread
+/// was left running. Thread-safe.
+#[no_mangle]
+pub unsafe extern "C" fn pf_dh_generate_start(
+    bits: u32,
+    generator: u32,
+    flags: u32,
+    opts: *const pf_options,
+    out: *mut *mut pf_job,
+) -> pf_status {
+    // SAFETY: the caller's `opts` and `out` contracts are start_job's.
+    guard_secret(|| unsafe {
+        start_job(opts, out, |c| {
+            dh_request(bits, generator, flags, c).map(Work::Dh)
+        })
     })
 }
 

@@ -37,12 +37,14 @@ macro_rules! c_enum_from_u32 {
 // hands the files to cbindgen in that order, and tests/header.rs checks it.
 mod buffer;
 mod dh;
+mod job;
 mod options;
 mod rsa;
 mod status;
 
 pub use buffer::*;
 pub use dh::*;
+pub use job::*;
 pub use options::*;
 pub use rsa::*;
 pub use status::*;

@@ -214,6 +214,18 @@ pub(crate) unsafe fn check_options<'a>(
     })
 }
 
+/// The C form of a progress report.
+pub(crate) fn progress_event(p: &Progress) -> pf_progress {
+    pf_progress {
+        candidates: p.candidates,
+        survivors: p.survivors,
+        exponentiations: p.exponentiations,
+        elapsed_ns: p.elapsed.as_nanos().min(u64::MAX as u128) as u64,
+        primes_found: p.primes_found as u32,
+        primes_needed: p.primes_needed as u32,
+    }
+}
+
 impl CheckedOptions<'_> {
     /// Runs `f` with core options whose progress callback calls the C one.
     pub(crate) fn with_core<T>(&self, f: impl FnOnce(&mut Options<'_>) -> T) -> T {
@@ -221,14 +233,7 @@ impl CheckedOptions<'_> {
         let user_data = self.user_data;
         let mut forward = move |p: &Progress| -> bool {
             let Some(cb) = cb else { return false };
-            let ev = pf_progress {
-                candidates: p.candidates,
-                survivors: p.survivors,
-                exponentiations: p.exponentiations,
-                elapsed_ns: p.elapsed.as_nanos().min(u64::MAX as u128) as u64,
-                primes_found: p.primes_found as u32,
-                primes_needed: p.primes_needed as u32,
-            };
+            let ev = progress_event(p);
             // SAFETY: the caller supplied this callback and its user data.
             unsafe { cb(user_data, &ev) != 0 }
         };

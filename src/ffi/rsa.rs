@@ -2,9 +2,11 @@
 
 use super::buffer::buffer_from;
 use super::buffer::pf_buffer;
-use super::options::{check_options, pf_options};
+use super::job::{pf_job, start_job};
+use super::options::{check_options, pf_options, CheckedOptions};
 use super::{guard_secret, guard_value, pf_status, write_out};
 use crate::encode::{rsa_export, RsaFormat};
+use crate::job::Work;
 use crate::rsa::{self, RsaKey};
 use crate::secure::SecureBuf;
 
@@ -154,28 +156,72 @@ pub unsafe extern "C" fn pf_rsa_generate_ex(
             Ok(c) => c,
             Err(st) => return st,
         };
-        if checked.flags & !(super::pf_rsa_flag::PF_RSA_FIPS as u32) != 0 {
-            return pf_status::PF_ERR_INVALID_ARGUMENT;
-        }
-        let request = if checked.flags & super::pf_rsa_flag::PF_RSA_FIPS as u32 != 0 {
-            rsa::Request::fips(bits, public_exponent, primes)
-        } else {
-            rsa::Request::new(bits, public_exponent, primes)
-        };
-        let request = match request {
+        let request = match rsa_request(bits, public_exponent, primes, &checked) {
             Ok(r) => r,
-            Err(e) => return e.into(),
+            Err(st) => return st,
         };
         match checked.with_core(|o| rsa::generate_request(&request, o)) {
             Ok((key, stats)) => {
                 checked.write_stats(&stats);
-                let boxed = Box::into_raw(Box::new(pf_rsa_key { inner: key }));
                 // SAFETY: `out` checked for NULL.
-                unsafe { write_out(out, boxed) };
+                unsafe { write_out(out, boxed_key(key)) };
                 pf_status::PF_OK
             }
             Err(e) => e.into(),
         }
+    })
+}
+
+/// Boxes a key for C.
+pub(super) fn boxed_key(key: RsaKey) -> *mut pf_rsa_key {
+    Box::into_raw(Box::new(pf_rsa_key { inner: key }))
+}
+
+/// The request of an RSA generate call, checked as the blocking and the
+/// background calls both check it.
+fn rsa_request(
+    bits: u32,
+    public_exponent: u64,
+    primes: u32,
+    checked: &CheckedOptions<'_>,
+) -> Result<rsa::Request, pf_status> {
+    if checked.flags & !(super::pf_rsa_flag::PF_RSA_FIPS as u32) != 0 {
+        return Err(pf_status::PF_ERR_INVALID_ARGUMENT);
+    }
+    if checked.flags & super::pf_rsa_flag::PF_RSA_FIPS as u32 != 0 {
+        rsa::Request::fips(bits, public_exponent, primes)
+    } else {
+        rsa::Request::new(bits, public_exponent, primes)
+    }
+    .map_err(pf_status::from)
+}
+
+/// Starts generating an RSA key in the background and returns at once:
+/// the arguments, `opts` (including `PF_RSA_FIPS`) and the statuses are
+/// those of `pf_rsa_generate_ex`, all checked before any thread starts.
+/// `opts` (and a seed it points to, copied into secure memory) may be
+/// freed as soon as this returns; its `progress`, `user_data` and `stats`
+/// fields are not used (`pf_job_poll` reports progress and the final
+/// counters). With a seed, the key is byte-identical to
+/// `pf_rsa_generate_ex`'s with that seed.
+///
+/// On success `*out` receives a running job the caller owns: watch
+/// `pf_job_fd`, then take the key with `pf_job_take_rsa` and release the
+/// job with `pf_job_free`. On failure `*out` is untouched and no thread
+/// was left running. Thread-safe.
+#[no_mangle]
+pub unsafe extern "C" fn pf_rsa_generate_start(
+    bits: u32,
+    public_exponent: u64,
+    primes: u32,
+    opts: *const pf_options,
+    out: *mut *mut pf_job,
+) -> pf_status {
+    // SAFETY: the caller's `opts` and `out` contracts are start_job's.
+    guard_secret(|| unsafe {
+        start_job(opts, out, |c| {
+            rsa_request(bits, public_exponent, primes, c).map(Work::Rsa)
+        })
     })
 }
 

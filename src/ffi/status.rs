@@ -6,8 +6,9 @@ use crate::error::Error;
 
 /// Result of every fallible primeforge function.
 ///
-/// `PF_OK` is 0; every other value is an error. Values are fixed forever: a
-/// code is never renumbered or reused, new codes are only appended.
+/// `PF_OK` is 0 and `PF_PENDING` says a job is still running; every other
+/// value is an error. Values are fixed forever: a code is never renumbered
+/// or reused, new codes are only appended.
 #[allow(non_camel_case_types)]
 #[repr(u32)]
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -43,6 +44,14 @@ pub enum pf_status {
     /// nothing usable; free it with its `pf_*_free` function (which works)
     /// and make a new one.
     PF_ERR_FORKED = 12,
+    /// Not an error: the job is still running (`pf_job_poll`,
+    /// `pf_job_wait`, `pf_job_take_*`).
+    PF_PENDING = 13,
+    /// The object is of another kind than the call needs (e.g. taking DH
+    /// parameters from a job that makes an RSA key).
+    PF_ERR_WRONG_KIND = 14,
+    /// The job's result was taken before; a result is handed out once.
+    PF_ERR_ALREADY_TAKEN = 15,
 }
 
 impl From<Error> for pf_status {
@@ -65,12 +74,12 @@ impl From<Error> for pf_status {
 }
 
 /// Static, NUL-terminated text for each status value, indexed by code.
-const STATUS_TEXT: [&str; 13] = [
+const STATUS_TEXT: [&str; 16] = [
     "success\0",
     "a required pointer argument was NULL\0",
     "invalid argument\0",
     "buffer too small\0",
-    "cancelled by the progress callback\0",
+    "cancelled by the caller (progress callback or pf_job_cancel)\0",
     "out of memory\0",
     "could not start worker threads\0",
     "the operating system's random source failed\0",
@@ -79,6 +88,9 @@ const STATUS_TEXT: [&str; 13] = [
     "malformed input (PEM/DER decoding failed)\0",
     "consistency check failed\0",
     "the key or buffer was inherited through fork() and its secrets were wiped\0",
+    "the job is still running\0",
+    "the object is of another kind than the call needs\0",
+    "the job's result was taken already\0",
 ];
 
 const UNKNOWN_STATUS: &str = "unknown status code\0";
@@ -126,7 +138,7 @@ mod tests {
             assert!(!s.is_empty() && !s.contains("unknown"));
             assert!(seen.insert(s.to_owned()), "duplicate text {s}");
         }
-        for code in [13u32, 99, u32::MAX] {
+        for code in [16u32, 99, u32::MAX] {
             let s = unsafe { CStr::from_ptr(pf_status_str(code)) }
                 .to_str()
                 .unwrap();
@@ -143,7 +155,7 @@ mod tests {
         };
         assert_eq!(
             s(Error::Cancelled.into()),
-            "cancelled by the progress callback"
+            "cancelled by the caller (progress callback or pf_job_cancel)"
         );
         assert_eq!(s(Error::InvalidArgument("x").into()), "invalid argument");
         assert_eq!(
