@@ -9,12 +9,17 @@ A ctypes binding to libprimeforge (standard library only)::
     ff = primeforge.named_group("ffdhe2048")         # RFC 7919, instant
     problems = primeforge.check_dh(ff.pem())         # 0: fine
 
+    # In an asyncio program the generation runs on the library's threads
+    # and the event loop keeps running (the job's descriptor wakes it):
+    dh = await primeforge.generate_dh_async(4096)
+
 The library is found through $PRIMEFORGE_LIB, then the system's library
 path (libprimeforge.so.0). Failures raise primeforge.Error (a subclass per
 status); a progress callback returning True cancels (Cancelled); Ctrl-C
 during a generation cancels it and raises KeyboardInterrupt.
 """
 
+import asyncio
 import ctypes
 import ctypes.util
 import os
@@ -26,7 +31,8 @@ __all__ = [
     "NoMemory", "ThreadsError", "EntropyError", "InternalError", "Unsupported",
     "DecodeError", "CheckFailed", "RsaKey", "DhParams", "Progress",
     "generate_rsa", "generate_dh", "named_group", "check_dh", "version",
-    "NAMED_GROUPS", "DH_CHECK_BITS",
+    "NAMED_GROUPS", "DH_CHECK_BITS", "Forked", "WrongKind", "AlreadyTaken",
+    "Job", "start_rsa", "start_dh", "generate_rsa_async", "generate_dh_async",
 ]
 
 
@@ -131,6 +137,17 @@ _pf_dh_export = _fn("pf_dh_export", _status, _h, ctypes.c_uint32, _hp)
 _pf_dh_component = _fn("pf_dh_component", _status, _h, ctypes.c_uint32, _hp)
 _pf_dh_bits = _fn("pf_dh_bits", ctypes.c_uint32, _h)
 _pf_dh_free = _fn("pf_dh_free", None, _h)
+_pf_rsa_generate_start = _fn("pf_rsa_generate_start", _status, ctypes.c_uint32, ctypes.c_uint64,
+                             ctypes.c_uint32, ctypes.POINTER(_Options), _hp)
+_pf_dh_generate_start = _fn("pf_dh_generate_start", _status, ctypes.c_uint32, ctypes.c_uint32,
+                            ctypes.c_uint32, ctypes.POINTER(_Options), _hp)
+_pf_job_fd = _fn("pf_job_fd", ctypes.c_int32, _h)
+_pf_job_poll = _fn("pf_job_poll", _status, _h, ctypes.POINTER(_Progress))
+_pf_job_wait = _fn("pf_job_wait", _status, _h, ctypes.c_uint64)
+_pf_job_cancel = _fn("pf_job_cancel", _status, _h)
+_pf_job_take_rsa = _fn("pf_job_take_rsa", _status, _h, _hp)
+_pf_job_take_dh = _fn("pf_job_take_dh", _status, _h, _hp)
+_pf_job_free = _fn("pf_job_free", None, _h)
 _pf_dh_check = _fn("pf_dh_check", _status, u8p, ctypes.c_size_t,
                    ctypes.POINTER(ctypes.c_uint32))
 
@@ -157,12 +174,16 @@ class Unsupported(Error): pass
 class DecodeError(Error, ValueError): pass
 class CheckFailed(Error): pass
 class Forked(Error): pass
+class WrongKind(Error, TypeError): pass
+class AlreadyTaken(Error): pass
 
+
+PF_PENDING = 13
 
 _ERRORS = {1: NullArgument, 2: InvalidArgument, 3: BufferTooSmall, 4: Cancelled,
            5: NoMemory, 6: ThreadsError, 7: EntropyError, 8: InternalError,
            9: Unsupported, 10: DecodeError, 11: CheckFailed,
-           12: Forked}
+           12: Forked, 14: WrongKind, 15: AlreadyTaken}
 
 
 def _check(status):
@@ -438,3 +459,182 @@ def check_dh(data):
     problems = ctypes.c_uint32()
     _check(_pf_dh_check(ctypes.cast(buf, u8p), len(data), ctypes.byref(problems)))
     return problems.value
+
+
+class Job:
+    """A generation running in the background on the library's threads
+    (from start_rsa or start_dh). The calling thread is free at once.
+
+    fileno() becomes readable when the job ends (use it with select,
+    selectors or an event loop); poll() never blocks; wait() does; cancel()
+    returns at once and the job ends soon with Cancelled; result() takes
+    the key or parameters (once). close() — also on garbage collection and
+    at the end of a `with` block — cancels a running job and joins its
+    threads.
+    """
+
+    def __init__(self, handle, kind):
+        self._h = handle
+        self._kind = kind
+
+    def __del__(self):
+        self.close()
+
+    def close(self):
+        h, self._h = getattr(self, "_h", None), None
+        if h:
+            _pf_job_free(h)
+
+    def __enter__(self):
+        return self
+
+    def __exit__(self, *exc):
+        self.close()
+
+    def _handle(self):
+        if not self._h:
+            raise ValueError("job is closed")
+        return self._h
+
+    def fileno(self):
+        """The descriptor that becomes readable when the job ends. Owned by
+        the job: never read it or close it."""
+        fd = _pf_job_fd(self._handle())
+        if fd < 0:
+            raise Forked(12)
+        return fd
+
+    def poll(self):
+        """(done, Progress) without waiting. done is True once the job has
+        ended, successfully or not (result() then returns or raises)."""
+        ev = _Progress()
+        st = _pf_job_poll(self._handle(), ctypes.byref(ev))
+        if st == 12:
+            raise Forked(12)
+        return st != PF_PENDING, Progress(ev)
+
+    def done(self):
+        return self.poll()[0]
+
+    def wait(self, timeout=None):
+        """Blocks until the job ends or `timeout` seconds pass; returns
+        whether it has ended."""
+        ms = 2 ** 64 - 1 if timeout is None else max(0, int(timeout * 1000))
+        st = _pf_job_wait(self._handle(), ms)
+        if st == 12:
+            raise Forked(12)
+        return st != PF_PENDING
+
+    def cancel(self):
+        """Asks the job to stop; returns at once."""
+        _check(_pf_job_cancel(self._handle()))
+
+    def result(self):
+        """The RsaKey or DhParams, once the job has ended: raises the job's
+        error (Cancelled, ...), AlreadyTaken, or Error(PF_PENDING) while it
+        still runs."""
+        out = _h()
+        take = _pf_job_take_rsa if self._kind == "rsa" else _pf_job_take_dh
+        st = take(self._handle(), ctypes.byref(out))
+        if st == PF_PENDING:
+            raise Error(st, "the job is still running")
+        _check(st)
+        _, p = self.poll()
+        counters = {"candidates": p.candidates, "survivors": p.survivors,
+                    "exponentiations": p.exponentiations, "elapsed": p.elapsed}
+        return RsaKey(out, counters) if self._kind == "rsa" else DhParams(out, counters)
+
+
+def _job_options(threads, seed, fips=False):
+    opts = _pf_options_default()
+    opts.threads = threads
+    keep = None
+    if seed is not None:
+        seed = bytes(seed)
+        keep = (ctypes.c_uint8 * max(len(seed), 1)).from_buffer_copy(seed or b"\0")
+        opts.seed = ctypes.cast(keep, u8p)
+        opts.seed_len = len(seed)
+    if fips:
+        opts.flags = PF_RSA_FIPS
+    # The library copies the options and the seed before start returns.
+    return opts, keep
+
+
+def start_rsa(bits=3072, threads=0, exponent=65537, primes=2, seed=None, fips=False):
+    """Starts generate_rsa's work in the background and returns a Job."""
+    opts, _keep = _job_options(threads, seed, fips)
+    out = _h()
+    _check(_pf_rsa_generate_start(bits, exponent, primes, ctypes.byref(opts), ctypes.byref(out)))
+    return Job(out, "rsa")
+
+
+def start_dh(bits=2048, generator=2, threads=0, legacy=False, seed=None):
+    """Starts generate_dh's work in the background and returns a Job."""
+    opts, _keep = _job_options(threads, seed)
+    out = _h()
+    _check(_pf_dh_generate_start(bits, generator, 1 if legacy else 0, ctypes.byref(opts),
+                                 ctypes.byref(out)))
+    return Job(out, "dh")
+
+
+async def _await_job(job, progress, interval):
+    loop = asyncio.get_running_loop()
+    ended = loop.create_future()
+    fd = job.fileno()
+
+    def on_readable():
+        if not ended.done():
+            ended.set_result(None)
+
+    loop.add_reader(fd, on_readable)
+    ticker = None
+
+    def tick():
+        nonlocal ticker
+        done, ev = job.poll()
+        if done:
+            return
+        try:
+            stop = progress(ev)
+        except BaseException as e:  # report it from the awaiting task
+            job.cancel()
+            if not ended.done():
+                ended.set_exception(e)
+            return
+        if stop:
+            job.cancel()
+        else:
+            ticker = loop.call_later(interval, tick)
+
+    if progress is not None:
+        ticker = loop.call_later(interval, tick)
+    try:
+        await ended
+        return job.result()
+    except asyncio.CancelledError:
+        # The awaiting task was cancelled: stop the generation too. close()
+        # below joins its threads (about 50 ms plus one round).
+        job.cancel()
+        raise
+    finally:
+        if ticker is not None:
+            ticker.cancel()
+        loop.remove_reader(fd)
+        job.close()
+
+
+async def generate_rsa_async(bits=3072, threads=0, exponent=65537, primes=2, seed=None,
+                             fips=False, progress=None, interval=0.1):
+    """generate_rsa for asyncio: the event loop keeps running while the
+    library's threads work, woken by the job's descriptor. `progress(ev)`
+    runs on the loop every `interval` seconds; returning True cancels
+    (raises Cancelled). Cancelling the awaiting task cancels the job."""
+    job = start_rsa(bits, threads, exponent, primes, seed, fips)
+    return await _await_job(job, progress, interval)
+
+
+async def generate_dh_async(bits=2048, generator=2, threads=0, legacy=False, seed=None,
+                            progress=None, interval=0.1):
+    """generate_dh for asyncio (see generate_rsa_async)."""
+    job = start_dh(bits, generator, threads, legacy, seed)
+    return await _await_job(job, progress, interval)

@@ -2,8 +2,10 @@
 or by hand: PRIMEFORGE_LIB=target/release/libprimeforge.so python3 -m
 unittest -v test_primeforge)."""
 
+import asyncio
 import math
 import os
+import selectors
 import signal
 import subprocess
 import sys
@@ -142,6 +144,87 @@ class Dh(unittest.TestCase):
         self.assertEqual(proc.returncode, 3, out)
         self.assertIn(b"interrupted", out)
         self.assertLess(time.monotonic() - t, 3)
+
+
+class Jobs(unittest.TestCase):
+    def test_job_with_selectors_matches_the_blocking_call(self):
+        seed = bytes(range(32))
+        blocking = pf.generate_dh(512, threads=1, seed=seed)
+        with pf.start_dh(512, threads=2, seed=seed) as job:
+            sel = selectors.DefaultSelector()
+            sel.register(job, selectors.EVENT_READ)  # uses job.fileno()
+            self.assertTrue(sel.select(timeout=60), "job did not end")
+            sel.close()
+            done, ev = job.poll()
+            self.assertTrue(done)
+            self.assertEqual(ev.primes_found, 1)
+            params = job.result()
+            self.assertEqual(params.der(), blocking.der())
+            with self.assertRaises(pf.AlreadyTaken):
+                job.result()
+
+    def test_pending_cancel_and_wrong_use(self):
+        job = pf.start_rsa(8192, threads=1)
+        self.assertFalse(job.done())
+        with self.assertRaises(pf.Error) as cm:
+            job.result()
+        self.assertEqual(cm.exception.status, 13)
+        self.assertFalse(job.wait(0.01))
+        job.cancel()
+        self.assertTrue(job.wait(10))
+        with self.assertRaises(pf.Cancelled):
+            job.result()
+        job.close()
+        with self.assertRaises(ValueError):
+            job.poll()
+        with self.assertRaises(pf.InvalidArgument):
+            pf.start_dh(100)
+        with self.assertRaises(pf.InvalidArgument):
+            pf.start_rsa(2048, seed=b"short")
+
+
+class Async(unittest.IsolatedAsyncioTestCase):
+    async def test_the_loop_keeps_running_while_keys_are_made(self):
+        ticks = 0
+
+        async def ticker():
+            nonlocal ticks
+            while True:
+                await asyncio.sleep(0.005)
+                ticks += 1
+
+        t = asyncio.create_task(ticker())
+        events = []
+        key, dh = await asyncio.gather(
+            pf.generate_rsa_async(2048, threads=1, progress=events.append),
+            pf.generate_dh_async(1024, threads=1, seed=b"\x07" * 32),
+        )
+        t.cancel()
+        self.assertEqual(key.bits, 2048)
+        self.assertEqual(dh.der(), pf.generate_dh(1024, threads=2, seed=b"\x07" * 32).der())
+        # A blocked loop would not have ticked while the keys were made.
+        self.assertGreater(ticks, 5)
+        self.assertGreater(key.stats["exponentiations"], 0)
+
+    async def test_cancelling_the_task_cancels_the_job(self):
+        task = asyncio.create_task(pf.generate_dh_async(8192, threads=2))
+        await asyncio.sleep(0.2)
+        t = time.monotonic()
+        task.cancel()
+        with self.assertRaises(asyncio.CancelledError):
+            await task
+        # The job was cancelled and its threads joined, not left running.
+        self.assertLess(time.monotonic() - t, 3)
+        names = []
+        for d in os.listdir("/proc/self/task"):
+            with open("/proc/self/task/%s/comm" % d) as f:
+                names.append(f.read().strip())
+        self.assertFalse([n for n in names if n.startswith("primeforge")], names)
+
+    async def test_progress_returning_true_cancels(self):
+        with self.assertRaises(pf.Cancelled):
+            await pf.generate_dh_async(8192, progress=lambda ev: ev.elapsed > 0.15,
+                                       interval=0.02)
 
 
 class Misc(unittest.TestCase):
