@@ -46,7 +46,7 @@ fn main() {
     // to a reader: status codes, buffers, options, RSA, DH, jobs. cbindgen keeps
     // the order of its sources (inside ffi/mod.rs it would sort the modules).
     let mut builder = cbindgen::Builder::new().with_config(config);
-    for section in ["status", "buffer", "options", "rsa", "dh", "job"] {
+    for section in ["status", "detail", "buffer", "options", "rsa", "dh", "job"] {
         builder = builder.with_src(crate_dir.join("src/ffi").join(format!("{section}.rs")));
     }
     let bindings = builder

@@ -642,6 +642,20 @@ const char *pf_status_str(uint32_t status);
 const char *pf_version(void);
 
 /**
+ * Returns a message for the last call on this thread that returned a
+ * `pf_status`: the detail primeforge knows ("invalid argument: bits must
+ * be even, 512..=16384", "internal error: a panic: ..."), or the status
+ * text (`pf_status_str`) when there is no more to say, or "success".
+ *
+ * Never NULL. The text belongs to the library and to this thread: it
+ * stays valid and unchanged until the next status-returning primeforge
+ * call on the same thread, and must not be freed. Each thread has its
+ * own. For bindings: read it right after the failing call, on the same
+ * OS thread (in Go, with the goroutine locked to its thread).
+ */
+const char *pf_last_error_message(void);
+
+/**
  * Allocates a zero-filled secure buffer of `len` bytes (0 to 1 GiB), for a
  * caller's own secrets (for example a seed for `pf_options`).
  *

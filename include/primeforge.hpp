@@ -30,11 +30,14 @@
 
 namespace pf {
 
-/** A failed call: what() is pf_status_str(status()). */
+/** A failed call: what() is the library's message for it
+ *  (pf_last_error_message(), e.g. "invalid argument: bits must be even,
+ *  512..=16384"), or pf_status_str(status()). */
 class Error : public std::runtime_error {
 public:
     explicit Error(pf_status status)
         : std::runtime_error(pf_status_str(static_cast<uint32_t>(status))), status_(status) {}
+    Error(pf_status status, const char *message) : std::runtime_error(message), status_(status) {}
     pf_status status() const noexcept { return status_; }
 
 private:
@@ -42,8 +45,10 @@ private:
 };
 
 namespace detail {
+/* Called right after the failing call, on the same thread: the message
+ * is that call's. */
 inline void check(pf_status st) {
-    if (st != PF_OK) throw Error(st);
+    if (st != PF_OK) throw Error(st, pf_last_error_message());
 }
 struct BufferFree {
     void operator()(pf_buffer *b) const noexcept { pf_buffer_free(b); }

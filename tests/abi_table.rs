@@ -438,6 +438,8 @@ fn every_export_rejects_bad_arguments_as_documented() {
         assert!(!unsafe { std::ffi::CStr::from_ptr(p) }.to_bytes().is_empty());
     }
     assert!(!pf_version().is_null());
+    assert!(!pf_last_error_message().is_null());
+    covered.borrow_mut().insert("pf_last_error_message");
     assert_eq!(
         pf_options_default().struct_size as usize,
         std::mem::size_of::<pf_options>()

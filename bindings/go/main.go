@@ -15,9 +15,9 @@ import "C"
 
 import (
 	"bytes"
-	"errors"
 	"fmt"
 	"os"
+	"runtime"
 	"runtime/cgo"
 	"unsafe"
 )
@@ -31,12 +31,18 @@ func goProgress(user unsafe.Pointer, ev *C.pf_progress) C.int {
 	return 0
 }
 
+// statusError turns a failed status into an error carrying the library's
+// message for it. pf_last_error_message is per OS thread: call this right
+// after the failing call, with the goroutine locked to its thread
+// (runtime.LockOSThread), as the functions below do.
 func statusError(st C.pf_status) error {
-	return errors.New(C.GoString(C.pf_status_str(C.uint32_t(st))))
+	return fmt.Errorf("%s", C.GoString(C.pf_last_error_message()))
 }
 
 // GenerateRSA returns a PKCS#8 PEM key; progress returning true cancels.
 func GenerateRSA(bits uint32, progress func(uint64) bool) ([]byte, error) {
+	runtime.LockOSThread()
+	defer runtime.UnlockOSThread()
 	h := cgo.NewHandle(progress)
 	defer h.Delete()
 	opts := C.pf_options_default()
@@ -64,8 +70,14 @@ func main() {
 	}
 	// Cancel from the callback.
 	_, err = GenerateRSA(8192, func(uint64) bool { return true })
-	if err == nil || err.Error() != "cancelled by the caller (progress callback or pf_job_cancel)" {
+	if err == nil || err.Error() != "cancelled by the caller" {
 		fmt.Println("go: cancel FAIL", err)
+		os.Exit(1)
+	}
+	// Errors say what was wrong.
+	_, err = GenerateRSA(1001, func(uint64) bool { return false })
+	if err == nil || err.Error() != "invalid argument: bits must be even, 512..=16384" {
+		fmt.Println("go: error detail FAIL", err)
 		os.Exit(1)
 	}
 	var dh *C.pf_dh_params

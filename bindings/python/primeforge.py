@@ -112,6 +112,7 @@ def _fn(name, restype, *argtypes):
 
 _pf_status_str = _fn("pf_status_str", ctypes.c_char_p, ctypes.c_uint32)
 _pf_version = _fn("pf_version", ctypes.c_char_p)
+_pf_last_error_message = _fn("pf_last_error_message", ctypes.c_char_p)
 _pf_options_default = _fn("pf_options_default", _Options)
 _pf_buffer_new = _fn("pf_buffer_new", _status, ctypes.c_size_t, _hp)
 _pf_buffer_data = _fn("pf_buffer_data", u8p, _h)
@@ -153,13 +154,22 @@ _pf_dh_check = _fn("pf_dh_check", _status, u8p, ctypes.c_size_t,
 
 
 class Error(Exception):
-    """A primeforge call failed; .status is the pf_status code."""
+    """A primeforge call failed; .status is the pf_status code, the message
+    what the library said (pf_last_error_message), e.g. "invalid argument:
+    bits must be even, 512..=16384"."""
 
     status = None
 
     def __init__(self, status, message=None):
         self.status = status
         super().__init__(message or _pf_status_str(status).decode())
+
+
+def _raise(status):
+    # Read on this thread right after the failing call (ctypes calls run on
+    # the calling OS thread), before any other primeforge call.
+    message = _pf_last_error_message().decode(errors="replace")
+    raise _ERRORS.get(status, Error)(status, message)
 
 
 class NullArgument(Error): pass
@@ -188,7 +198,7 @@ _ERRORS = {1: NullArgument, 2: InvalidArgument, 3: BufferTooSmall, 4: Cancelled,
 
 def _check(status):
     if status != 0:
-        raise _ERRORS.get(status, Error)(status)
+        _raise(status)
 
 
 def version():

@@ -228,6 +228,18 @@ class Async(unittest.IsolatedAsyncioTestCase):
 
 
 class Misc(unittest.TestCase):
+    def test_errors_carry_the_library_message(self):
+        with self.assertRaises(pf.InvalidArgument) as cm:
+            pf.generate_rsa(1001)
+        self.assertEqual(str(cm.exception), "invalid argument: bits must be even, 512..=16384")
+        self.assertEqual(cm.exception.status, 2)
+        with self.assertRaises(pf.InvalidArgument) as cm:
+            pf.generate_dh(512, seed=b"\0" * 32)
+        self.assertIn("all zeros", str(cm.exception))
+        with self.assertRaises(pf.DecodeError) as cm:
+            pf.check_dh(b"not parameters")
+        self.assertIn("malformed input", str(cm.exception))
+
     def test_version(self):
         self.assertRegex(pf.version(), r"^\d+\.\d+\.\d+")
 

@@ -237,6 +237,11 @@ mod tests {
         let st = unsafe { pf_buffer_new(32, &mut b) };
         assert_eq!(st, pf_status::PF_ERR_INTERNAL);
         assert_eq!(b, sentinel);
+        // The panic's message reaches pf_last_error_message.
+        let msg = unsafe { std::ffi::CStr::from_ptr(super::super::pf_last_error_message()) };
+        let msg = msg.to_str().unwrap();
+        assert!(msg.starts_with("internal error: a panic: "), "{msg}");
+        assert!(msg.contains("secure_alloc"), "{msg}");
         // Still alive and working.
         let st = unsafe { pf_buffer_new(32, &mut b) };
         assert_eq!(st, pf_status::PF_OK);

@@ -2,6 +2,7 @@
 
 use super::buffer::buffer_from;
 use super::buffer::pf_buffer;
+use super::detail::invalid;
 use super::job::{pf_job, start_job};
 use super::options::{check_options, pf_options, CheckedOptions};
 use super::{guard, guard_secret, guard_value, pf_status, write_out};
@@ -198,7 +199,9 @@ fn dh_request(
 ) -> Result<dh::Request, pf_status> {
     // `opts->flags` holds RSA flags only.
     if checked.flags != 0 {
-        return Err(pf_status::PF_ERR_INVALID_ARGUMENT);
+        return Err(invalid(
+            "pf_options.flags holds RSA flags: must be 0 for DH",
+        ));
     }
     dh::Request::new(bits, generator, flags).map_err(pf_status::from)
 }
@@ -244,7 +247,7 @@ pub unsafe extern "C" fn pf_dh_named(group: u32, out: *mut *mut pf_dh_params) ->
             return pf_status::PF_ERR_NULL_ARGUMENT;
         }
         let Some(g) = self::group(group) else {
-            return pf_status::PF_ERR_INVALID_ARGUMENT;
+            return invalid("unknown pf_dh_group value");
         };
         let params = g.params().clone();
         // SAFETY: `out` checked for NULL.
@@ -325,7 +328,8 @@ pub unsafe extern "C" fn pf_dh_export(
         // SAFETY: the caller passes NULL or live parameters, and `out`.
         unsafe {
             buffer_from(params, out, |p| {
-                let fmt = dh_format(format).ok_or(pf_status::PF_ERR_INVALID_ARGUMENT)?;
+                let fmt = dh_format(format)
+                    .ok_or_else(|| invalid("not a DH format (PKCS#3 or X9.42)"))?;
                 Ok(dh_export(&p.inner, fmt))
             })
         }
@@ -357,7 +361,7 @@ pub unsafe extern "C" fn pf_dh_component(
                 let bytes = p
                     .inner
                     .part_bytes(which)
-                    .ok_or(pf_status::PF_ERR_INVALID_ARGUMENT)?;
+                    .ok_or_else(|| invalid("these parameters have no q"))?;
                 Ok(SecureBuf::from_slice(&bytes))
             })
         }

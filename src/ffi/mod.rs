@@ -26,7 +26,7 @@ macro_rules! c_enum_from_u32 {
                         return Ok($c::$v);
                     }
                 )+
-                Err(pf_status::PF_ERR_INVALID_ARGUMENT)
+                Err($crate::ffi::detail::invalid(concat!("unknown ", stringify!($c), " value")))
             }
         }
     };
@@ -36,6 +36,7 @@ macro_rules! c_enum_from_u32 {
 // reader needs them (status codes, buffers, options, RSA, DH): build.rs
 // hands the files to cbindgen in that order, and tests/header.rs checks it.
 mod buffer;
+mod detail;
 mod dh;
 mod job;
 mod options;
@@ -43,6 +44,7 @@ mod rsa;
 mod status;
 
 pub use buffer::*;
+pub use detail::pf_last_error_message;
 pub use dh::*;
 pub use job::*;
 pub use options::*;
@@ -54,18 +56,35 @@ use std::panic::{catch_unwind, AssertUnwindSafe};
 /// Runs `f`, turning a panic into `PF_ERR_INTERNAL`. The vector registers
 /// are cleared before returning to C (see `secure::clear_registers`).
 pub(crate) fn guard(f: impl FnOnce() -> pf_status) -> pf_status {
-    let st = catch_unwind(AssertUnwindSafe(f)).unwrap_or(pf_status::PF_ERR_INTERNAL);
+    detail::begin();
+    let st = catch_unwind(AssertUnwindSafe(f)).unwrap_or_else(panicked);
+    detail::finish(st);
     crate::secure::clear_registers();
     st
+}
+
+/// The status of a caught panic; its message is kept for
+/// `pf_last_error_message`.
+fn panicked(payload: Box<dyn std::any::Any + Send>) -> pf_status {
+    let what = payload
+        .downcast_ref::<&str>()
+        .copied()
+        .or_else(|| payload.downcast_ref::<String>().map(String::as_str))
+        .unwrap_or("(no message)");
+    detail::record(&format!("internal error: a panic: {what}"));
+    pf_status::PF_ERR_INTERNAL
 }
 
 /// Like [`guard`] for exports that handle secrets (generation, export,
 /// components): `f` runs below a frame from which the stack it used is
 /// wiped afterwards (`secure::with_wiped_stack`).
 pub(crate) fn guard_secret(f: impl FnOnce() -> pf_status) -> pf_status {
-    crate::secure::with_wiped_stack(|| {
-        catch_unwind(AssertUnwindSafe(f)).unwrap_or(pf_status::PF_ERR_INTERNAL)
-    })
+    detail::begin();
+    let st = crate::secure::with_wiped_stack(|| {
+        catch_unwind(AssertUnwindSafe(f)).unwrap_or_else(panicked)
+    });
+    detail::finish(st);
+    st
 }
 
 /// Runs `f` for exports that return a value instead of a status; a panic

@@ -2,6 +2,7 @@
 
 use std::ffi::{c_int, c_void};
 
+use super::detail::invalid;
 use super::pf_status;
 use crate::prime::{Options, Progress, Stats, SEED_LEN};
 
@@ -154,7 +155,9 @@ pub(crate) unsafe fn check_options<'a>(
     let size = unsafe { std::ptr::addr_of!((*opts).struct_size).read_unaligned() };
     let ours = std::mem::size_of::<pf_options>() as u32;
     if !(V1_STRUCT_SIZE..=MAX_STRUCT_SIZE).contains(&size) {
-        return Err(pf_status::PF_ERR_INVALID_ARGUMENT);
+        return Err(invalid(
+            "pf_options.struct_size is not sizeof(pf_options): initialise with pf_options_default()",
+        ));
     }
     // Copy what the caller declared (an older, shorter structure leaves
     // the newer fields zero: no flags).
@@ -185,24 +188,27 @@ pub(crate) unsafe fn check_options<'a>(
             )
         };
         if tail.iter().any(|&b| b != 0) {
+            super::detail::record("unsupported: pf_options fields newer than this library are set");
             return Err(pf_status::PF_ERR_UNSUPPORTED);
         }
     }
     if o.threads > crate::threads::MAX_THREADS {
-        return Err(pf_status::PF_ERR_INVALID_ARGUMENT);
+        return Err(invalid("threads > 1024"));
     }
     let seed = match (o.seed.is_null(), o.seed_len) {
         (true, 0) => None,
-        (true, _) => return Err(pf_status::PF_ERR_INVALID_ARGUMENT),
+        (true, _) => return Err(invalid("seed_len is set but seed is NULL")),
         // SAFETY: the caller declared `seed_len` (32) readable bytes at `seed`.
         (false, SEED_LEN) => Some(unsafe { std::slice::from_raw_parts(o.seed, SEED_LEN) }),
-        (false, _) => return Err(pf_status::PF_ERR_INVALID_ARGUMENT),
+        (false, _) => return Err(invalid("seed_len must be 32")),
     };
     // 32 zero bytes are what a seed kept in a `pf_buffer` reads as in a
     // fork child (the kernel wiped it): refuse rather than generate a key
     // anyone can reproduce.
     if seed.is_some_and(|s| s.iter().all(|&b| b == 0)) {
-        return Err(pf_status::PF_ERR_INVALID_ARGUMENT);
+        return Err(invalid(
+            "the seed is all zeros (a secure buffer read in a fork() child?)",
+        ));
     }
     Ok(CheckedOptions {
         threads: o.threads,

@@ -2,6 +2,7 @@
 
 use super::buffer::buffer_from;
 use super::buffer::pf_buffer;
+use super::detail::invalid;
 use super::job::{pf_job, start_job};
 use super::options::{check_options, pf_options, CheckedOptions};
 use super::{guard_secret, guard_value, pf_status, write_out};
@@ -186,7 +187,7 @@ fn rsa_request(
     checked: &CheckedOptions<'_>,
 ) -> Result<rsa::Request, pf_status> {
     if checked.flags & !(super::pf_rsa_flag::PF_RSA_FIPS as u32) != 0 {
-        return Err(pf_status::PF_ERR_INVALID_ARGUMENT);
+        return Err(invalid("unknown pf_rsa_flag bits in pf_options.flags"));
     }
     if checked.flags & super::pf_rsa_flag::PF_RSA_FIPS as u32 != 0 {
         rsa::Request::fips(bits, public_exponent, primes)
@@ -300,7 +301,8 @@ pub unsafe extern "C" fn pf_rsa_export(
         // SAFETY: the caller passes NULL or a live key, and `out`.
         unsafe {
             buffer_from(key, out, |k| {
-                let fmt = rsa_format(format).ok_or(pf_status::PF_ERR_INVALID_ARGUMENT)?;
+                let fmt = rsa_format(format)
+                    .ok_or_else(|| invalid("not an RSA key format (a DH format?)"))?;
                 Ok(rsa_export(&k.inner, fmt))
             })
         }
@@ -362,7 +364,8 @@ fn component(k: &RsaKey, part: u32) -> Result<crate::Result<SecureBuf>, pf_statu
                 PF_RSA_D5 => (2, 1),
                 _ => (2, 2),
             };
-            other(i, which).ok_or(pf_status::PF_ERR_INVALID_ARGUMENT)?
+            other(i, which)
+                .ok_or_else(|| invalid("the key has fewer primes than this part needs"))?
         }
     };
     Ok(SecureBuf::from_slice(bytes))

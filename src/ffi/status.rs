@@ -55,7 +55,10 @@ pub enum pf_status {
 }
 
 impl From<Error> for pf_status {
+    /// Maps a core error to its status, and records its text (which may
+    /// name the argument) for `pf_last_error_message` on this thread.
     fn from(e: Error) -> Self {
+        super::detail::record(&e.to_string());
         match e {
             Error::InvalidArgument(_) => pf_status::PF_ERR_INVALID_ARGUMENT,
             Error::BufferTooSmall => pf_status::PF_ERR_BUFFER_TOO_SMALL,
@@ -95,6 +98,14 @@ const STATUS_TEXT: [&str; 16] = [
 
 const UNKNOWN_STATUS: &str = "unknown status code\0";
 
+/// The NUL-terminated text of `status` (generic for an unknown value).
+pub(crate) fn status_text(status: u32) -> &'static str {
+    STATUS_TEXT
+        .get(status as usize)
+        .copied()
+        .unwrap_or(UNKNOWN_STATUS)
+}
+
 /// Returns a short English description of `status`.
 ///
 /// Any value is accepted: an unknown value yields a generic text. The result
@@ -103,12 +114,7 @@ const UNKNOWN_STATUS: &str = "unknown status code\0";
 #[no_mangle]
 pub extern "C" fn pf_status_str(status: u32) -> *const c_char {
     super::guard_value(UNKNOWN_STATUS.as_ptr().cast(), || {
-        STATUS_TEXT
-            .get(status as usize)
-            .copied()
-            .unwrap_or(UNKNOWN_STATUS)
-            .as_ptr()
-            .cast()
+        status_text(status).as_ptr().cast()
     })
 }
 
