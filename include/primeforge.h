@@ -36,6 +36,87 @@
 
 
 /**
+ * `pf_rsa_check` problem bit: n has more than 16384 bits (nothing else
+ * was examined).
+ */
+#define PF_RSA_CHECK_MODULUS_TOO_LARGE 1
+
+/**
+ * Problem bit: n is smaller than 2.
+ */
+#define PF_RSA_CHECK_MODULUS_TOO_SMALL 2
+
+/**
+ * Problem bit: more primes than OpenSSL allows for the size (2 below
+ * 1024 bits, 3 below 4096, 4 below 8192, else 5).
+ */
+#define PF_RSA_CHECK_TOO_MANY_PRIMES 4
+
+/**
+ * Problem bit: a component is larger than it can be for n (then no
+ * arithmetic was done).
+ */
+#define PF_RSA_CHECK_COMPONENT_TOO_LARGE 8
+
+/**
+ * Problem bit: e is even or ≤ 1.
+ */
+#define PF_RSA_CHECK_BAD_PUBLIC_EXPONENT 16
+
+/**
+ * Problem bit: n is not the product of the primes.
+ */
+#define PF_RSA_CHECK_N_NOT_PRODUCT 32
+
+/**
+ * Problem bit: a prime is composite.
+ */
+#define PF_RSA_CHECK_PRIME_NOT_PRIME 64
+
+/**
+ * Problem bit: d·e ≢ 1 (mod λ(n)).
+ */
+#define PF_RSA_CHECK_BAD_PRIVATE_EXPONENT 128
+
+/**
+ * Problem bit: a CRT exponent is not d mod (r_i − 1).
+ */
+#define PF_RSA_CHECK_BAD_CRT_EXPONENT 256
+
+/**
+ * Problem bit: a CRT coefficient is wrong.
+ */
+#define PF_RSA_CHECK_BAD_CRT_COEFFICIENT 512
+
+/**
+ * FIPS 186-5 bit (the key is consistent, only not FIPS 186-5): fewer
+ * than 2048 bits, an odd size, or more than two primes.
+ */
+#define PF_RSA_CHECK_FIPS_SIZE 65536
+
+/**
+ * FIPS 186-5 bit: e is not in (2^16, 2^256).
+ */
+#define PF_RSA_CHECK_FIPS_EXPONENT 131072
+
+/**
+ * FIPS 186-5 bit: a prime outside [√2·2^(nlen/2−1), 2^(nlen/2)), or
+ * |p − q| ≤ 2^(nlen/2−100).
+ */
+#define PF_RSA_CHECK_FIPS_PRIMES 262144
+
+/**
+ * FIPS 186-5 bit: d ≤ 2^(nlen/2) or d ≥ λ(n).
+ */
+#define PF_RSA_CHECK_FIPS_PRIVATE_EXPONENT 524288
+
+/**
+ * The FIPS 186-5 bits: `problems & ~PF_RSA_CHECK_FIPS_MASK` is 0 for a
+ * consistent key.
+ */
+#define PF_RSA_CHECK_FIPS_MASK 4294901760
+
+/**
  * Flag for `pf_dh_generate_ex`: with g = 2, generate the legacy form
  * p ≡ 11 (mod 24) that OpenSSL 1.1 and BoringSSL's DH_check expect (g then
  * generates the whole group of order 2q) instead of p ≡ 23 (mod 24).
@@ -182,6 +263,11 @@ enum pf_status
    * The job's result was taken before; a result is handed out once.
    */
   PF_ERR_ALREADY_TAKEN = 15,
+  /**
+   * The key is encrypted and the passphrase given (or none) does not
+   * decrypt it, or the encrypted file is corrupted.
+   */
+  PF_ERR_PASSPHRASE = 16,
 };
 #ifndef __cplusplus
 #if __STDC_VERSION__ >= 202311L
@@ -371,6 +457,33 @@ enum pf_rsa_flag
 typedef enum pf_rsa_flag pf_rsa_flag;
 #else
 typedef uint32_t pf_rsa_flag;
+#endif // __STDC_VERSION__ >= 202311L
+#endif // __cplusplus
+
+/**
+ * How `pf_rsa_export_encrypted` turns the passphrase into a key, passed
+ * as `uint32_t`.
+ */
+enum pf_kdf
+#if defined(__cplusplus) || __STDC_VERSION__ >= 202311L
+  : uint32_t
+#endif // defined(__cplusplus) || __STDC_VERSION__ >= 202311L
+ {
+  /**
+   * scrypt, N = 2^14, r = 8, p = 1 (16 MiB), as OpenSSL 3's
+   * `openssl pkcs8 -topk8 -scrypt`: the default choice.
+   */
+  PF_KDF_SCRYPT = 1,
+  /**
+   * PBKDF2-HMAC-SHA256, 600 000 iterations: for readers without scrypt.
+   */
+  PF_KDF_PBKDF2_SHA256 = 2,
+};
+#ifndef __cplusplus
+#if __STDC_VERSION__ >= 202311L
+typedef enum pf_kdf pf_kdf;
+#else
+typedef uint32_t pf_kdf;
 #endif // __STDC_VERSION__ >= 202311L
 #endif // __cplusplus
 
@@ -795,6 +908,67 @@ pf_status pf_rsa_generate_ex(uint32_t bits, uint64_t public_exponent, uint32_t p
 pf_status pf_rsa_generate_start(uint32_t bits, uint64_t public_exponent, uint32_t primes, const struct pf_options *opts, struct pf_job **out);
 
 /**
+ * Reads an RSA private key, as `primeforge check` reads one: PEM (as
+ * leniently as OpenSSL: any line length, CRLF, text around blocks, the
+ * first key of a bundle with certificates) or DER; PKCS#1, PKCS#8, or
+ * PKCS#8 encrypted with PBES2 (scrypt or PBKDF2-HMAC-SHA256 with AES-CBC,
+ * as `openssl pkcs8 -topk8 -v2 aes-256-cbc`, pyca `cryptography`, GnuTLS
+ * and Go write them) given its passphrase.
+ *
+ * `data`/`len`: the input (NULL only with `len` 0, which is malformed).
+ * `pass`/`pass_len`: the passphrase, or NULL and 0 for none; it is only
+ * read during the call. The decrypted key is decoded in secure memory and
+ * lives there, as a generated key does: every `pf_rsa_*` function works on
+ * it. Its components are as in the file (p need not be the larger prime).
+ * Consistency is not checked here: call `pf_rsa_check`.
+ *
+ * On success `*out` receives a key the caller owns (free with
+ * `pf_rsa_free`); on failure it is untouched. Returns
+ * `PF_ERR_NULL_ARGUMENT`, `PF_ERR_DECODE` (malformed, or not an RSA
+ * private key: a public key, DH parameters, another algorithm, PBES1
+ * encryption, impossible component sizes, e ≥ 2^64 —
+ * `pf_last_error_message` names it), `PF_ERR_PASSPHRASE` (encrypted and
+ * the passphrase is missing or wrong), `PF_ERR_NO_MEMORY`. Thread-safe.
+ */
+pf_status pf_rsa_import(const uint8_t *data, size_t len, const uint8_t *pass, size_t pass_len, struct pf_rsa_key **out);
+
+/**
+ * Checks a key (generated or imported) as `primeforge check` checks a
+ * file: n = ∏ r_i, every r_i prime (Baillie–PSW plus Miller–Rabin with
+ * fresh random bases), e odd and > 1, d·e ≡ 1 (mod λ), every CRT exponent
+ * and coefficient; and, for a consistent key, the FIPS 186-5 conditions
+ * (sizes, e range, prime bounds and distance, d bounds). Sizes are checked
+ * before any arithmetic, so time depends on the modulus size only.
+ *
+ * On `PF_OK`, `*problems` receives 0 or an OR of `PF_RSA_CHECK_*` bits;
+ * bits in `PF_RSA_CHECK_FIPS_MASK` only say the key is not FIPS 186-5.
+ * On failure `*problems` is untouched. Returns `PF_ERR_NULL_ARGUMENT`,
+ * `PF_ERR_FORKED`, `PF_ERR_ENTROPY`, `PF_ERR_NO_MEMORY`. Thread-safe.
+ */
+pf_status pf_rsa_check(const struct pf_rsa_key *key, uint32_t *problems);
+
+/**
+ * Exports `key` encrypted under a passphrase: PKCS#8
+ * EncryptedPrivateKeyInfo with PBES2 (`kdf`, a `pf_kdf` value, and
+ * AES-256-CBC, fresh salt and IV from the OS), as `PF_FORMAT_PKCS8_PEM`
+ * ("ENCRYPTED PRIVATE KEY") or `PF_FORMAT_PKCS8_DER`. OpenSSL
+ * (`openssl pkey -passin`), pyca `cryptography`, GnuTLS (scrypt from 3.8;
+ * use PBKDF2 for older), Go and `pf_rsa_import` read it.
+ *
+ * `pass`/`pass_len`: the passphrase (not empty), only read during the
+ * call. The plaintext key is encrypted inside secure memory. (scrypt's
+ * own 16 MiB working memory comes from the `scrypt` crate's ordinary
+ * allocations and is not wiped by primeforge; see SECURITY.md.)
+ *
+ * On success `*out` receives a buffer the caller owns (`pf_buffer_free`);
+ * on failure it is untouched. Returns `PF_ERR_NULL_ARGUMENT`,
+ * `PF_ERR_INVALID_ARGUMENT` (another format, unknown kdf, empty
+ * passphrase), `PF_ERR_FORKED`, `PF_ERR_ENTROPY`, `PF_ERR_NO_MEMORY`.
+ * Thread-safe.
+ */
+pf_status pf_rsa_export_encrypted(const struct pf_rsa_key *key, uint32_t format, const uint8_t *pass, size_t pass_len, uint32_t kdf, struct pf_buffer **out);
+
+/**
  * Encodes `key` in `format` (a `pf_format` value) into a new secure buffer.
  *
  * Multi-prime keys are written as PKCS#1 version 1 with otherPrimeInfos
@@ -947,6 +1121,21 @@ uint32_t pf_dh_bits(const struct pf_dh_params *params);
  * thread-safe for the same object.
  */
 void pf_dh_free(struct pf_dh_params *params);
+
+/**
+ * Reads DH parameters as `pf_dh_check` reads them (PEM or DER, PKCS#3 or
+ * X9.42, OpenSSL's leniency) into a `pf_dh_params`, so that an existing
+ * file can be exported in another format or its parts read. Nothing is
+ * checked here (use `pf_dh_check` on the bytes); parameters over 16384
+ * bits are refused.
+ *
+ * `data` may be NULL only if `len` is 0 (which is malformed input). On
+ * success `*out` receives parameters the caller owns (free with
+ * `pf_dh_free`); on failure it is untouched. Returns
+ * `PF_ERR_NULL_ARGUMENT`, `PF_ERR_DECODE` (malformed, not DH parameters,
+ * or too large), `PF_ERR_NO_MEMORY`. Thread-safe.
+ */
+pf_status pf_dh_import(const uint8_t *data, size_t len, struct pf_dh_params **out);
 
 /**
  * Checks encoded DH parameters, in the spirit of OpenSSL's `DH_check`:

@@ -32,6 +32,9 @@ pub enum Error {
     /// (a public key, an encrypted or RSA-PSS key, a certificate, …); the
     /// text names it.
     WrongKind(&'static str),
+    /// An encrypted key could not be decrypted with the passphrase given
+    /// (wrong, missing, or the file is corrupted).
+    Passphrase,
 }
 
 impl fmt::Display for Error {
@@ -48,6 +51,9 @@ impl fmt::Display for Error {
             Error::Decode => f.write_str("malformed input"),
             Error::CheckFailed => f.write_str("consistency check failed"),
             Error::WrongKind(what) => write!(f, "{what}"),
+            Error::Passphrase => f.write_str(
+                "the passphrase does not decrypt the key (wrong or missing passphrase, or a corrupted file)",
+            ),
             Error::Forked => {
                 f.write_str("the object was inherited through fork(): its secrets were wiped")
             }

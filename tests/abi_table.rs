@@ -312,6 +312,155 @@ fn every_export_rejects_bad_arguments_as_documented() {
     unsafe { pf_dh_free(std::ptr::null_mut()) };
     covered.borrow_mut().extend(["pf_dh_bits", "pf_dh_free"]);
 
+    // Import, check, encrypted export.
+    let pem = b"-----BEGIN PRIVATE KEY-----\n";
+    let mut k2 = sentinel::<pf_rsa_key>();
+    for (data, len, pass, pass_len, out, want) in [
+        (
+            pem.as_ptr(),
+            pem.len(),
+            std::ptr::null(),
+            0,
+            std::ptr::null_mut(),
+            PF_ERR_NULL_ARGUMENT,
+        ),
+        (
+            std::ptr::null(),
+            10,
+            std::ptr::null(),
+            0,
+            &mut k2 as *mut _,
+            PF_ERR_NULL_ARGUMENT,
+        ),
+        (
+            pem.as_ptr(),
+            pem.len(),
+            std::ptr::null(),
+            5,
+            &mut k2 as *mut _,
+            PF_ERR_NULL_ARGUMENT,
+        ),
+        (
+            std::ptr::null(),
+            0,
+            std::ptr::null(),
+            0,
+            &mut k2 as *mut _,
+            PF_ERR_DECODE,
+        ),
+        (
+            pem.as_ptr(),
+            pem.len(),
+            std::ptr::null(),
+            0,
+            &mut k2 as *mut _,
+            PF_ERR_DECODE,
+        ),
+    ] {
+        row(
+            "pf_rsa_import",
+            unsafe { pf_rsa_import(data, len, pass, pass_len, out) },
+            want,
+        );
+    }
+    assert_eq!(k2, sentinel());
+    let mut problems = 0xABCDu32;
+    row(
+        "pf_rsa_check",
+        unsafe { pf_rsa_check(std::ptr::null(), &mut problems) },
+        PF_ERR_NULL_ARGUMENT,
+    );
+    row(
+        "pf_rsa_check",
+        unsafe { pf_rsa_check(key, std::ptr::null_mut()) },
+        PF_ERR_NULL_ARGUMENT,
+    );
+    assert_eq!(problems, 0xABCD);
+    let mut b = sentinel::<pf_buffer>();
+    let pw = b"pw";
+    for (k, fmt, pass, kdf, out, want) in [
+        (
+            std::ptr::null(),
+            1u32,
+            pw.as_ptr(),
+            1u32,
+            &mut b as *mut _,
+            PF_ERR_NULL_ARGUMENT,
+        ),
+        (
+            key as *const _,
+            1,
+            std::ptr::null(),
+            1,
+            &mut b as *mut _,
+            PF_ERR_NULL_ARGUMENT,
+        ),
+        (
+            key as *const _,
+            1,
+            pw.as_ptr(),
+            1,
+            std::ptr::null_mut(),
+            PF_ERR_NULL_ARGUMENT,
+        ),
+        (
+            key as *const _,
+            3,
+            pw.as_ptr(),
+            1,
+            &mut b as *mut _,
+            PF_ERR_INVALID_ARGUMENT,
+        ),
+        (
+            key as *const _,
+            99,
+            pw.as_ptr(),
+            1,
+            &mut b as *mut _,
+            PF_ERR_INVALID_ARGUMENT,
+        ),
+        (
+            key as *const _,
+            1,
+            pw.as_ptr(),
+            0,
+            &mut b as *mut _,
+            PF_ERR_INVALID_ARGUMENT,
+        ),
+        (
+            key as *const _,
+            1,
+            pw.as_ptr(),
+            3,
+            &mut b as *mut _,
+            PF_ERR_INVALID_ARGUMENT,
+        ),
+    ] {
+        row(
+            "pf_rsa_export_encrypted",
+            unsafe { pf_rsa_export_encrypted(k, fmt, pass, pw.len(), kdf, out) },
+            want,
+        );
+    }
+    assert_eq!(b, sentinel());
+    let mut d2 = sentinel::<pf_dh_params>();
+    row(
+        "pf_dh_import",
+        unsafe { pf_dh_import(pem.as_ptr(), pem.len(), std::ptr::null_mut()) },
+        PF_ERR_NULL_ARGUMENT,
+    );
+    row(
+        "pf_dh_import",
+        unsafe { pf_dh_import(std::ptr::null(), 3, &mut d2) },
+        PF_ERR_NULL_ARGUMENT,
+    );
+    row(
+        "pf_dh_import",
+        unsafe { pf_dh_import(pem.as_ptr(), pem.len(), &mut d2) },
+        PF_ERR_DECODE,
+    );
+    assert_eq!(d2, sentinel());
+
     // Background jobs: the start functions check exactly what the blocking
     // ones check, before any thread starts.
     let mut j = sentinel::<pf_job>();

@@ -114,6 +114,30 @@ fn parsers_survive_mutated_input() {
         assert!(r.is_ok(), "panic in check_private_key on {input:02x?}");
         let r = std::panic::catch_unwind(|| primeforge::rsa::check::looks_like_private_key(&input));
         assert!(r.is_ok(), "panic in looks_like_private_key on {input:02x?}");
+        // Import (with and without a passphrase) and the DH importer.
+        for pass in [None, Some(&b"pw"[..])] {
+            let mut k = std::ptr::null_mut();
+            let (pp, pl) = pass.map_or((std::ptr::null(), 0), |p| (p.as_ptr(), p.len()));
+            let st = unsafe { pf_rsa_import(input.as_ptr(), input.len(), pp, pl, &mut k) };
+            assert_ne!(
+                st,
+                pf_status::PF_ERR_INTERNAL,
+                "pf_rsa_import on {input:02x?}"
+            );
+            if st == pf_status::PF_OK {
+                let mut problems = 0;
+                assert_eq!(unsafe { pf_rsa_check(k, &mut problems) }, pf_status::PF_OK);
+                unsafe { pf_rsa_free(k) };
+            }
+        }
+        let mut d = std::ptr::null_mut();
+        let st = unsafe { pf_dh_import(input.as_ptr(), input.len(), &mut d) };
+        assert_ne!(
+            st,
+            pf_status::PF_ERR_INTERNAL,
+            "pf_dh_import on {input:02x?}"
+        );
+        unsafe { pf_dh_free(d) };
     }
     eprintln!(
         "{iters} mutated inputs in {:?}; pf_dh_check statuses {statuses:?}",

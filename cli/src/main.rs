@@ -571,6 +571,9 @@ fn run_check(file: &Path) -> Result<bool, Fail> {
         Content::Dh { der, syntax } => (der, syntax),
         // Checked and returned above.
         Content::RsaPrivate { .. } => return Ok(false),
+        Content::EncryptedKey { .. } => return Err(named(Error::WrongKind(
+            "an encrypted PKCS#8 private key: give its passphrase (--passin), or decrypt it first",
+        ))),
     };
     let r = dh::check::check_der(&der, syntax, block).map_err(named)?;
     use dh::check::*;

@@ -313,6 +313,20 @@ impl CandidateSource for DhSource {
     }
 }
 
+/// Reads DH parameters (PEM or DER, PKCS#3 or X9.42, read as leniently as
+/// OpenSSL reads them). Parameters above [`check::MAX_CHECK_BITS`] bits
+/// are refused ([`Error::WrongKind`]); whether they are sound is
+/// [`check::check`]'s question.
+pub fn import(data: &[u8]) -> Result<DhParams> {
+    crate::gmp::init();
+    let d = crate::encode::dh_decode(data)?;
+    let params = DhParams::from_bytes(&d.p, &d.g, d.q.as_deref());
+    if params.bits() > check::MAX_CHECK_BITS {
+        return Err(Error::WrongKind("DH parameters above 16384 bits"));
+    }
+    Ok(params)
+}
+
 /// Generates DH parameters: a safe prime of exactly `bits` bits with the
 /// congruence of `generator`'s convention (see the module docs).
 pub fn generate(

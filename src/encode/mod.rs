@@ -10,6 +10,7 @@ use der::asn1::{BitStringRef, OctetStringRef, UintRef};
 use der::Encode;
 use pem_rfc7468::LineEnding;
 
+pub mod pbes2;
 pub mod sniff;
 
 use crate::error::{Error, Result};
@@ -108,6 +109,27 @@ fn pkcs1_private_der(key: &RsaKey) -> Result<SecureBuf> {
         other_prime_infos: others,
     };
     der_to_secure(&pk)
+}
+
+/// Encodes `key` as a PKCS#8 EncryptedPrivateKeyInfo (PBES2 with `kdf` and
+/// AES-256-CBC) under `passphrase` (not empty: [`Error::InvalidArgument`]),
+/// PEM ("ENCRYPTED PRIVATE KEY") or DER.
+pub fn rsa_export_encrypted(
+    key: &RsaKey,
+    pem: bool,
+    passphrase: &[u8],
+    kdf: pbes2::Kdf,
+) -> Result<SecureBuf> {
+    if passphrase.is_empty() {
+        return Err(Error::InvalidArgument("the passphrase is empty"));
+    }
+    let info = rsa_export(key, RsaFormat::Pkcs8Der)?;
+    let der = pbes2::encrypt(info.as_slice(), passphrase, kdf)?;
+    if pem {
+        pem_to_secure("ENCRYPTED PRIVATE KEY", der.as_slice())
+    } else {
+        Ok(der)
+    }
 }
 
 fn pkcs1_public_der(key: &RsaKey) -> Result<SecureBuf> {
@@ -239,6 +261,9 @@ pub fn dh_decode(data: &[u8]) -> Result<DecodedDh> {
         sniff::Content::Dh { der, syntax } => {
             dh_decode_der(&der, syntax.map(|s| s == sniff::DhSyntax::X942))
         }
+        sniff::Content::EncryptedKey { .. } => Err(Error::WrongKind(
+            "an encrypted private key, not DH parameters",
+        )),
         sniff::Content::RsaPrivate { .. } => {
             Err(Error::WrongKind("an RSA private key, not DH parameters"))
         }

@@ -41,6 +41,8 @@ pub enum Container {
     Pkcs1,
     /// PKCS#8 PrivateKeyInfo with rsaEncryption.
     Pkcs8,
+    /// PKCS#8 EncryptedPrivateKeyInfo (PBES2), decrypted with a passphrase.
+    EncryptedPkcs8,
 }
 
 impl Container {
@@ -49,6 +51,7 @@ impl Container {
         match self {
             Container::Pkcs1 => "PKCS#1",
             Container::Pkcs8 => "PKCS#8",
+            Container::EncryptedPkcs8 => "encrypted PKCS#8",
         }
     }
 }
@@ -71,6 +74,12 @@ pub enum Content {
         pkcs1: SecureBuf,
         /// How the file wrapped it.
         container: Container,
+    },
+    /// An encrypted PKCS#8 private key (EncryptedPrivateKeyInfo DER), found
+    /// without a passphrase: [`sniff_with`] with one decrypts it.
+    EncryptedKey {
+        /// The EncryptedPrivateKeyInfo DER (ciphertext, not secret).
+        der: Vec<u8>,
     },
     /// DH parameters, as DER (public), and the syntax if the PEM label
     /// said it (DER is told apart by shape).
@@ -299,7 +308,7 @@ fn is_spki(der: &[u8]) -> Option<ObjectIdentifier> {
 
 /// Reads one PEM block by its label; `Ok(None)` for blocks that hold no key
 /// or parameters (certificates).
-fn from_block(b: &PemBlock<'_>) -> Result<Option<Content>> {
+fn from_block(b: &PemBlock<'_>, pass: Option<&[u8]>) -> Result<Option<Content>> {
     if is_certificate_like(b.label) {
         return Ok(None);
     }
@@ -342,9 +351,10 @@ fn from_block(b: &PemBlock<'_>) -> Result<Option<Content>> {
                 syntax: Some(syntax),
             }))
         }
-        "ENCRYPTED PRIVATE KEY" => Err(Error::WrongKind(
-            "an encrypted PKCS#8 private key: decrypt it first, e.g. openssl pkey -in FILE",
-        )),
+        "ENCRYPTED PRIVATE KEY" => {
+            let der = decode_body(b.body)?;
+            from_encrypted(der.as_slice(), pass).map(Some)
+        }
         "PUBLIC KEY" => Err(Error::WrongKind(
             "a public key (SubjectPublicKeyInfo); check reads private keys and DH parameters",
         )),
@@ -363,8 +373,34 @@ fn from_block(b: &PemBlock<'_>) -> Result<Option<Content>> {
     }
 }
 
-/// Finds the RSA private key or DH parameters in `data` (PEM or DER).
+/// An EncryptedPrivateKeyInfo: without `pass`, as found; with it,
+/// decrypted (a wrong one: [`Error::Passphrase`]) and unwrapped to PKCS#1.
+fn from_encrypted(der: &[u8], pass: Option<&[u8]>) -> Result<Content> {
+    let Some(pass) = pass else {
+        if !super::pbes2::is_encrypted_private_key_info(der) {
+            return Err(Error::Decode);
+        }
+        return Ok(Content::EncryptedKey { der: der.to_vec() });
+    };
+    let info = super::pbes2::decrypt(der, pass)?;
+    let pkcs1 = from_pkcs8(info.as_slice())?;
+    if !is_rsa_private(pkcs1.as_slice()) {
+        return Err(Error::Decode);
+    }
+    Ok(Content::RsaPrivate {
+        pkcs1,
+        container: Container::EncryptedPkcs8,
+    })
+}
+
+/// Finds the RSA private key or DH parameters in `data` (PEM or DER); an
+/// encrypted PKCS#8 key needs [`sniff_with`].
 pub fn sniff(data: &[u8]) -> Result<Sniffed> {
+    sniff_with(data, None)
+}
+
+/// [`sniff`], decrypting an encrypted PKCS#8 key with `passphrase`.
+pub fn sniff_with(data: &[u8], passphrase: Option<&[u8]>) -> Result<Sniffed> {
     let blocks = pem_blocks(data);
     if !blocks.is_empty() {
         let total = blocks.len();
@@ -372,7 +408,7 @@ pub fn sniff(data: &[u8]) -> Result<Sniffed> {
         // failing that, the first block's reason.
         let mut first_err = None;
         for (i, b) in blocks.iter().enumerate() {
-            match from_block(b) {
+            match from_block(b, passphrase) {
                 Ok(Some(content)) => {
                     return Ok(Sniffed {
                         content,
@@ -393,7 +429,7 @@ pub fn sniff(data: &[u8]) -> Result<Sniffed> {
         // A BEGIN line without its END line.
         return Err(Error::Decode);
     }
-    from_der(data).map(|content| Sniffed {
+    from_der(data, passphrase).map(|content| Sniffed {
         content,
         block: None,
     })
@@ -401,7 +437,7 @@ pub fn sniff(data: &[u8]) -> Result<Sniffed> {
 
 /// DER: PKCS#8, PKCS#1 private, then the recognised kinds we do not check,
 /// then DH parameters.
-fn from_der(der: &[u8]) -> Result<Content> {
+fn from_der(der: &[u8], pass: Option<&[u8]>) -> Result<Content> {
     match from_pkcs8(der) {
         Ok(pkcs1) if is_rsa_private(pkcs1.as_slice()) => {
             return Ok(Content::RsaPrivate {
@@ -428,9 +464,7 @@ fn from_der(der: &[u8]) -> Result<Content> {
         ));
     }
     if is_encrypted_pkcs8(der) {
-        return Err(Error::WrongKind(
-            "an encrypted PKCS#8 private key: decrypt it first, e.g. openssl pkey -in FILE",
-        ));
+        return from_encrypted(der, pass);
     }
     if let Some(what) = other_der_kind(der) {
         return Err(Error::WrongKind(what));
@@ -468,7 +502,6 @@ mod tests {
         for (label, word) in [
             ("PUBLIC KEY", "public key"),
             ("RSA PUBLIC KEY", "public key"),
-            ("ENCRYPTED PRIVATE KEY", "encrypted"),
             ("EC PRIVATE KEY", "EC"),
         ] {
             let pem = format!("-----BEGIN {label}-----\nAAAA\n-----END {label}-----\n");
@@ -477,6 +510,10 @@ mod tests {
                 other => panic!("{label}: {:?}", other.map(|_| ())),
             }
         }
+        // An encrypted PKCS#8 block must at least be EncryptedPrivateKeyInfo.
+        let enc =
+            b"-----BEGIN ENCRYPTED PRIVATE KEY-----\nAAAA\n-----END ENCRYPTED PRIVATE KEY-----\n";
+        assert!(matches!(sniff(enc), Err(Error::Decode)));
         let legacy = b"-----BEGIN RSA PRIVATE KEY-----\nProc-Type: 4,ENCRYPTED\nDEK-Info: AES-128-CBC,00\n\nAAAA\n-----END RSA PRIVATE KEY-----\n";
         assert!(matches!(sniff(legacy), Err(Error::WrongKind(m)) if m.contains("encrypted")));
         let certs = b"-----BEGIN CERTIFICATE-----\nAAAA\n-----END CERTIFICATE-----\n";

@@ -387,6 +387,43 @@ pub unsafe extern "C" fn pf_dh_free(params: *mut pf_dh_params) {
     unsafe { super::free_handle(params) }
 }
 
+/// Reads DH parameters as `pf_dh_check` reads them (PEM or DER, PKCS#3 or
+/// X9.42, OpenSSL's leniency) into a `pf_dh_params`, so that an existing
+/// file can be exported in another format or its parts read. Nothing is
+/// checked here (use `pf_dh_check` on the bytes); parameters over 16384
+/// bits are refused.
+///
+/// `data` may be NULL only if `len` is 0 (which is malformed input). On
+/// success `*out` receives parameters the caller owns (free with
+/// `pf_dh_free`); on failure it is untouched. Returns
+/// `PF_ERR_NULL_ARGUMENT`, `PF_ERR_DECODE` (malformed, not DH parameters,
+/// or too large), `PF_ERR_NO_MEMORY`. Thread-safe.
+#[no_mangle]
+pub unsafe extern "C" fn pf_dh_import(
+    data: *const u8,
+    len: usize,
+    out: *mut *mut pf_dh_params,
+) -> pf_status {
+    guard(|| {
+        if out.is_null() {
+            return pf_status::PF_ERR_NULL_ARGUMENT;
+        }
+        // SAFETY: the caller's contract for `data`.
+        let bytes = match unsafe { super::input(data, len) } {
+            Ok(b) => b,
+            Err(st) => return st,
+        };
+        match dh::import(bytes) {
+            Ok(params) => {
+                // SAFETY: `out` checked for NULL.
+                unsafe { write_out(out, boxed(params)) };
+                pf_status::PF_OK
+            }
+            Err(e) => e.into(),
+        }
+    })
+}
+
 /// Checks encoded DH parameters, in the spirit of OpenSSL's `DH_check`:
 /// `data` holds `len` bytes of PEM ("DH PARAMETERS" or "X9.42 DH
 /// PARAMETERS") or DER (PKCS#3 or X9.42, told apart by shape). PEM is read

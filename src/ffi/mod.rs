@@ -110,6 +110,19 @@ pub(crate) unsafe fn free_handle<T>(p: *mut T) {
     })
 }
 
+/// The bytes a C caller passed (`data` may be NULL only with `len` 0).
+///
+/// # Safety
+/// `data` is NULL or readable for `len` bytes, for `'a`.
+pub(crate) unsafe fn input<'a>(data: *const u8, len: usize) -> Result<&'a [u8], pf_status> {
+    match (data.is_null(), len) {
+        (_, 0) => Ok(&[]),
+        (true, _) => Err(pf_status::PF_ERR_NULL_ARGUMENT),
+        // SAFETY: per this function's contract.
+        (false, _) => Ok(unsafe { std::slice::from_raw_parts(data, len) }),
+    }
+}
+
 /// Writes `value` through a caller's out-pointer. Call only on success,
 /// after the pointer was checked for NULL.
 ///

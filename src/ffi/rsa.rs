@@ -6,8 +6,10 @@ use super::detail::invalid;
 use super::job::{pf_job, start_job};
 use super::options::{check_options, pf_options, CheckedOptions};
 use super::{guard_secret, guard_value, pf_status, write_out};
-use crate::encode::{rsa_export, RsaFormat};
+use crate::encode::pbes2::Kdf;
+use crate::encode::{rsa_export, rsa_export_encrypted, RsaFormat};
 use crate::job::Work;
+use crate::rsa::check::ProblemKind;
 use crate::rsa::{self, RsaKey};
 use crate::secure::SecureBuf;
 
@@ -223,6 +225,223 @@ pub unsafe extern "C" fn pf_rsa_generate_start(
         start_job(opts, out, |c| {
             rsa_request(bits, public_exponent, primes, c).map(Work::Rsa)
         })
+    })
+}
+
+/// Reads an RSA private key, as `primeforge check` reads one: PEM (as
+/// leniently as OpenSSL: any line length, CRLF, text around blocks, the
+/// first key of a bundle with certificates) or DER; PKCS#1, PKCS#8, or
+/// PKCS#8 encrypted with PBES2 (scrypt or PBKDF2-HMAC-SHA256 with AES-CBC,
+/// as `openssl pkcs8 -topk8 -v2 aes-256-cbc`, pyca `cryptography`, GnuTLS
+/// and Go write them) given its passphrase.
+///
+/// `data`/`len`: the input (NULL only with `len` 0, which is malformed).
+/// `pass`/`pass_len`: the passphrase, or NULL and 0 for none; it is only
+/// read during the call. The decrypted key is decoded in secure memory and
+/// lives there, as a generated key does: every `pf_rsa_*` function works on
+/// it. Its components are as in the file (p need not be the larger prime).
+/// Consistency is not checked here: call `pf_rsa_check`.
+///
+/// On success `*out` receives a key the caller owns (free with
+/// `pf_rsa_free`); on failure it is untouched. Returns
+/// `PF_ERR_NULL_ARGUMENT`, `PF_ERR_DECODE` (malformed, or not an RSA
+/// private key: a public key, DH parameters, another algorithm, PBES1
+/// encryption, impossible component sizes, e ≥ 2^64 —
+/// `pf_last_error_message` names it), `PF_ERR_PASSPHRASE` (encrypted and
+/// the passphrase is missing or wrong), `PF_ERR_NO_MEMORY`. Thread-safe.
+#[no_mangle]
+pub unsafe extern "C" fn pf_rsa_import(
+    data: *const u8,
+    len: usize,
+    pass: *const u8,
+    pass_len: usize,
+    out: *mut *mut pf_rsa_key,
+) -> pf_status {
+    guard_secret(|| {
+        if out.is_null() || (pass.is_null() && pass_len > 0) {
+            return pf_status::PF_ERR_NULL_ARGUMENT;
+        }
+        // SAFETY: the caller's contract for `data` and `pass`.
+        let (bytes, passphrase) =
+            match unsafe { (super::input(data, len), super::input(pass, pass_len)) } {
+                (Ok(b), Ok(p)) => (b, (!pass.is_null()).then_some(p)),
+                (Err(st), _) | (_, Err(st)) => return st,
+            };
+        match rsa::import(bytes, passphrase) {
+            Ok(key) => {
+                // SAFETY: `out` checked for NULL.
+                unsafe { write_out(out, boxed_key(key)) };
+                pf_status::PF_OK
+            }
+            Err(e) => e.into(),
+        }
+    })
+}
+
+/// `pf_rsa_check` problem bit: n has more than 16384 bits (nothing else
+/// was examined).
+pub const PF_RSA_CHECK_MODULUS_TOO_LARGE: u32 = 0x001;
+/// Problem bit: n is smaller than 2.
+pub const PF_RSA_CHECK_MODULUS_TOO_SMALL: u32 = 0x002;
+/// Problem bit: more primes than OpenSSL allows for the size (2 below
+/// 1024 bits, 3 below 4096, 4 below 8192, else 5).
+pub const PF_RSA_CHECK_TOO_MANY_PRIMES: u32 = 0x004;
+/// Problem bit: a component is larger than it can be for n (then no
+/// arithmetic was done).
+pub const PF_RSA_CHECK_COMPONENT_TOO_LARGE: u32 = 0x008;
+/// Problem bit: e is even or ≤ 1.
+pub const PF_RSA_CHECK_BAD_PUBLIC_EXPONENT: u32 = 0x010;
+/// Problem bit: n is not the product of the primes.
+pub const PF_RSA_CHECK_N_NOT_PRODUCT: u32 = 0x020;
+/// Problem bit: a prime is composite.
+pub const PF_RSA_CHECK_PRIME_NOT_PRIME: u32 = 0x040;
+/// Problem bit: d·e ≢ 1 (mod λ(n)).
+pub const PF_RSA_CHECK_BAD_PRIVATE_EXPONENT: u32 = 0x080;
+/// Problem bit: a CRT exponent is not d mod (r_i − 1).
+pub const PF_RSA_CHECK_BAD_CRT_EXPONENT: u32 = 0x100;
+/// Problem bit: a CRT coefficient is wrong.
+pub const PF_RSA_CHECK_BAD_CRT_COEFFICIENT: u32 = 0x200;
+/// FIPS 186-5 bit (the key is consistent, only not FIPS 186-5): fewer
+/// than 2048 bits, an odd size, or more than two primes.
+pub const PF_RSA_CHECK_FIPS_SIZE: u32 = 0x10000;
+/// FIPS 186-5 bit: e is not in (2^16, 2^256).
+pub const PF_RSA_CHECK_FIPS_EXPONENT: u32 = 0x20000;
+/// FIPS 186-5 bit: a prime outside [√2·2^(nlen/2−1), 2^(nlen/2)), or
+/// |p − q| ≤ 2^(nlen/2−100).
+pub const PF_RSA_CHECK_FIPS_PRIMES: u32 = 0x40000;
+/// FIPS 186-5 bit: d ≤ 2^(nlen/2) or d ≥ λ(n).
+pub const PF_RSA_CHECK_FIPS_PRIVATE_EXPONENT: u32 = 0x80000;
+/// The FIPS 186-5 bits: `problems & ~PF_RSA_CHECK_FIPS_MASK` is 0 for a
+/// consistent key.
+pub const PF_RSA_CHECK_FIPS_MASK: u32 = 0xFFFF_0000;
+
+fn check_bit(kind: ProblemKind) -> u32 {
+    match kind {
+        ProblemKind::ModulusTooLarge => PF_RSA_CHECK_MODULUS_TOO_LARGE,
+        ProblemKind::ModulusTooSmall => PF_RSA_CHECK_MODULUS_TOO_SMALL,
+        ProblemKind::TooManyPrimes => PF_RSA_CHECK_TOO_MANY_PRIMES,
+        ProblemKind::ComponentTooLarge => PF_RSA_CHECK_COMPONENT_TOO_LARGE,
+        ProblemKind::BadPublicExponent => PF_RSA_CHECK_BAD_PUBLIC_EXPONENT,
+        ProblemKind::ModulusNotProduct => PF_RSA_CHECK_N_NOT_PRODUCT,
+        ProblemKind::NotPrime => PF_RSA_CHECK_PRIME_NOT_PRIME,
+        ProblemKind::BadPrivateExponent => PF_RSA_CHECK_BAD_PRIVATE_EXPONENT,
+        ProblemKind::BadCrtExponent => PF_RSA_CHECK_BAD_CRT_EXPONENT,
+        ProblemKind::BadCrtCoefficient => PF_RSA_CHECK_BAD_CRT_COEFFICIENT,
+        ProblemKind::FipsSize => PF_RSA_CHECK_FIPS_SIZE,
+        ProblemKind::FipsExponent => PF_RSA_CHECK_FIPS_EXPONENT,
+        ProblemKind::FipsPrimes => PF_RSA_CHECK_FIPS_PRIMES,
+        ProblemKind::FipsPrivateExponent => PF_RSA_CHECK_FIPS_PRIVATE_EXPONENT,
+    }
+}
+
+/// Checks a key (generated or imported) as `primeforge check` checks a
+/// file: n = ∏ r_i, every r_i prime (Baillie–PSW plus Miller–Rabin with
+/// fresh random bases), e odd and > 1, d·e ≡ 1 (mod λ), every CRT exponent
+/// and coefficient; and, for a consistent key, the FIPS 186-5 conditions
+/// (sizes, e range, prime bounds and distance, d bounds). Sizes are checked
+/// before any arithmetic, so time depends on the modulus size only.
+///
+/// On `PF_OK`, `*problems` receives 0 or an OR of `PF_RSA_CHECK_*` bits;
+/// bits in `PF_RSA_CHECK_FIPS_MASK` only say the key is not FIPS 186-5.
+/// On failure `*problems` is untouched. Returns `PF_ERR_NULL_ARGUMENT`,
+/// `PF_ERR_FORKED`, `PF_ERR_ENTROPY`, `PF_ERR_NO_MEMORY`. Thread-safe.
+#[no_mangle]
+pub unsafe extern "C" fn pf_rsa_check(key: *const pf_rsa_key, problems: *mut u32) -> pf_status {
+    guard_secret(|| {
+        // SAFETY: the caller passes NULL or a live key.
+        let Some(k) = (unsafe { key.as_ref() }) else {
+            return pf_status::PF_ERR_NULL_ARGUMENT;
+        };
+        if problems.is_null() {
+            return pf_status::PF_ERR_NULL_ARGUMENT;
+        }
+        match rsa::check::check_key(&k.inner) {
+            Ok(r) => {
+                let bits = r
+                    .problems
+                    .iter()
+                    .chain(&r.fips)
+                    .fold(0, |acc, p| acc | check_bit(p.kind));
+                // SAFETY: `problems` checked for NULL.
+                unsafe { write_out(problems, bits) };
+                pf_status::PF_OK
+            }
+            Err(e) => e.into(),
+        }
+    })
+}
+
+/// How `pf_rsa_export_encrypted` turns the passphrase into a key, passed
+/// as `uint32_t`.
+#[repr(u32)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum pf_kdf {
+    /// scrypt, N = 2^14, r = 8, p = 1 (16 MiB), as OpenSSL 3's
+    /// `openssl pkcs8 -topk8 -scrypt`: the default choice.
+    PF_KDF_SCRYPT = 1,
+    /// PBKDF2-HMAC-SHA256, 600 000 iterations: for readers without scrypt.
+    PF_KDF_PBKDF2_SHA256 = 2,
+}
+
+c_enum_from_u32!(pf_kdf {
+    PF_KDF_SCRYPT,
+    PF_KDF_PBKDF2_SHA256,
+});
+
+/// Exports `key` encrypted under a passphrase: PKCS#8
+/// EncryptedPrivateKeyInfo with PBES2 (`kdf`, a `pf_kdf` value, and
+/// AES-256-CBC, fresh salt and IV from the OS), as `PF_FORMAT_PKCS8_PEM`
+/// ("ENCRYPTED PRIVATE KEY") or `PF_FORMAT_PKCS8_DER`. OpenSSL
+/// (`openssl pkey -passin`), pyca `cryptography`, GnuTLS (scrypt from 3.8;
+/// use PBKDF2 for older), Go and `pf_rsa_import` read it.
+///
+/// `pass`/`pass_len`: the passphrase (not empty), only read during the
+/// call. The plaintext key is encrypted inside secure memory. (scrypt's
+/// own 16 MiB working memory comes from the `scrypt` crate's ordinary
+/// allocations and is not wiped by primeforge; see SECURITY.md.)
+///
+/// On success `*out` receives a buffer the caller owns (`pf_buffer_free`);
+/// on failure it is untouched. Returns `PF_ERR_NULL_ARGUMENT`,
+/// `PF_ERR_INVALID_ARGUMENT` (another format, unknown kdf, empty
+/// passphrase), `PF_ERR_FORKED`, `PF_ERR_ENTROPY`, `PF_ERR_NO_MEMORY`.
+/// Thread-safe.
+#[no_mangle]
+pub unsafe extern "C" fn pf_rsa_export_encrypted(
+    key: *const pf_rsa_key,
+    format: u32,
+    pass: *const u8,
+    pass_len: usize,
+    kdf: u32,
+    out: *mut *mut pf_buffer,
+) -> pf_status {
+    guard_secret(|| {
+        if pass.is_null() {
+            return pf_status::PF_ERR_NULL_ARGUMENT;
+        }
+        // SAFETY: the caller's contract for `pass`.
+        let passphrase = match unsafe { super::input(pass, pass_len) } {
+            Ok(p) => p,
+            Err(st) => return st,
+        };
+        // SAFETY: the caller passes NULL or a live key, and `out`.
+        unsafe {
+            buffer_from(key, out, |k| {
+                let pem = match pf_format::try_from(format)? {
+                    pf_format::PF_FORMAT_PKCS8_PEM => true,
+                    pf_format::PF_FORMAT_PKCS8_DER => false,
+                    _ => {
+                        return Err(invalid(
+                            "encrypted export is PKCS#8 only (PF_FORMAT_PKCS8_PEM or _DER)",
+                        ))
+                    }
+                };
+                let kdf = match pf_kdf::try_from(kdf)? {
+                    pf_kdf::PF_KDF_SCRYPT => Kdf::Scrypt,
+                    pf_kdf::PF_KDF_PBKDF2_SHA256 => Kdf::Pbkdf2Sha256,
+                };
+                Ok(rsa_export_encrypted(&k.inner, pem, passphrase, kdf))
+            })
+        }
     })
 }
 

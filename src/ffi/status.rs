@@ -52,6 +52,9 @@ pub enum pf_status {
     PF_ERR_WRONG_KIND = 14,
     /// The job's result was taken before; a result is handed out once.
     PF_ERR_ALREADY_TAKEN = 15,
+    /// The key is encrypted and the passphrase given (or none) does not
+    /// decrypt it, or the encrypted file is corrupted.
+    PF_ERR_PASSPHRASE = 16,
 }
 
 impl From<Error> for pf_status {
@@ -72,12 +75,13 @@ impl From<Error> for pf_status {
             Error::CheckFailed => pf_status::PF_ERR_CHECK_FAILED,
             Error::Forked => pf_status::PF_ERR_FORKED,
             Error::WrongKind(_) => pf_status::PF_ERR_DECODE,
+            Error::Passphrase => pf_status::PF_ERR_PASSPHRASE,
         }
     }
 }
 
 /// Static, NUL-terminated text for each status value, indexed by code.
-const STATUS_TEXT: [&str; 16] = [
+const STATUS_TEXT: [&str; 17] = [
     "success\0",
     "a required pointer argument was NULL\0",
     "invalid argument\0",
@@ -94,6 +98,7 @@ const STATUS_TEXT: [&str; 16] = [
     "the job is still running\0",
     "the object is of another kind than the call needs\0",
     "the job's result was taken already\0",
+    "wrong or missing passphrase for an encrypted key\0",
 ];
 
 const UNKNOWN_STATUS: &str = "unknown status code\0";
@@ -144,7 +149,7 @@ mod tests {
             assert!(!s.is_empty() && !s.contains("unknown"));
             assert!(seen.insert(s.to_owned()), "duplicate text {s}");
         }
-        for code in [16u32, 99, u32::MAX] {
+        for code in [17u32, 99, u32::MAX] {
             let s = unsafe { CStr::from_ptr(pf_status_str(code)) }
                 .to_str()
                 .unwrap();

@@ -8,10 +8,81 @@ use der::Decode;
 use rug::integer::Order;
 use rug::Integer;
 
-use crate::encode::sniff::{sniff, Container, Content};
+use crate::encode::sniff::{sniff, sniff_with, Container, Content};
 use crate::error::{Error, Result};
 use crate::prime::is_probable_prime;
 use crate::prime::stream::Seed;
+
+/// What kind of problem a [`Problem`] is.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub enum ProblemKind {
+    /// n has more than [`MAX_CHECK_BITS`] bits (nothing else was checked).
+    ModulusTooLarge,
+    /// n is smaller than 2.
+    ModulusTooSmall,
+    /// More primes than OpenSSL allows for the size.
+    TooManyPrimes,
+    /// A component is larger than it can be for n.
+    ComponentTooLarge,
+    /// e is even or ≤ 1.
+    BadPublicExponent,
+    /// n is not the product of the primes.
+    ModulusNotProduct,
+    /// A prime is composite.
+    NotPrime,
+    /// d·e ≢ 1 (mod λ(n)).
+    BadPrivateExponent,
+    /// A CRT exponent is not d mod (r_i − 1).
+    BadCrtExponent,
+    /// A CRT coefficient is wrong.
+    BadCrtCoefficient,
+    /// FIPS 186-5 only (the key works): fewer than 2048 bits, an odd size,
+    /// or more than two primes.
+    FipsSize,
+    /// FIPS 186-5 only: e not in (2^16, 2^256).
+    FipsExponent,
+    /// FIPS 186-5 only: a prime outside [√2·2^(nlen/2−1), 2^(nlen/2)), or
+    /// |p − q| ≤ 2^(nlen/2−100).
+    FipsPrimes,
+    /// FIPS 186-5 only: d ≤ 2^(nlen/2) or d ≥ λ(n).
+    FipsPrivateExponent,
+}
+
+impl ProblemKind {
+    /// Whether the problem only concerns FIPS 186-5 (the key is still a
+    /// consistent RSA key).
+    pub fn fips_only(self) -> bool {
+        matches!(
+            self,
+            ProblemKind::FipsSize
+                | ProblemKind::FipsExponent
+                | ProblemKind::FipsPrimes
+                | ProblemKind::FipsPrivateExponent
+        )
+    }
+}
+
+/// One finding: its kind and a sentence for people.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Problem {
+    /// What kind of problem.
+    pub kind: ProblemKind,
+    /// What exactly, in words.
+    pub text: String,
+}
+
+impl std::fmt::Display for Problem {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(&self.text)
+    }
+}
+
+fn problem(kind: ProblemKind, text: impl Into<String>) -> Problem {
+    Problem {
+        kind,
+        text: text.into(),
+    }
+}
 
 /// What `check_private_key` found.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -26,8 +97,11 @@ pub struct RsaReport {
     pub e: Option<u64>,
     /// For PEM input: the block checked (1-based) and the number of blocks.
     pub block: Option<(usize, usize)>,
-    /// Human-readable problems; empty when the key is consistent.
-    pub problems: Vec<String>,
+    /// Problems that make the key unusable or wrong; empty when the key
+    /// is consistent.
+    pub problems: Vec<Problem>,
+    /// Where a consistent key falls short of FIPS 186-5 (not errors).
+    pub fips: Vec<Problem>,
 }
 
 fn int(bytes: &[u8]) -> Integer {
@@ -63,13 +137,29 @@ pub const MAX_CHECK_BITS: u32 = 16384;
 ///
 /// The key's numbers live in the secret arena while they are checked.
 pub fn check_private_key(data: &[u8]) -> Result<RsaReport> {
+    check_private_key_with(data, None)
+}
+
+/// [`check_private_key`] for a key that may be encrypted (PKCS#8 PBES2):
+/// `passphrase` decrypts it ([`Error::Passphrase`] if it does not).
+pub fn check_private_key_with(data: &[u8], passphrase: Option<&[u8]>) -> Result<RsaReport> {
     crate::gmp::init();
-    match sniff(data)?.content_with_block() {
+    match sniff_with(data, passphrase)?.content_with_block() {
         (Content::RsaPrivate { pkcs1, container }, block) => {
             check_pkcs1(pkcs1.as_slice(), container, block)
         }
         (Content::Dh { .. }, _) => Err(Error::WrongKind("DH parameters, not an RSA private key")),
+        (Content::EncryptedKey { .. }, _) => Err(Error::WrongKind(
+            "an encrypted PKCS#8 private key: give its passphrase (--passin), or decrypt it first",
+        )),
     }
+}
+
+/// Checks a key in hand (generated or imported) as [`check_private_key`]
+/// checks a file.
+pub fn check_key(key: &super::RsaKey) -> Result<RsaReport> {
+    let der = crate::encode::rsa_export(key, crate::encode::RsaFormat::Pkcs1Der)?;
+    check_pkcs1(der.as_slice(), Container::Pkcs1, None)
 }
 
 /// Checks a PKCS#1 RSAPrivateKey already found by
@@ -84,64 +174,122 @@ pub fn check_pkcs1(
     crate::gmp::secret_scope(|| check_pkcs1_inner(pkcs1_der, container, block))
 }
 
+/// The numbers of a PKCS#1 RSAPrivateKey.
+pub(crate) struct Parts {
+    pub n: Integer,
+    pub e: Integer,
+    pub d: Integer,
+    /// p, q, then r_3, …
+    pub ps: Vec<Integer>,
+    /// dP, dQ, then d_3, …
+    pub exps: Vec<Integer>,
+    /// qInv, then t_3, …
+    pub coeffs: Vec<Integer>,
+}
+
+impl Parts {
+    /// Whether the sizes are possible for n (see [`check_private_key`]);
+    /// nothing is multiplied or tested.
+    pub(crate) fn sizes_ok(&self) -> bool {
+        size_problems(
+            &self.n,
+            &self.e,
+            &self.d,
+            &self.ps,
+            &self.exps,
+            &self.coeffs,
+        )
+        .is_empty()
+    }
+}
+
+/// Decodes a PKCS#1 RSAPrivateKey (DER) into its numbers.
+pub(crate) fn parse_pkcs1(pkcs1_der: &[u8]) -> Result<Parts> {
+    let k = pkcs1::RsaPrivateKey::<der::asn1::UintRef<'_>>::from_der(pkcs1_der)
+        .map_err(|_| Error::Decode)?;
+    let mut parts = Parts {
+        n: int(k.modulus.as_bytes()),
+        e: int(k.public_exponent.as_bytes()),
+        d: int(k.private_exponent.as_bytes()),
+        ps: vec![int(k.prime1.as_bytes()), int(k.prime2.as_bytes())],
+        exps: vec![int(k.exponent1.as_bytes()), int(k.exponent2.as_bytes())],
+        coeffs: vec![int(k.coefficient.as_bytes())],
+    };
+    if let Some(others) = &k.other_prime_infos {
+        for o in others.iter() {
+            parts.ps.push(int(o.prime.as_bytes()));
+            parts.exps.push(int(o.exponent.as_bytes()));
+            parts.coeffs.push(int(o.coefficient.as_bytes()));
+        }
+    }
+    Ok(parts)
+}
+
 fn check_pkcs1_inner(
     pkcs1_der: &[u8],
     container: Container,
     block: Option<(usize, usize)>,
 ) -> Result<RsaReport> {
-    let k = pkcs1::RsaPrivateKey::<der::asn1::UintRef<'_>>::from_der(pkcs1_der)
-        .map_err(|_| Error::Decode)?;
-    let n = int(k.modulus.as_bytes());
-    let e = int(k.public_exponent.as_bytes());
-    let d = int(k.private_exponent.as_bytes());
-    let mut ps = vec![int(k.prime1.as_bytes()), int(k.prime2.as_bytes())];
-    let mut exps = vec![int(k.exponent1.as_bytes()), int(k.exponent2.as_bytes())];
-    let mut coeffs = vec![int(k.coefficient.as_bytes())];
-    if let Some(others) = &k.other_prime_infos {
-        for o in others.iter() {
-            ps.push(int(o.prime.as_bytes()));
-            exps.push(int(o.exponent.as_bytes()));
-            coeffs.push(int(o.coefficient.as_bytes()));
-        }
-    }
+    let Parts {
+        n,
+        e,
+        d,
+        ps,
+        exps,
+        coeffs,
+    } = parse_pkcs1(pkcs1_der)?;
     let bits = n.significant_bits();
-    let report = |problems: Vec<String>| RsaReport {
+    let report = |problems: Vec<Problem>, fips: Vec<Problem>| RsaReport {
         container,
         bits,
         primes: ps.len(),
         e: e.to_u64(),
         block,
         problems,
+        fips,
     };
     let problems = size_problems(&n, &e, &d, &ps, &exps, &coeffs);
     if !problems.is_empty() {
-        return Ok(report(problems));
+        return Ok(report(problems, Vec::new()));
     }
     let mut problems = Vec::new();
     if e <= 1u32 || e.is_even() {
-        problems.push("public exponent is not odd and > 1".into());
+        problems.push(problem(
+            ProblemKind::BadPublicExponent,
+            "public exponent is not odd and > 1",
+        ));
     }
     let product = ps.iter().fold(Integer::from(1u32), |a, p| a * p);
     if product != n {
-        problems.push("n is not the product of the primes".into());
+        problems.push(problem(
+            ProblemKind::ModulusNotProduct,
+            "n is not the product of the primes",
+        ));
     }
     let seed = Seed::from_os()?;
     for (i, p) in ps.iter().enumerate() {
         if !is_probable_prime(p, &seed, i as u64) {
-            problems.push(format!("prime {} is not prime", i + 1));
+            problems.push(problem(
+                ProblemKind::NotPrime,
+                format!("prime {} is not prime", i + 1),
+            ));
         }
     }
+    let mut fips = Vec::new();
     if problems.is_empty() {
         let lambda = super::carmichael_lambda(&ps)?;
         if Integer::from(&d * &e) % &lambda != 1u32 {
-            problems.push("d·e is not 1 modulo lcm(p_i − 1)".into());
+            problems.push(problem(
+                ProblemKind::BadPrivateExponent,
+                "d·e is not 1 modulo lcm(p_i − 1)",
+            ));
         }
+        fips = fips_shortfalls(bits, &e, &d, &ps, &lambda);
         for (i, (p, x)) in ps.iter().zip(&exps).enumerate() {
             if &d % Integer::from(p - 1u32) != *x {
-                problems.push(format!(
-                    "CRT exponent {} is not d mod (r_{} − 1)",
-                    i + 1,
-                    i + 1
+                problems.push(problem(
+                    ProblemKind::BadCrtExponent,
+                    format!("CRT exponent {} is not d mod (r_{} − 1)", i + 1, i + 1),
                 ));
             }
         }
@@ -155,12 +303,63 @@ fn check_pkcs1_inner(
                 (&prefix, p)
             };
             if Integer::from(val * &coeffs[i - 1]) % modulus != 1u32 {
-                problems.push(format!("CRT coefficient {i} is wrong"));
+                problems.push(problem(
+                    ProblemKind::BadCrtCoefficient,
+                    format!("CRT coefficient {i} is wrong"),
+                ));
             }
             prefix *= p;
         }
     }
-    Ok(report(problems))
+    Ok(report(problems, fips))
+}
+
+/// Where a consistent key falls short of FIPS 186-5 (A.1.1 and 5.1):
+/// nlen ≥ 2048 and even, two primes, 2^16 < e < 2^256, each prime in
+/// [√2·2^(nlen/2−1), 2^(nlen/2)), |p − q| > 2^(nlen/2−100), and
+/// 2^(nlen/2) < d < λ(n).
+fn fips_shortfalls(
+    bits: u32,
+    e: &Integer,
+    d: &Integer,
+    ps: &[Integer],
+    lambda: &Integer,
+) -> Vec<Problem> {
+    let mut out = Vec::new();
+    if bits < 2048 || bits % 2 != 0 || ps.len() != 2 {
+        out.push(problem(
+            ProblemKind::FipsSize,
+            format!(
+                "FIPS 186-5 asks for an even size of at least 2048 bits and two primes ({bits} bits, {} primes)",
+                ps.len()
+            ),
+        ));
+        return out;
+    }
+    let half = bits / 2;
+    if e.significant_bits() <= 16 || e.significant_bits() > 256 {
+        out.push(problem(
+            ProblemKind::FipsExponent,
+            "FIPS 186-5 asks for 2^16 < e < 2^256",
+        ));
+    }
+    // p ≥ √2·2^(half−1)  ⇔  p² ≥ 2^(2·half−1), for p < 2^half.
+    let low = Integer::from(1u32) << (2 * half - 1);
+    let in_range = |p: &Integer| p.significant_bits() == half && Integer::from(p * p) >= low;
+    let close = Integer::from(&ps[0] - &ps[1]).abs().significant_bits() <= half.saturating_sub(100);
+    if !ps.iter().all(in_range) || close {
+        out.push(problem(
+            ProblemKind::FipsPrimes,
+            "FIPS 186-5 asks for primes in [√2·2^(nlen/2−1), 2^(nlen/2)) with |p − q| > 2^(nlen/2−100)",
+        ));
+    }
+    if d.significant_bits() <= half || d >= lambda {
+        out.push(problem(
+            ProblemKind::FipsPrivateExponent,
+            "FIPS 186-5 asks for 2^(nlen/2) < d < λ(n)",
+        ));
+    }
+    out
 }
 
 /// Size and count problems, found without arithmetic on the values.
@@ -171,24 +370,31 @@ fn size_problems(
     ps: &[Integer],
     exps: &[Integer],
     coeffs: &[Integer],
-) -> Vec<String> {
+) -> Vec<Problem> {
     let bits = n.significant_bits();
     let mut problems = Vec::new();
     if bits > MAX_CHECK_BITS {
-        problems.push(format!(
-            "modulus of {bits} bits is larger than {MAX_CHECK_BITS}"
+        problems.push(problem(
+            ProblemKind::ModulusTooLarge,
+            format!("modulus of {bits} bits is larger than {MAX_CHECK_BITS}"),
         ));
         return problems;
     }
     if bits < 2 {
-        problems.push("the modulus is smaller than 2".into());
+        problems.push(problem(
+            ProblemKind::ModulusTooSmall,
+            "the modulus is smaller than 2",
+        ));
         return problems;
     }
     let cap = super::max_primes(bits) as usize;
     if ps.len() > cap {
-        problems.push(format!(
-            "{} primes: at most {cap} for a {bits}-bit modulus (OpenSSL's limit)",
-            ps.len()
+        problems.push(problem(
+            ProblemKind::TooManyPrimes,
+            format!(
+                "{} primes: at most {cap} for a {bits}-bit modulus (OpenSSL's limit)",
+                ps.len()
+            ),
         ));
         return problems;
     }
@@ -202,38 +408,45 @@ fn size_problems(
         let pb = p.significant_bits();
         sum += u64::from(pb);
         if pb > bits {
-            problems.push(format!("{} has {pb} bits, more than n's {bits}", name(i)));
+            problems.push(too_large(format!(
+                "{} has {pb} bits, more than n's {bits}",
+                name(i)
+            )));
         }
         if exps[i].significant_bits() > pb {
-            problems.push(format!(
+            problems.push(too_large(format!(
                 "CRT exponent {} has {} bits, more than its prime's {pb}",
                 i + 1,
                 exps[i].significant_bits()
-            ));
+            )));
         }
     }
     if problems.is_empty() && sum > u64::from(bits) + ps.len() as u64 {
-        problems.push(format!(
+        problems.push(too_large(format!(
             "the primes have {sum} bits together, too many for a {bits}-bit n"
-        ));
+        )));
     }
     for (what, v) in [("the public exponent", e), ("the private exponent", d)] {
         if v.significant_bits() > bits {
-            problems.push(format!(
+            problems.push(too_large(format!(
                 "{what} has {} bits, more than n's {bits}",
                 v.significant_bits()
-            ));
+            )));
         }
     }
     for (i, c) in coeffs.iter().enumerate() {
         let limit = ps[i + 1].significant_bits().max(ps[0].significant_bits());
         if c.significant_bits() > limit {
-            problems.push(format!(
+            problems.push(too_large(format!(
                 "CRT coefficient {} has {} bits, more than its prime's {limit}",
                 i + 1,
                 c.significant_bits()
-            ));
+            )));
         }
     }
     problems
+}
+
+fn too_large(text: String) -> Problem {
+    problem(ProblemKind::ComponentTooLarge, text)
 }

@@ -15,8 +15,10 @@
 
 pub mod check;
 mod ct;
+mod import;
 mod key;
 
+pub use import::import;
 pub use key::{OtherPrime, RsaKey};
 
 use std::sync::atomic::AtomicBool;

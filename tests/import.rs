@@ -1,0 +1,476 @@
+//! Key import, key check and encrypted PKCS#8 through the C ABI, against
+//! files other tools wrote (OpenSSL 3, pyca `cryptography`, GnuTLS'
+//! certtool) and read back by them.
+
+mod common;
+
+use std::path::{Path, PathBuf};
+use std::process::Command;
+
+use primeforge::ffi::pf_status::*;
+use primeforge::ffi::*;
+
+fn tmp(name: &str) -> PathBuf {
+    PathBuf::from(env!("CARGO_TARGET_TMPDIR")).join(name)
+}
+
+fn tool(cmd: &str, args: &[&str]) -> Vec<u8> {
+    let out = Command::new(cmd)
+        .args(args)
+        .output()
+        .unwrap_or_else(|e| panic!("{cmd}: {e} (installed by .ci/deps)"));
+    assert!(
+        out.status.success(),
+        "{cmd} {args:?}: {}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    out.stdout
+}
+
+fn openssl(args: &[&str]) -> Vec<u8> {
+    tool("openssl", args)
+}
+
+fn import(data: &[u8], pass: Option<&[u8]>) -> Result<*mut pf_rsa_key, pf_status> {
+    let mut k = std::ptr::null_mut();
+    let (p, n) = pass.map_or((std::ptr::null(), 0), |p| (p.as_ptr(), p.len()));
+    match unsafe { pf_rsa_import(data.as_ptr(), data.len(), p, n, &mut k) } {
+        PF_OK => Ok(k),
+        st => {
+            assert!(k.is_null(), "out written on failure");
+            Err(st)
+        }
+    }
+}
+
+fn export(k: *const pf_rsa_key, f: pf_format) -> Vec<u8> {
+    let mut b = std::ptr::null_mut();
+    assert_eq!(unsafe { pf_rsa_export(k, f as u32, &mut b) }, PF_OK);
+    common::take(b)
+}
+
+fn check(k: *const pf_rsa_key) -> u32 {
+    let mut problems = 0xdead;
+    assert_eq!(unsafe { pf_rsa_check(k, &mut problems) }, PF_OK);
+    problems
+}
+
+fn last_message() -> String {
+    unsafe { std::ffi::CStr::from_ptr(pf_last_error_message()) }
+        .to_string_lossy()
+        .into_owned()
+}
+
+/// An OpenSSL key file of `bits` in PKCS#8 PEM, made once per test.
+fn openssl_key(name: &str, bits: u32) -> PathBuf {
+    let path = tmp(name);
+    openssl(&[
+        "genpkey",
+        "-algorithm",
+        "RSA",
+        "-pkeyopt",
+        &format!("rsa_keygen_bits:{bits}"),
+        "-out",
+        path.to_str().unwrap(),
+    ]);
+    path
+}
+
+fn s(p: &Path) -> &str {
+    p.to_str().unwrap()
+}
+
+/// The key file as OpenSSL writes unencrypted PKCS#8 DER (`openssl pkey
+/// -outform DER` would write PKCS#1).
+fn pkcs8_der_of(pem: &Path) -> Vec<u8> {
+    openssl(&[
+        "pkcs8",
+        "-topk8",
+        "-nocrypt",
+        "-in",
+        s(pem),
+        "-outform",
+        "DER",
+    ])
+}
+
+/// Every container OpenSSL writes imports to the same key, which exports
+/// byte for byte as OpenSSL exports it, and checks clean (FIPS bits too,
+/// at 2048 bits).
+#[test]
+fn openssl_keys_in_every_container_import_and_round_trip() {
+    let pem = openssl_key("imp-2048.pem", 2048);
+    let pkcs8_der = pkcs8_der_of(&pem);
+    let pkcs1_pem = openssl(&["rsa", "-in", s(&pem), "-traditional"]);
+    let pkcs1_der = openssl(&["rsa", "-in", s(&pem), "-traditional", "-outform", "DER"]);
+    let spki = openssl(&["pkey", "-in", s(&pem), "-pubout"]);
+    // PEM with CRLF, long lines and text around it, as some tools write.
+    let mut messy = b"Bag Attributes\r\n    friendlyName: x\r\n".to_vec();
+    let body = std::fs::read_to_string(&pem).unwrap().replace('\n', "\r\n");
+    messy.extend_from_slice(body.as_bytes());
+    for data in [
+        std::fs::read(&pem).unwrap(),
+        pkcs8_der.clone(),
+        pkcs1_pem,
+        pkcs1_der.clone(),
+        messy,
+    ] {
+        let k = import(&data, None).unwrap();
+        assert_eq!(unsafe { pf_rsa_bits(k) }, 2048);
+        assert_eq!(unsafe { pf_rsa_primes(k) }, 2);
+        assert!(export(k, pf_format::PF_FORMAT_PKCS8_DER) == pkcs8_der);
+        assert!(export(k, pf_format::PF_FORMAT_PKCS1_DER) == pkcs1_der);
+        assert_eq!(export(k, pf_format::PF_FORMAT_SPKI_PEM), spki);
+        assert_eq!(check(k), 0, "OpenSSL 3's 2048-bit keys meet FIPS 186-5");
+        unsafe { pf_rsa_free(k) };
+    }
+    // Not private keys: named, refused, out untouched.
+    for (data, word) in [
+        (spki, "public key"),
+        (
+            openssl(&["dhparam", "-in", "/dev/null", "-dsaparam", "512"]),
+            "DH",
+        ),
+        (
+            b"-----BEGIN PRIVATE KEY-----\nAAAA\n-----END PRIVATE KEY-----\n".to_vec(),
+            "malformed",
+        ),
+    ] {
+        assert_eq!(import(&data, None).unwrap_err(), PF_ERR_DECODE, "{word}");
+        assert!(
+            last_message().to_lowercase().contains(&word.to_lowercase()),
+            "{word}: {}",
+            last_message()
+        );
+    }
+}
+
+/// A small and a multi-prime key: consistent, but FIPS 186-5 says no.
+#[test]
+fn check_reports_fips_shortfalls_apart_from_errors() {
+    let pem = openssl_key("imp-1024.pem", 1024);
+    let k = import(&std::fs::read(&pem).unwrap(), None).unwrap();
+    let p = check(k);
+    assert_eq!(p & !PF_RSA_CHECK_FIPS_MASK, 0);
+    assert_ne!(p & PF_RSA_CHECK_FIPS_SIZE, 0);
+    unsafe { pf_rsa_free(k) };
+    // Our own 3-prime key with e = 3.
+    let mut k = std::ptr::null_mut();
+    assert_eq!(
+        unsafe { pf_rsa_generate_ex(2048, 3, 3, &common::opts(2, None), &mut k) },
+        PF_OK
+    );
+    let p = check(k);
+    assert_eq!(p & !PF_RSA_CHECK_FIPS_MASK, 0);
+    assert_ne!(p & PF_RSA_CHECK_FIPS_SIZE, 0, "{p:#x}");
+    unsafe { pf_rsa_free(k) };
+    // A FIPS key of ours: nothing at all.
+    let mut k = std::ptr::null_mut();
+    let mut o = common::opts(2, None);
+    o.flags = pf_rsa_flag::PF_RSA_FIPS as u32;
+    assert_eq!(
+        unsafe { pf_rsa_generate_ex(2048, 65537, 2, &o, &mut k) },
+        PF_OK
+    );
+    assert_eq!(check(k), 0);
+    unsafe { pf_rsa_free(k) };
+}
+
+/// Each broken component is reported by its own bit.
+#[test]
+fn check_finds_each_broken_component() {
+    use der::{Decode, Encode};
+    let mut k = std::ptr::null_mut();
+    assert_eq!(
+        unsafe { pf_rsa_generate_ex(1024, 65537, 2, &common::opts(2, Some(&[5; 32])), &mut k) },
+        PF_OK
+    );
+    let der = export(k, pf_format::PF_FORMAT_PKCS1_DER);
+    unsafe { pf_rsa_free(k) };
+    let plus_two = |b: &[u8]| {
+        let mut v = b.to_vec();
+        let last = v.len() - 1;
+        v[last] = v[last].wrapping_add(2);
+        v
+    };
+    type Edit = fn(&mut pkcs1::RsaPrivateKey<der::asn1::UintRef<'static>>, &[Vec<u8>]);
+    let cases: [(&str, u32, Edit); 5] = [
+        ("d", PF_RSA_CHECK_BAD_PRIVATE_EXPONENT, |k, v| {
+            k.private_exponent = der::asn1::UintRef::new(leak(&v[0])).unwrap()
+        }),
+        ("dP", PF_RSA_CHECK_BAD_CRT_EXPONENT, |k, v| {
+            k.exponent1 = der::asn1::UintRef::new(leak(&v[1])).unwrap()
+        }),
+        ("qInv", PF_RSA_CHECK_BAD_CRT_COEFFICIENT, |k, v| {
+            k.coefficient = der::asn1::UintRef::new(leak(&v[2])).unwrap()
+        }),
+        ("e", PF_RSA_CHECK_BAD_PUBLIC_EXPONENT, |k, _| {
+            k.public_exponent = der::asn1::UintRef::new(&[0x01, 0x00, 0x00]).unwrap()
+        }),
+        ("n", PF_RSA_CHECK_N_NOT_PRODUCT, |k, v| {
+            k.modulus = der::asn1::UintRef::new(leak(&v[3])).unwrap()
+        }),
+    ];
+    fn leak(v: &[u8]) -> &'static [u8] {
+        Box::leak(v.to_vec().into_boxed_slice())
+    }
+    let base = pkcs1::RsaPrivateKey::<der::asn1::UintRef<'_>>::from_der(&der).unwrap();
+    let changed = vec![
+        plus_two(base.private_exponent.as_bytes()),
+        plus_two(base.exponent1.as_bytes()),
+        plus_two(base.coefficient.as_bytes()),
+        plus_two(base.modulus.as_bytes()),
+    ];
+    for (what, bit, edit) in cases {
+        let der: &'static [u8] = leak(&der);
+        let mut key = pkcs1::RsaPrivateKey::<der::asn1::UintRef<'static>>::from_der(der).unwrap();
+        edit(&mut key, &changed);
+        let bad = key.to_der().unwrap();
+        let k = import(&bad, None).unwrap();
+        let p = check(k);
+        assert_ne!(p & bit, 0, "{what}: {p:#x}");
+        unsafe { pf_rsa_free(k) };
+    }
+    // A composite "prime": p replaced by p + 2 (then n is wrong too).
+    let mut key = pkcs1::RsaPrivateKey::<der::asn1::UintRef<'_>>::from_der(&der).unwrap();
+    let p2 = plus_two(key.prime1.as_bytes());
+    key.prime1 = der::asn1::UintRef::new(&p2).unwrap();
+    let k = import(&key.to_der().unwrap(), None).unwrap();
+    assert_ne!(check(k) & PF_RSA_CHECK_N_NOT_PRODUCT, 0);
+    unsafe { pf_rsa_free(k) };
+    // Impossible sizes are refused at import (nothing is multiplied).
+    let mut key = pkcs1::RsaPrivateKey::<der::asn1::UintRef<'_>>::from_der(&der).unwrap();
+    let huge = vec![0xffu8; 300];
+    key.private_exponent = der::asn1::UintRef::new(&huge).unwrap();
+    assert_eq!(
+        import(&key.to_der().unwrap(), None).unwrap_err(),
+        PF_ERR_DECODE
+    );
+    assert!(last_message().contains("sizes"), "{}", last_message());
+}
+
+/// Files OpenSSL encrypted (scrypt; PBKDF2 with AES-128 and AES-256),
+/// pyca `cryptography` and certtool encrypted: the right passphrase opens
+/// each, a wrong or missing one is PF_ERR_PASSPHRASE.
+#[test]
+fn we_open_keys_other_tools_encrypted() {
+    let pem = openssl_key("imp-enc-src.pem", 2048);
+    let plain = pkcs8_der_of(&pem);
+    let mut files: Vec<(&str, Vec<u8>)> = Vec::new();
+    for (name, extra) in [
+        (
+            "openssl scrypt aes-256",
+            vec!["-scrypt", "-v2", "aes-256-cbc"],
+        ),
+        (
+            "openssl pbkdf2 aes-256",
+            vec!["-v2", "aes-256-cbc", "-v2prf", "hmacWithSHA256"],
+        ),
+        (
+            "openssl pbkdf2 aes-128",
+            vec!["-v2", "aes-128-cbc", "-v2prf", "hmacWithSHA256"],
+        ),
+    ] {
+        let mut args = vec![
+            "pkcs8",
+            "-topk8",
+            "-in",
+            s(&pem),
+            "-passout",
+            "pass:hunter2",
+        ];
+        args.extend(extra);
+        files.push((name, openssl(&args)));
+    }
+    let py = tool(
+        "python3",
+        &[
+            "-c",
+            "import sys\n\
+             from cryptography.hazmat.primitives import serialization as s\n\
+             k = s.load_pem_private_key(open(sys.argv[1], 'rb').read(), None)\n\
+             sys.stdout.buffer.write(k.private_bytes(s.Encoding.PEM, s.PrivateFormat.PKCS8,\n\
+                 s.BestAvailableEncryption(b'hunter2')))",
+            s(&pem),
+        ],
+    );
+    files.push(("pyca cryptography", py));
+    let gnutls = tool(
+        "certtool",
+        &[
+            "--to-p8",
+            "--load-privkey",
+            s(&pem),
+            "--password",
+            "hunter2",
+            "--pkcs-cipher",
+            "aes-256",
+        ],
+    );
+    files.push(("certtool aes-256", gnutls));
+    for (name, data) in files {
+        let k = import(&data, Some(b"hunter2")).unwrap_or_else(|st| {
+            panic!("{name}: {st:?}: {}", last_message());
+        });
+        assert!(export(k, pf_format::PF_FORMAT_PKCS8_DER) == plain, "{name}");
+        unsafe { pf_rsa_free(k) };
+        assert_eq!(
+            import(&data, Some(b"hunter3")).unwrap_err(),
+            PF_ERR_PASSPHRASE,
+            "{name}"
+        );
+        assert_eq!(
+            import(&data, None).unwrap_err(),
+            PF_ERR_PASSPHRASE,
+            "{name}"
+        );
+    }
+}
+
+/// What we encrypt, OpenSSL, pyca `cryptography` and certtool open
+/// (certtool 3.7 with PBKDF2: it has no scrypt); so do we.
+#[test]
+fn other_tools_open_keys_we_encrypted() {
+    let mut k = std::ptr::null_mut();
+    assert_eq!(
+        unsafe { pf_rsa_generate_ex(2048, 65537, 2, &common::opts(2, None), &mut k) },
+        PF_OK
+    );
+    let plain_pem = export(k, pf_format::PF_FORMAT_PKCS8_PEM);
+    let pass = b"correct horse battery staple";
+    for kdf in [pf_kdf::PF_KDF_SCRYPT, pf_kdf::PF_KDF_PBKDF2_SHA256] {
+        let mut b = std::ptr::null_mut();
+        assert_eq!(
+            unsafe {
+                pf_rsa_export_encrypted(
+                    k,
+                    pf_format::PF_FORMAT_PKCS8_PEM as u32,
+                    pass.as_ptr(),
+                    pass.len(),
+                    kdf as u32,
+                    &mut b,
+                )
+            },
+            PF_OK
+        );
+        let enc = common::take(b);
+        assert!(enc.starts_with(b"-----BEGIN ENCRYPTED PRIVATE KEY-----\n"));
+        let path = tmp(&format!("ours-{kdf:?}.pem"));
+        std::fs::write(&path, &enc).unwrap();
+        let out = openssl(&[
+            "pkey",
+            "-in",
+            s(&path),
+            "-passin",
+            "pass:correct horse battery staple",
+        ]);
+        assert_eq!(out, plain_pem, "openssl, {kdf:?}");
+        let py = tool(
+            "python3",
+            &[
+                "-c",
+                "import sys\n\
+                 from cryptography.hazmat.primitives import serialization as s\n\
+                 k = s.load_pem_private_key(open(sys.argv[1], 'rb').read(), sys.argv[2].encode())\n\
+                 sys.stdout.buffer.write(k.private_bytes(s.Encoding.PEM, s.PrivateFormat.PKCS8, s.NoEncryption()))",
+                s(&path),
+                "correct horse battery staple",
+            ],
+        );
+        assert_eq!(py, plain_pem, "pyca, {kdf:?}");
+        if kdf == pf_kdf::PF_KDF_PBKDF2_SHA256 {
+            let gnutls = tool(
+                "certtool",
+                &[
+                    "--key-info",
+                    "--load-privkey",
+                    s(&path),
+                    "--password",
+                    "correct horse battery staple",
+                ],
+            );
+            assert!(
+                String::from_utf8_lossy(&gnutls).contains("Public Key Info"),
+                "certtool"
+            );
+        }
+        // And back through our own reader.
+        let again = import(&enc, Some(pass)).unwrap();
+        assert_eq!(export(again, pf_format::PF_FORMAT_PKCS8_PEM), plain_pem);
+        unsafe { pf_rsa_free(again) };
+        // DER works too.
+        let mut b = std::ptr::null_mut();
+        assert_eq!(
+            unsafe {
+                pf_rsa_export_encrypted(
+                    k,
+                    pf_format::PF_FORMAT_PKCS8_DER as u32,
+                    pass.as_ptr(),
+                    pass.len(),
+                    kdf as u32,
+                    &mut b,
+                )
+            },
+            PF_OK
+        );
+        let der = common::take(b);
+        let again = import(&der, Some(pass)).unwrap();
+        unsafe { pf_rsa_free(again) };
+    }
+    // Refusals leave *out alone.
+    let mut b: *mut pf_buffer = std::ptr::dangling_mut();
+    for (fmt, pass, kdf, want) in [
+        (
+            pf_format::PF_FORMAT_PKCS1_PEM as u32,
+            &b"x"[..],
+            1u32,
+            PF_ERR_INVALID_ARGUMENT,
+        ),
+        (
+            pf_format::PF_FORMAT_PKCS8_PEM as u32,
+            &b""[..],
+            1,
+            PF_ERR_INVALID_ARGUMENT,
+        ),
+        (
+            pf_format::PF_FORMAT_PKCS8_PEM as u32,
+            &b"x"[..],
+            3,
+            PF_ERR_INVALID_ARGUMENT,
+        ),
+    ] {
+        let st = unsafe { pf_rsa_export_encrypted(k, fmt, pass.as_ptr(), pass.len(), kdf, &mut b) };
+        assert_eq!(st, want);
+        assert_eq!(b, std::ptr::dangling_mut());
+    }
+    unsafe { pf_rsa_free(k) };
+}
+
+/// DH parameters from `openssl dhparam` import and export unchanged.
+#[test]
+fn dh_parameters_import_and_export_unchanged() {
+    let path = tmp("imp-dh.pem");
+    openssl(&["dhparam", "-out", s(&path), "512"]);
+    let der = openssl(&["dhparam", "-in", s(&path), "-outform", "DER"]);
+    let mut p = std::ptr::null_mut();
+    let pem = std::fs::read(&path).unwrap();
+    assert_eq!(
+        unsafe { pf_dh_import(pem.as_ptr(), pem.len(), &mut p) },
+        PF_OK
+    );
+    assert_eq!(unsafe { pf_dh_bits(p) }, 512);
+    let mut b = std::ptr::null_mut();
+    assert_eq!(
+        unsafe { pf_dh_export(p, pf_format::PF_FORMAT_PKCS3_DER as u32, &mut b) },
+        PF_OK
+    );
+    assert_eq!(common::take(b), der);
+    unsafe { pf_dh_free(p) };
+    let mut p: *mut pf_dh_params = std::ptr::dangling_mut();
+    let key = std::fs::read(openssl_key("imp-not-dh.pem", 1024)).unwrap();
+    assert_eq!(
+        unsafe { pf_dh_import(key.as_ptr(), key.len(), &mut p) },
+        PF_ERR_DECODE
+    );
+    assert_eq!(p, std::ptr::dangling_mut());
+}
