@@ -125,9 +125,35 @@ public:
         detail::check(pf_rsa_generate(bits, threads, &k));
         return RsaKey(k);
     }
+    /** Reads a private key (PEM/DER, PKCS#1/PKCS#8, encrypted PKCS#8 with
+     *  `passphrase`; pass an empty view for none). */
+    static RsaKey import(std::string_view data, std::string_view passphrase = {}) {
+        pf_rsa_key *k = nullptr;
+        const auto *pw = passphrase.empty() ? nullptr
+                                            : reinterpret_cast<const uint8_t *>(passphrase.data());
+        detail::check(pf_rsa_import(reinterpret_cast<const uint8_t *>(data.data()), data.size(), pw,
+                                    passphrase.size(), &k));
+        return RsaKey(k);
+    }
+    /** Problem bits (PF_RSA_CHECK_*); 0 = consistent and FIPS 186-5. */
+    uint32_t check() const {
+        uint32_t problems = 0;
+        detail::check(pf_rsa_check(k_.get(), &problems));
+        return problems;
+    }
     Buffer export_as(pf_format format) const {
         pf_buffer *b = nullptr;
         detail::check(pf_rsa_export(k_.get(), static_cast<uint32_t>(format), &b));
+        return Buffer(b);
+    }
+    /** PKCS#8 EncryptedPrivateKeyInfo (PF_FORMAT_PKCS8_PEM or _DER). */
+    Buffer export_encrypted(pf_format format, std::string_view passphrase,
+                            pf_kdf kdf = PF_KDF_SCRYPT) const {
+        pf_buffer *b = nullptr;
+        detail::check(pf_rsa_export_encrypted(
+            k_.get(), static_cast<uint32_t>(format),
+            reinterpret_cast<const uint8_t *>(passphrase.data()), passphrase.size(),
+            static_cast<uint32_t>(kdf), &b));
         return Buffer(b);
     }
     Buffer component(pf_rsa_part part) const {
@@ -150,6 +176,12 @@ public:
         pf_options o = opts.raw();
         pf_dh_params *d = nullptr;
         detail::check(pf_dh_generate_ex(bits, generator, flags, &o, &d));
+        return DhParams(d);
+    }
+    /** Reads parameters (PEM/DER, PKCS#3/X9.42). */
+    static DhParams import(std::string_view data) {
+        pf_dh_params *d = nullptr;
+        detail::check(pf_dh_import(reinterpret_cast<const uint8_t *>(data.data()), data.size(), &d));
         return DhParams(d);
     }
     static DhParams named(pf_dh_group group) {

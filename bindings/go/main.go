@@ -61,6 +61,25 @@ func GenerateRSA(bits uint32, progress func(uint64) bool) ([]byte, error) {
 	return C.GoBytes(unsafe.Pointer(C.pf_buffer_data(buf)), C.int(C.pf_buffer_len(buf))), nil
 }
 
+// importAndCheck reads a private key (no passphrase) and returns its
+// PF_RSA_CHECK_* problem bits.
+func importAndCheck(pem []byte) (uint32, error) {
+	runtime.LockOSThread()
+	defer runtime.UnlockOSThread()
+	data := C.CBytes(pem)
+	defer C.free(data)
+	var key *C.pf_rsa_key
+	if st := C.pf_rsa_import((*C.uint8_t)(data), C.size_t(len(pem)), nil, 0, &key); st != C.PF_OK {
+		return 0, statusError(st)
+	}
+	defer C.pf_rsa_free(key)
+	var problems C.uint32_t
+	if st := C.pf_rsa_check(key, &problems); st != C.PF_OK {
+		return 0, statusError(st)
+	}
+	return uint32(problems), nil
+}
+
 func main() {
 	calls := 0
 	pem, err := GenerateRSA(2048, func(candidates uint64) bool { calls++; return false })
@@ -78,6 +97,11 @@ func main() {
 	_, err = GenerateRSA(1001, func(uint64) bool { return false })
 	if err == nil || err.Error() != "invalid argument: bits must be even, 512..=16384" {
 		fmt.Println("go: error detail FAIL", err)
+		os.Exit(1)
+	}
+	// Import a PEM key back and check it.
+	if problems, err := importAndCheck(pem); err != nil || problems&^C.PF_RSA_CHECK_FIPS_MASK != 0 {
+		fmt.Println("go: import/check FAIL", err, problems)
 		os.Exit(1)
 	}
 	var dh *C.pf_dh_params

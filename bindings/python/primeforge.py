@@ -33,6 +33,7 @@ __all__ = [
     "generate_rsa", "generate_dh", "named_group", "check_dh", "version",
     "NAMED_GROUPS", "DH_CHECK_BITS", "Forked", "WrongKind", "AlreadyTaken",
     "Job", "start_rsa", "start_dh", "generate_rsa_async", "generate_dh_async",
+    "PassphraseError", "import_rsa", "import_dh", "RSA_CHECK_BITS", "RSA_CHECK_FIPS_MASK",
 ]
 
 
@@ -149,6 +150,11 @@ _pf_job_cancel = _fn("pf_job_cancel", _status, _h)
 _pf_job_take_rsa = _fn("pf_job_take_rsa", _status, _h, _hp)
 _pf_job_take_dh = _fn("pf_job_take_dh", _status, _h, _hp)
 _pf_job_free = _fn("pf_job_free", None, _h)
+_pf_rsa_import = _fn("pf_rsa_import", _status, u8p, ctypes.c_size_t, u8p, ctypes.c_size_t, _hp)
+_pf_rsa_check = _fn("pf_rsa_check", _status, _h, ctypes.POINTER(ctypes.c_uint32))
+_pf_rsa_export_encrypted = _fn("pf_rsa_export_encrypted", _status, _h, ctypes.c_uint32, u8p,
+                               ctypes.c_size_t, ctypes.c_uint32, _hp)
+_pf_dh_import = _fn("pf_dh_import", _status, u8p, ctypes.c_size_t, _hp)
 _pf_dh_check = _fn("pf_dh_check", _status, u8p, ctypes.c_size_t,
                    ctypes.POINTER(ctypes.c_uint32))
 
@@ -186,6 +192,7 @@ class CheckFailed(Error): pass
 class Forked(Error): pass
 class WrongKind(Error, TypeError): pass
 class AlreadyTaken(Error): pass
+class PassphraseError(Error, ValueError): pass
 
 
 PF_PENDING = 13
@@ -193,7 +200,14 @@ PF_PENDING = 13
 _ERRORS = {1: NullArgument, 2: InvalidArgument, 3: BufferTooSmall, 4: Cancelled,
            5: NoMemory, 6: ThreadsError, 7: EntropyError, 8: InternalError,
            9: Unsupported, 10: DecodeError, 11: CheckFailed,
-           12: Forked, 14: WrongKind, 15: AlreadyTaken}
+           12: Forked, 14: WrongKind, 15: AlreadyTaken, 16: PassphraseError}
+
+
+def _bytes_arg(data):
+    """(pointer, length, keep-alive) for bytes passed to C."""
+    data = bytes(data)
+    buf = (ctypes.c_uint8 * max(len(data), 1)).from_buffer_copy(data or b"\0")
+    return ctypes.cast(buf, u8p), len(data), buf
 
 
 def _check(status):
@@ -360,6 +374,32 @@ class RsaKey:
     dp = property(lambda self: self._part("dp"))
     dq = property(lambda self: self._part("dq"))
     qinv = property(lambda self: self._part("qinv"))
+
+    def check(self):
+        """Problem bits (0: consistent and FIPS 186-5): see RSA_CHECK_BITS;
+        bits in RSA_CHECK_FIPS_MASK only say the key is not FIPS 186-5."""
+        problems = ctypes.c_uint32()
+        _check(_pf_rsa_check(self._handle(), ctypes.byref(problems)))
+        return problems.value
+
+    def pem_encrypted(self, password, kdf="scrypt"):
+        """PKCS#8 "ENCRYPTED PRIVATE KEY" (PBES2, AES-256-CBC) under
+        `password` (bytes or str); kdf "scrypt" or "pbkdf2"."""
+        return self._encrypted(1, password, kdf)
+
+    def der_encrypted(self, password, kdf="scrypt"):
+        return self._encrypted(2, password, kdf)
+
+    def _encrypted(self, fmt, password, kdf):
+        if isinstance(password, str):
+            password = password.encode()
+        kdfs = {"scrypt": 1, "pbkdf2": 2}
+        if kdf not in kdfs:
+            raise InvalidArgument(2, "kdf must be 'scrypt' or 'pbkdf2'")
+        p, n, _keep = _bytes_arg(password)
+        out = _h()
+        _check(_pf_rsa_export_encrypted(self._handle(), fmt, p, n, kdfs[kdf], ctypes.byref(out)))
+        return _take(out)
 
     @property
     def bits(self):
@@ -648,3 +688,36 @@ async def generate_dh_async(bits=2048, generator=2, threads=0, legacy=False, see
     """generate_dh for asyncio (see generate_rsa_async)."""
     job = start_dh(bits, generator, threads, legacy, seed)
     return await _await_job(job, progress, interval)
+
+
+RSA_CHECK_BITS = {0x001: "modulus too large", 0x002: "modulus too small",
+                  0x004: "too many primes", 0x008: "component too large",
+                  0x010: "bad public exponent", 0x020: "n is not the product of the primes",
+                  0x040: "a prime is not prime", 0x080: "bad private exponent",
+                  0x100: "bad CRT exponent", 0x200: "bad CRT coefficient",
+                  0x10000: "not FIPS 186-5: size or prime count",
+                  0x20000: "not FIPS 186-5: public exponent",
+                  0x40000: "not FIPS 186-5: prime bounds",
+                  0x80000: "not FIPS 186-5: private exponent"}
+RSA_CHECK_FIPS_MASK = 0xFFFF0000
+
+
+def import_rsa(data, password=None):
+    """Reads an RSA private key (PEM or DER; PKCS#1, PKCS#8, or encrypted
+    PKCS#8 with `password`) into secure memory. Raises DecodeError (not a
+    private key, malformed) or PassphraseError (encrypted: missing/wrong)."""
+    p, n, _keep = _bytes_arg(data)
+    if isinstance(password, str):
+        password = password.encode()
+    pw, pn, _keep_pw = (None, 0, None) if password is None else _bytes_arg(password)
+    out = _h()
+    _check(_pf_rsa_import(p, n, pw, pn, ctypes.byref(out)))
+    return RsaKey(out)
+
+
+def import_dh(data):
+    """Reads DH parameters (PEM or DER, PKCS#3 or X9.42)."""
+    p, n, _keep = _bytes_arg(data)
+    out = _h()
+    _check(_pf_dh_import(p, n, ctypes.byref(out)))
+    return DhParams(out)

@@ -227,6 +227,41 @@ class Async(unittest.IsolatedAsyncioTestCase):
                                        interval=0.02)
 
 
+class Import(unittest.TestCase):
+    def test_import_check_and_encrypt(self):
+        key = pf.generate_rsa(2048, threads=2, fips=True)
+        self.assertEqual(key.check(), 0)
+        again = pf.import_rsa(key.pem(pkcs1=True))
+        self.assertEqual(again.der(), key.der())
+        enc = key.pem_encrypted("s3cret", kdf="pbkdf2")
+        self.assertTrue(enc.startswith(b"-----BEGIN ENCRYPTED PRIVATE KEY-----\n"))
+        self.assertEqual(pf.import_rsa(enc, "s3cret").der(), key.der())
+        with self.assertRaises(pf.PassphraseError):
+            pf.import_rsa(enc, "wrong")
+        with self.assertRaises(pf.PassphraseError):
+            pf.import_rsa(enc)
+        with self.assertRaises(pf.DecodeError) as cm:
+            pf.import_rsa(key.public_pem())
+        self.assertIn("public key", str(cm.exception))
+        small = pf.generate_rsa(1024, threads=2)
+        bits = small.check()
+        self.assertEqual(bits & ~pf.RSA_CHECK_FIPS_MASK, 0)
+        self.assertTrue(bits & 0x10000)
+        if HAVE_CRYPTOGRAPHY:
+            loaded = serialization.load_pem_private_key(key.pem_encrypted(b"pw"), b"pw")
+            self.assertEqual(loaded.private_numbers().d, key.d)
+            theirs = loaded.private_bytes(serialization.Encoding.PEM,
+                                          serialization.PrivateFormat.PKCS8,
+                                          serialization.BestAvailableEncryption(b"pw2"))
+            self.assertEqual(pf.import_rsa(theirs, b"pw2").d, key.d)
+
+    def test_import_dh(self):
+        ff = pf.named_group("ffdhe2048")
+        self.assertEqual(pf.import_dh(ff.pem()).der(), ff.der())
+        with self.assertRaises(pf.DecodeError):
+            pf.import_dh(b"nonsense")
+
+
 class Misc(unittest.TestCase):
     def test_errors_carry_the_library_message(self):
         with self.assertRaises(pf.InvalidArgument) as cm:

@@ -40,6 +40,24 @@ int main() {
         EXPECT(e.status() == PF_ERR_INVALID_ARGUMENT);
         EXPECT(std::string(e.what()) == "invalid argument: bits must be even, 512..=16384");
     }
+    // Import, check, encrypted export.
+    {
+        pf::RsaKey back = pf::RsaKey::import(key.export_as(PF_FORMAT_PKCS1_PEM).view());
+        EXPECT(back.export_as(PF_FORMAT_PKCS8_DER).view() == key.export_as(PF_FORMAT_PKCS8_DER).view());
+        EXPECT((back.check() & ~PF_RSA_CHECK_FIPS_MASK) == 0);
+        pf::Buffer enc = key.export_encrypted(PF_FORMAT_PKCS8_PEM, "pw", PF_KDF_PBKDF2_SHA256);
+        pf::RsaKey opened = pf::RsaKey::import(enc.view(), "pw");
+        EXPECT(opened.bits() == key.bits());
+        try {
+            pf::RsaKey::import(enc.view(), "nope");
+            EXPECT(false);
+        } catch (const pf::Error &e) {
+            EXPECT(e.status() == PF_ERR_PASSPHRASE);
+        }
+        pf::DhParams ff = pf::DhParams::named(PF_DH_FFDHE2048);
+        pf::DhParams ff2 = pf::DhParams::import(ff.export_as(PF_FORMAT_PKCS3_PEM).view());
+        EXPECT(ff2.bits() == 2048);
+    }
     // Cancel from the callback (an exception in it also cancels).
     pf::Options cancel;
     cancel.progress = [](const pf_progress &) -> bool { throw 42; };
