@@ -1,6 +1,7 @@
 # Install primeforge's C library: the shared library with its SONAME links,
 # the static library (with GMP and everything but pf_* made local), the
-# headers and a pkg-config file.
+# headers and a pkg-config file; and the command-line tool with its manual
+# pages and shell completions (generated from its option definitions).
 #
 #   cargo build --release && make install PREFIX=/usr/local [DESTDIR=...]
 #
@@ -10,6 +11,9 @@
 PREFIX     ?= /usr/local
 LIBDIR     ?= $(PREFIX)/lib
 INCLUDEDIR ?= $(PREFIX)/include
+BINDIR     ?= $(PREFIX)/bin
+DATADIR    ?= $(PREFIX)/share
+MANDIR     ?= $(DATADIR)/man
 PROFILE    ?= release
 TARGET     ?= target/$(PROFILE)
 VERSION    := $(shell sed -n 's/^version = "\(.*\)"/\1/p' Cargo.toml | head -n1)
@@ -48,11 +52,25 @@ install: $(TARGET)/libprimeforge-private.a
 	sed -e 's|@PREFIX@|$(PREFIX)|' -e 's|@LIBDIR@|$(LIBDIR)|' -e 's|@INCLUDEDIR@|$(INCLUDEDIR)|' \
 	    -e 's|@VERSION@|$(VERSION)|' -e 's|@PRIVATE_LIBS@|$(PRIVATE_LIBS)|' \
 	    primeforge.pc.in > $(DESTDIR)$(LIBDIR)/pkgconfig/primeforge.pc
+	test -x $(TARGET)/primeforge || { echo "the CLI is missing: cargo build --release"; exit 1; }
+	install -d $(DESTDIR)$(BINDIR) $(DESTDIR)$(MANDIR)/man1 \
+	    $(DESTDIR)$(DATADIR)/bash-completion/completions $(DESTDIR)$(DATADIR)/zsh/site-functions \
+	    $(DESTDIR)$(DATADIR)/fish/vendor_completions.d
+	install -m 0755 $(TARGET)/primeforge $(DESTDIR)$(BINDIR)/primeforge
+	$(TARGET)/primeforge man $(DESTDIR)$(MANDIR)/man1
+	$(TARGET)/primeforge completions bash > $(DESTDIR)$(DATADIR)/bash-completion/completions/primeforge
+	$(TARGET)/primeforge completions zsh > $(DESTDIR)$(DATADIR)/zsh/site-functions/_primeforge
+	$(TARGET)/primeforge completions fish > $(DESTDIR)$(DATADIR)/fish/vendor_completions.d/primeforge.fish
 
 uninstall:
 	rm -f $(DESTDIR)$(LIBDIR)/libprimeforge.so.$(VERSION) $(DESTDIR)$(LIBDIR)/libprimeforge.so.$(MAJOR) \
 	      $(DESTDIR)$(LIBDIR)/libprimeforge.so $(DESTDIR)$(LIBDIR)/libprimeforge.a \
 	      $(DESTDIR)$(INCLUDEDIR)/primeforge.h $(DESTDIR)$(INCLUDEDIR)/primeforge.hpp \
-	      $(DESTDIR)$(LIBDIR)/pkgconfig/primeforge.pc
+	      $(DESTDIR)$(LIBDIR)/pkgconfig/primeforge.pc \
+	      $(DESTDIR)$(BINDIR)/primeforge $(DESTDIR)$(MANDIR)/man1/primeforge.1 \
+	      $(DESTDIR)$(MANDIR)/man1/primeforge-*.1 \
+	      $(DESTDIR)$(DATADIR)/bash-completion/completions/primeforge \
+	      $(DESTDIR)$(DATADIR)/zsh/site-functions/_primeforge \
+	      $(DESTDIR)$(DATADIR)/fish/vendor_completions.d/primeforge.fish
 
 .PHONY: all install uninstall private-archive

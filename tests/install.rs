@@ -28,6 +28,15 @@ fn installed_tree_works_through_pkg_config() {
     std::fs::copy(&lib, stage.join("libprimeforge.so")).unwrap();
     let staticlib = common::staticlib();
     std::fs::copy(&staticlib, stage.join("libprimeforge.a")).unwrap();
+    // The CLI of this build (the README's test command builds every
+    // workspace member).
+    let cli = common::profile_dir().join("primeforge");
+    assert!(
+        cli.exists(),
+        "{} is missing: the workspace's CLI is built by `cargo test --release`",
+        cli.display()
+    );
+    std::fs::copy(&cli, stage.join("primeforge")).unwrap();
     sh(Command::new("make")
         .arg("-C")
         .arg(&root)
@@ -45,6 +54,24 @@ fn installed_tree_works_through_pkg_config() {
     );
     assert!(libdir.join("libprimeforge.so").exists() && libdir.join("libprimeforge.a").exists());
     assert!(prefix.join("include/primeforge.hpp").exists());
+    // The tool, its manual pages and completions.
+    for f in [
+        "bin/primeforge",
+        "share/man/man1/primeforge.1",
+        "share/man/man1/primeforge-rsa.1",
+        "share/man/man1/primeforge-check.1",
+        "share/bash-completion/completions/primeforge",
+        "share/zsh/site-functions/_primeforge",
+        "share/fish/vendor_completions.d/primeforge.fish",
+    ] {
+        let p = prefix.join(f);
+        assert!(
+            p.metadata().is_ok_and(|m| m.len() > 100),
+            "{f} missing or empty"
+        );
+    }
+    let man = std::fs::read_to_string(prefix.join("share/man/man1/primeforge-rsa.1")).unwrap();
+    assert!(man.contains(".TH") && man.contains("passout"), "{man}");
 
     let pc = libdir.join("pkgconfig");
     let flags = sh(Command::new("pkg-config")

@@ -10,11 +10,14 @@ use std::time::{Duration, Instant};
 use clap::{Args, Parser, Subcommand, ValueEnum};
 
 use primeforge::dh::{self, named::Group};
-use primeforge::encode::{dh_export, rsa_export, DhFormat, RsaFormat};
+use primeforge::encode::pbes2::Kdf;
+use primeforge::encode::{dh_export, rsa_export, rsa_export_encrypted, DhFormat, RsaFormat};
 use primeforge::prime::{Options, Progress, Stats};
 use primeforge::{Error, SecureBuf};
 
 mod out;
+mod pass;
+mod text;
 
 /// Fast RSA key and Diffie-Hellman parameter generation on all cores.
 ///
@@ -42,7 +45,11 @@ struct Cli {
 enum Command {
     /// Generate an RSA private key (FIPS 186-5 A.1.3).
     ///
-    /// Example: primeforge rsa --bits 3072 --out key.pem --pubout pub.pem
+    /// Example: primeforge rsa 3072 --out key.pem --pubout pub.pem
+    ///
+    /// Encrypted (PKCS#8, PBES2 with scrypt and AES-256-CBC, as
+    /// `openssl genpkey -aes256` writes it):
+    /// primeforge rsa 3072 --encrypt --passout file:pass.txt --out key.pem
     Rsa(RsaArgs),
     /// Generate Diffie-Hellman parameters (a safe prime p = 2q + 1), or
     /// print a named group.
@@ -56,17 +63,61 @@ enum Command {
     ///
     /// Example: primeforge dhparam 2048 --out dhparams.pem
     Dhparam(DhArgs),
-    /// Check an RSA private key (PKCS#1 or PKCS#8) or DH parameters (PKCS#3
-    /// or X9.42), PEM or DER. PEM is read as OpenSSL reads it: text around
-    /// the blocks, several blocks (the first private key or parameters
-    /// block is checked and named), any line length, CRLF. Public,
-    /// encrypted and RSA-PSS keys and certificates are named, not checked.
-    /// RFC 7919, 3526 and 5114 groups are recognised. Prints a short
-    /// summary; exits 0 when valid, 1 when not.
+    /// Check an RSA private key (PKCS#1, PKCS#8, or encrypted PKCS#8 with
+    /// --passin), an RSA public key (SubjectPublicKeyInfo or PKCS#1) or DH
+    /// parameters (PKCS#3 or X9.42), PEM or DER. PEM is read as OpenSSL
+    /// reads it: text around the blocks, several blocks (the first key or
+    /// parameters block is checked and named), any line length, CRLF.
+    /// RSA-PSS keys and certificates are named, not checked. RFC 7919, 3526
+    /// and 5114 groups are recognised. Where a sound RSA key falls short
+    /// of FIPS 186-5, a note says so. Prints a short summary; exits 0 when
+    /// valid, 1 when not.
     Check {
         /// The file to check ("-" reads standard input).
         file: PathBuf,
+        /// Passphrase of an encrypted key: pass:TEXT, env:VAR, file:PATH,
+        /// fd:N or stdin (the first line).
+        #[arg(long, value_name = "SOURCE")]
+        passin: Option<String>,
     },
+    /// Write the public key (SubjectPublicKeyInfo, "PUBLIC KEY") of an RSA
+    /// private key, like `openssl pkey -pubout`.
+    ///
+    /// Example: primeforge pubkey key.pem --out pub.pem
+    Pubkey(PubkeyArgs),
+    /// Print shell completions for bash, zsh, fish, elvish or powershell.
+    ///
+    /// Example: primeforge completions bash > /etc/bash_completion.d/primeforge
+    Completions {
+        /// The shell.
+        shell: clap_complete::Shell,
+    },
+    /// Write the manual pages (primeforge.1 and one per subcommand) into
+    /// DIR.
+    Man {
+        /// The directory (created if missing).
+        dir: PathBuf,
+    },
+}
+
+#[derive(Args)]
+struct PubkeyArgs {
+    /// The private key ("-" reads standard input).
+    file: PathBuf,
+    /// Passphrase of an encrypted key: pass:TEXT, env:VAR, file:PATH, fd:N
+    /// or stdin.
+    #[arg(long, value_name = "SOURCE")]
+    passin: Option<String>,
+    /// PKCS#1 RSAPublicKey ("RSA PUBLIC KEY") instead of
+    /// SubjectPublicKeyInfo.
+    #[arg(long)]
+    rsa: bool,
+    /// Write DER instead of PEM.
+    #[arg(long)]
+    der: bool,
+    /// Output file, "-" for standard output (the default).
+    #[arg(long, short = 'o', value_name = "FILE")]
+    out: Option<PathBuf>,
 }
 
 #[derive(Args)]
@@ -101,11 +152,23 @@ enum KeyFormat {
     Pkcs1,
 }
 
+#[derive(Clone, Copy, ValueEnum)]
+enum KdfArg {
+    /// scrypt, N = 2^14, r = 8, p = 1 (OpenSSL 3's choice).
+    Scrypt,
+    /// PBKDF2-HMAC-SHA256, 600 000 iterations (for readers without scrypt,
+    /// e.g. GnuTLS before 3.8).
+    Pbkdf2,
+}
+
 #[derive(Args)]
 struct RsaArgs {
-    /// Modulus size in bits (even, 512 to 16384).
-    #[arg(long, short = 'b', default_value_t = 3072)]
-    bits: u32,
+    /// Modulus size in bits (even, 512 to 16384; default 3072).
+    #[arg(value_name = "BITS", conflicts_with = "bits")]
+    size: Option<u32>,
+    /// The size, as an option (same as BITS).
+    #[arg(long, short = 'b')]
+    bits: Option<u32>,
     /// Public exponent (odd, at least 3).
     #[arg(long, short = 'e', default_value_t = 65537)]
     exponent: u64,
@@ -118,6 +181,21 @@ struct RsaArgs {
     /// Also write the public key (SubjectPublicKeyInfo) to FILE.
     #[arg(long, value_name = "FILE")]
     pubout: Option<PathBuf>,
+    /// Encrypt the key under a passphrase (--passout): PKCS#8
+    /// EncryptedPrivateKeyInfo, PBES2 with AES-256-CBC.
+    #[arg(long, requires = "passout")]
+    encrypt: bool,
+    /// Where the passphrase comes from: pass:TEXT, env:VAR, file:PATH, fd:N
+    /// or stdin (the first line). Read before the key is generated.
+    #[arg(long, value_name = "SOURCE", requires = "encrypt")]
+    passout: Option<String>,
+    /// Key derivation for --encrypt.
+    #[arg(long, value_enum, default_value_t = KdfArg::Scrypt, requires = "encrypt")]
+    kdf: KdfArg,
+    /// Print the key's components as text (like openssl pkey -text) before
+    /// the PEM. They are secret: mind where the output goes.
+    #[arg(long, conflicts_with = "der")]
+    text: bool,
     #[command(flatten)]
     common: Common,
 }
@@ -146,6 +224,10 @@ struct DhArgs {
     /// (RFC 7919) or modp2048 … modp8192 (RFC 3526).
     #[arg(long, value_name = "GROUP", conflicts_with_all = ["generator", "legacy"])]
     named: Option<String>,
+    /// Print the parameters as text (like openssl dhparam -text) before
+    /// the PEM.
+    #[arg(long)]
+    text: bool,
     #[command(flatten)]
     common: Common,
 }
@@ -378,10 +460,24 @@ fn with_progress<T>(
 }
 
 fn run_rsa(a: RsaArgs) -> Result<(), Fail> {
-    let request = primeforge::rsa::Request::new(a.bits, a.exponent, a.primes).map_err(from_core)?;
+    let bits = a.size.or(a.bits).unwrap_or(3072);
+    let request = primeforge::rsa::Request::new(bits, a.exponent, a.primes).map_err(from_core)?;
     let c = &a.common;
+    if a.encrypt && matches!(a.format, KeyFormat::Pkcs1) {
+        return Err(usage(
+            "--encrypt writes PKCS#8 (encrypted PKCS#1 PEM is a legacy format); drop --format pkcs1",
+        ));
+    }
+    if a.text && c.der {
+        return Err(usage("--text prints text before PEM; not with --der"));
+    }
+    // The passphrase first: a bad source fails before minutes of work.
+    let passphrase = match &a.passout {
+        Some(spec) => Some(pass::read(spec, "--passout", false).map_err(|m| Fail(m, 1))?),
+        None => None,
+    };
     // Expected candidates: each k-bit prime takes k·ln2/2 odd candidates.
-    let expected = a.bits as f64 * std::f64::consts::LN_2 / 2.0;
+    let expected = bits as f64 * std::f64::consts::LN_2 / 2.0;
     let key = with_progress(
         c,
         expected,
@@ -390,7 +486,7 @@ fn run_rsa(a: RsaArgs) -> Result<(), Fail> {
         |secs, st| {
             format!(
                 "RSA-{} key in {secs} ({} candidates, {} exponentiations)",
-                a.bits, st.candidates, st.exponentiations
+                bits, st.candidates, st.exponentiations
             )
         },
     )?;
@@ -400,7 +496,19 @@ fn run_rsa(a: RsaArgs) -> Result<(), Fail> {
         (KeyFormat::Pkcs1, false) => RsaFormat::Pkcs1Pem,
         (KeyFormat::Pkcs1, true) => RsaFormat::Pkcs1Der,
     };
-    let private: SecureBuf = rsa_export(&key, format).map_err(from_core)?;
+    let mut private: SecureBuf = match &passphrase {
+        Some(p) => {
+            let kdf = match a.kdf {
+                KdfArg::Scrypt => Kdf::Scrypt,
+                KdfArg::Pbkdf2 => Kdf::Pbkdf2Sha256,
+            };
+            rsa_export_encrypted(&key, !c.der, p.as_slice(), kdf).map_err(from_core)?
+        }
+        None => rsa_export(&key, format).map_err(from_core)?,
+    };
+    if a.text {
+        private = with_text(&text::rsa(&key), &private)?;
+    }
     if let Some(pubpath) = &a.pubout {
         let f = if c.der {
             RsaFormat::SpkiDer
@@ -411,6 +519,56 @@ fn run_rsa(a: RsaArgs) -> Result<(), Fail> {
         emit(public.as_slice(), Some(pubpath), false, c.der)?;
     }
     emit(private.as_slice(), c.out.as_deref(), true, c.der)
+}
+
+/// `text` followed by `pem`, in a secure buffer (the text of a private key
+/// is as secret as the key).
+fn with_text(text: &str, pem: &SecureBuf) -> Result<SecureBuf, Fail> {
+    let mut both = SecureBuf::new(text.len() + pem.len()).map_err(from_core)?;
+    both.as_mut_slice()[..text.len()].copy_from_slice(text.as_bytes());
+    both.as_mut_slice()[text.len()..].copy_from_slice(pem.as_slice());
+    Ok(both)
+}
+
+fn run_pubkey(a: PubkeyArgs) -> Result<(), Fail> {
+    let secret = read_secret(&a.file)?;
+    let passphrase = match &a.passin {
+        Some(spec) => Some(pass::read(spec, "--passin", true).map_err(|m| Fail(m, 1))?),
+        None => None,
+    };
+    let key = primeforge::rsa::import(secret.as_slice(), passphrase.as_ref().map(|p| p.as_slice()))
+        .map_err(|e| key_error(&a.file, e))?;
+    let format = match (a.rsa, a.der) {
+        (false, false) => RsaFormat::SpkiPem,
+        (false, true) => RsaFormat::SpkiDer,
+        (true, false) => RsaFormat::RsaPublicPem,
+        (true, true) => RsaFormat::RsaPublicDer,
+    };
+    let public = rsa_export(&key, format).map_err(from_core)?;
+    emit(public.as_slice(), a.out.as_deref(), false, a.der)
+}
+
+/// A key file's failure, named after the file.
+fn key_error(file: &Path, e: Error) -> Fail {
+    match e {
+        Error::Passphrase => Fail(
+            format!(
+                "{}: the key is encrypted and the passphrase (--passin) is {}",
+                file.display(),
+                "missing or wrong"
+            ),
+            1,
+        ),
+        Error::WrongKind(what) => Fail(format!("{}: {what}", file.display()), 1),
+        Error::Decode => Fail(
+            format!(
+                "{}: not an RSA private key that can be read (PEM or DER)",
+                file.display()
+            ),
+            1,
+        ),
+        other => from_core(other),
+    }
 }
 
 fn group_by_name(name: &str) -> Option<Group> {
@@ -459,7 +617,13 @@ fn run_dh(a: DhArgs) -> Result<(), Fail> {
         (true, false) => DhFormat::X942Pem,
         (true, true) => DhFormat::X942Der,
     };
-    let out = dh_export(&params, format).map_err(from_core)?;
+    if a.text && c.der {
+        return Err(usage("--text prints text before PEM; not with --der"));
+    }
+    let mut out = dh_export(&params, format).map_err(from_core)?;
+    if a.text {
+        out = with_text(&text::dh(&params, a.x942), &out)?;
+    }
     emit(out.as_slice(), c.out.as_deref(), false, c.der)
 }
 
@@ -526,12 +690,37 @@ fn say(lines: &[String]) {
     let _ = out.flush();
 }
 
-fn run_check(file: &Path) -> Result<bool, Fail> {
+/// Prints an RSA verdict: the head line with "valid" or "INVALID", each
+/// problem, then each FIPS 186-5 note; true when there is no problem.
+fn say_rsa_verdict(
+    head: String,
+    problems: &[primeforge::rsa::check::Problem],
+    fips: &[primeforge::rsa::check::Problem],
+) -> bool {
+    let verdict = if problems.is_empty() {
+        "valid"
+    } else {
+        "INVALID"
+    };
+    let mut lines = vec![head + verdict];
+    lines.extend(problems.iter().map(|p| format!("  - {p}")));
+    lines.extend(fips.iter().map(|p| format!("  note: {p}")));
+    say(&lines);
+    problems.is_empty()
+}
+
+fn run_check(file: &Path, passin: Option<&str>) -> Result<bool, Fail> {
+    // The passphrase first (it may come from standard input too).
+    let passphrase = match passin {
+        Some(spec) => Some(pass::read(spec, "--passin", true).map_err(|m| Fail(m, 1))?),
+        None => None,
+    };
     // The file may hold a private key: read it straight into a secure
     // buffer, never into an ordinary heap buffer.
     let secret = read_secret(file)?;
     let data = secret.as_slice();
     let named = |e: Error| match e {
+        Error::Passphrase => key_error(file, e),
         Error::WrongKind(what) => Fail(format!("{}: {what}", file.display()), 1),
         Error::Decode => Fail(
             format!(
@@ -543,8 +732,25 @@ fn run_check(file: &Path) -> Result<bool, Fail> {
         other => from_core(other),
     };
     // The file is decoded once: the sniffer says what it holds.
-    use primeforge::encode::sniff::{sniff, Content};
-    let (content, block) = sniff(data).map_err(named)?.content_with_block();
+    use primeforge::encode::sniff::{sniff_with, Content};
+    let (content, block) = sniff_with(data, passphrase.as_ref().map(|p| p.as_slice()))
+        .map_err(named)?
+        .content_with_block();
+    if let Content::RsaPublic { pkcs1, spki } = &content {
+        let r = primeforge::rsa::check::check_public(pkcs1, *spki, block).map_err(named)?;
+        let e = r.e.map_or("(over 64 bits)".to_string(), |e| e.to_string());
+        let head = format!(
+            "RSA public key ({}{}), {} bits, e = {e}: ",
+            if r.spki {
+                "SubjectPublicKeyInfo"
+            } else {
+                "PKCS#1"
+            },
+            block_note(r.block),
+            r.bits,
+        );
+        return Ok(say_rsa_verdict(head, &r.problems, &r.fips));
+    }
     if let Content::RsaPrivate { pkcs1, container } = &content {
         let r = primeforge::rsa::check::check_pkcs1(pkcs1.as_slice(), *container, block)
             .map_err(named)?;
@@ -556,21 +762,12 @@ fn run_check(file: &Path) -> Result<bool, Fail> {
             r.bits,
             r.primes
         );
-        let mut lines = vec![
-            head + if r.problems.is_empty() {
-                "valid"
-            } else {
-                "INVALID"
-            },
-        ];
-        lines.extend(r.problems.iter().map(|p| format!("  - {p}")));
-        say(&lines);
-        return Ok(r.problems.is_empty());
+        return Ok(say_rsa_verdict(head, &r.problems, &r.fips));
     }
     let (der, syntax) = match content {
         Content::Dh { der, syntax } => (der, syntax),
         // Checked and returned above.
-        Content::RsaPrivate { .. } => return Ok(false),
+        Content::RsaPrivate { .. } | Content::RsaPublic { .. } => return Ok(false),
         Content::EncryptedKey { .. } => return Err(named(Error::WrongKind(
             "an encrypted PKCS#8 private key: give its passphrase (--passin), or decrypt it first",
         ))),
@@ -651,6 +848,25 @@ fn run_check(file: &Path) -> Result<bool, Fail> {
     Ok(r.problems == 0)
 }
 
+/// primeforge.1 and primeforge-SUBCOMMAND.1 for every subcommand.
+fn write_man_pages(dir: &Path) -> Result<(), Fail> {
+    let io = |e: std::io::Error| Fail(format!("{}: {e}", dir.display()), 1);
+    std::fs::create_dir_all(dir).map_err(io)?;
+    let cmd = <Cli as clap::CommandFactory>::command();
+    let mut pages = vec![("primeforge".to_string(), cmd.clone())];
+    for sub in cmd.get_subcommands() {
+        let name = format!("primeforge-{}", sub.get_name());
+        let leaked: &'static str = Box::leak(name.clone().into_boxed_str());
+        pages.push((name, sub.clone().name(leaked)));
+    }
+    for (name, page) in pages {
+        let mut buf = Vec::new();
+        clap_mangen::Man::new(page).render(&mut buf).map_err(io)?;
+        std::fs::write(dir.join(format!("{name}.1")), buf).map_err(io)?;
+    }
+    Ok(())
+}
+
 fn main() -> ExitCode {
     install_signals();
     let args: Vec<std::ffi::OsString> = std::env::args_os().collect();
@@ -670,7 +886,14 @@ fn main() -> ExitCode {
     let result = match cli.command {
         Command::Rsa(a) => run_rsa(a).map(|_| true),
         Command::Dhparam(a) => run_dh(a).map(|_| true),
-        Command::Check { file } => run_check(&file),
+        Command::Check { file, passin } => run_check(&file, passin.as_deref()),
+        Command::Pubkey(a) => run_pubkey(a).map(|_| true),
+        Command::Completions { shell } => {
+            let mut cmd = <Cli as clap::CommandFactory>::command();
+            clap_complete::generate(shell, &mut cmd, "primeforge", &mut std::io::stdout());
+            Ok(true)
+        }
+        Command::Man { dir } => write_man_pages(&dir).map(|_| true),
     };
     match result {
         Ok(true) => ExitCode::SUCCESS,

@@ -298,10 +298,19 @@ fn keys_it_cannot_check_are_named() {
         &f("ec.der"),
     ]);
     openssl(&["genpkey", "-algorithm", "ED25519", "-out", &f("ed.pem")]);
+    // Public keys are checked now (tests/parity.rs), and refused as DH.
+    for file in ["spki.pem", "pkcs1pub.pem", "spki.der"] {
+        let (code, out, err) = check(&d.join(file));
+        assert_eq!(code, Some(0), "{file}: {out}{err}");
+        assert!(out.starts_with("RSA public key ("), "{file}: {out}");
+        let bytes = std::fs::read(d.join(file)).unwrap();
+        assert_eq!(
+            dh_check_bytes(&bytes),
+            Err(pf_status::PF_ERR_DECODE),
+            "{file}"
+        );
+    }
     for (file, word) in [
-        ("spki.pem", "public key"),
-        ("pkcs1pub.pem", "public key"),
-        ("spki.der", "public key"),
         ("enc.pem", "encrypted"),
         ("enc.der", "encrypted"),
         ("pss.pem", "RSA-PSS"),

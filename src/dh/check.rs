@@ -140,6 +140,9 @@ pub fn check_encoded(data: &[u8]) -> Result<DhReport> {
         (crate::encode::sniff::Content::Dh { der, syntax }, block) => {
             check_der(&der, syntax, block)
         }
+        (crate::encode::sniff::Content::RsaPublic { .. }, _) => Err(
+            crate::error::Error::WrongKind("an RSA public key, not DH parameters"),
+        ),
         (crate::encode::sniff::Content::EncryptedKey { .. }, _) => Err(
             crate::error::Error::WrongKind("an encrypted private key, not DH parameters"),
         ),

@@ -261,6 +261,9 @@ pub fn dh_decode(data: &[u8]) -> Result<DecodedDh> {
         sniff::Content::Dh { der, syntax } => {
             dh_decode_der(&der, syntax.map(|s| s == sniff::DhSyntax::X942))
         }
+        sniff::Content::RsaPublic { .. } => {
+            Err(Error::WrongKind("an RSA public key, not DH parameters"))
+        }
         sniff::Content::EncryptedKey { .. } => Err(Error::WrongKind(
             "an encrypted private key, not DH parameters",
         )),

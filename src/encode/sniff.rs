@@ -75,6 +75,15 @@ pub enum Content {
         /// How the file wrapped it.
         container: Container,
     },
+    /// An RSA public key: the PKCS#1 RSAPublicKey DER (unwrapped from a
+    /// SubjectPublicKeyInfo when it came in one).
+    RsaPublic {
+        /// The RSAPublicKey DER.
+        pkcs1: Vec<u8>,
+        /// True for SubjectPublicKeyInfo ("PUBLIC KEY"), false for PKCS#1
+        /// ("RSA PUBLIC KEY").
+        spki: bool,
+    },
     /// An encrypted PKCS#8 private key (EncryptedPrivateKeyInfo DER), found
     /// without a passphrase: [`sniff_with`] with one decrypts it.
     EncryptedKey {
@@ -232,6 +241,54 @@ fn from_pkcs8(der: &[u8]) -> Result<SecureBuf> {
     SecureBuf::from_slice(info.private_key.as_bytes())
 }
 
+fn is_rsa_public(der: &[u8]) -> bool {
+    pkcs1::RsaPublicKey::<der::asn1::UintRef<'_>>::from_der(der).is_ok()
+}
+
+/// Bare DER SEQUENCE { INTEGER, INTEGER } is both PKCS#3 DHParameter
+/// {p, g} and PKCS#1 RSAPublicKey {n, e}. It is DH when the second number
+/// is even (g = 2; an RSA exponent is odd) or the first is prime (p; an
+/// RSA modulus is composite), or when it is too large to judge (the DH
+/// checker then reports the size). Public values only: GMP's own
+/// probable-prime test is enough to tell them apart.
+fn pkcs3_shaped(der: &[u8]) -> bool {
+    let Ok(k) = pkcs1::RsaPublicKey::<der::asn1::UintRef<'_>>::from_der(der) else {
+        return false;
+    };
+    let first = k.modulus.as_bytes();
+    let second = k.public_exponent.as_bytes();
+    if second.last().is_none_or(|b| b & 1 == 0) || first.len() > 2048 {
+        return true;
+    }
+    let n = rug::Integer::from_digits(first, rug::integer::Order::Msf);
+    n.is_probably_prime(2) != rug::integer::IsPrime::No
+}
+
+/// A SubjectPublicKeyInfo: an rsaEncryption key is unwrapped to PKCS#1;
+/// other algorithms are named.
+fn from_spki(der: &[u8]) -> Result<Content> {
+    let info = spki::SubjectPublicKeyInfoRef::from_der(der).map_err(|_| Error::Decode)?;
+    if info.algorithm.oid == RSASSA_PSS {
+        return Err(Error::WrongKind(
+            "an RSA-PSS public key (id-RSASSA-PSS); primeforge checks rsaEncryption keys",
+        ));
+    }
+    if info.algorithm.oid != RSA_ENCRYPTION {
+        return Err(Error::WrongKind(
+            "a public key of an algorithm other than RSA",
+        ));
+    }
+    let pkcs1 = info
+        .subject_public_key
+        .as_bytes()
+        .ok_or(Error::Decode)?
+        .to_vec();
+    if !is_rsa_public(&pkcs1) {
+        return Err(Error::Decode);
+    }
+    Ok(Content::RsaPublic { pkcs1, spki: true })
+}
+
 fn is_rsa_private(der: &[u8]) -> bool {
     pkcs1::RsaPrivateKey::<der::asn1::UintRef<'_>>::from_der(der).is_ok()
 }
@@ -355,12 +412,20 @@ fn from_block(b: &PemBlock<'_>, pass: Option<&[u8]>) -> Result<Option<Content>> 
             let der = decode_body(b.body)?;
             from_encrypted(der.as_slice(), pass).map(Some)
         }
-        "PUBLIC KEY" => Err(Error::WrongKind(
-            "a public key (SubjectPublicKeyInfo); check reads private keys and DH parameters",
-        )),
-        "RSA PUBLIC KEY" => Err(Error::WrongKind(
-            "an RSA public key (PKCS#1); check reads private keys and DH parameters",
-        )),
+        "PUBLIC KEY" => {
+            let der = decode_body(b.body)?;
+            from_spki(der.as_slice()).map(Some)
+        }
+        "RSA PUBLIC KEY" => {
+            let der = decode_body(b.body)?;
+            if !is_rsa_public(der.as_slice()) {
+                return Err(Error::Decode);
+            }
+            Ok(Some(Content::RsaPublic {
+                pkcs1: der.as_slice().to_vec(),
+                spki: false,
+            }))
+        }
         "EC PRIVATE KEY" => Err(Error::WrongKind("an EC private key, not RSA")),
         "DSA PRIVATE KEY" => Err(Error::WrongKind("a DSA private key, not RSA")),
         "OPENSSH PRIVATE KEY" => Err(Error::WrongKind(
@@ -454,14 +519,14 @@ fn from_der(der: &[u8], pass: Option<&[u8]>) -> Result<Content> {
             container: Container::Pkcs1,
         });
     }
-    if let Some(oid) = is_spki(der) {
-        return Err(Error::WrongKind(
-            if oid == RSA_ENCRYPTION || oid == RSASSA_PSS {
-                "an RSA public key (SubjectPublicKeyInfo); check reads private keys and DH parameters"
-            } else {
-                "a public key (SubjectPublicKeyInfo); check reads private keys and DH parameters"
-            },
-        ));
+    if is_spki(der).is_some() {
+        return from_spki(der);
+    }
+    if is_rsa_public(der) && !pkcs3_shaped(der) {
+        return Ok(Content::RsaPublic {
+            pkcs1: der.to_vec(),
+            spki: false,
+        });
     }
     if is_encrypted_pkcs8(der) {
         return from_encrypted(der, pass);
@@ -499,16 +564,10 @@ mod tests {
 
     #[test]
     fn kinds_we_do_not_check_are_named() {
-        for (label, word) in [
-            ("PUBLIC KEY", "public key"),
-            ("RSA PUBLIC KEY", "public key"),
-            ("EC PRIVATE KEY", "EC"),
-        ] {
-            let pem = format!("-----BEGIN {label}-----\nAAAA\n-----END {label}-----\n");
-            match sniff(pem.as_bytes()) {
-                Err(Error::WrongKind(m)) => assert!(m.contains(word), "{label}: {m}"),
-                other => panic!("{label}: {:?}", other.map(|_| ())),
-            }
+        let pem = "-----BEGIN EC PRIVATE KEY-----\nAAAA\n-----END EC PRIVATE KEY-----\n";
+        match sniff(pem.as_bytes()) {
+            Err(Error::WrongKind(m)) => assert!(m.contains("EC"), "{m}"),
+            other => panic!("EC: {:?}", other.map(|_| ())),
         }
         // An encrypted PKCS#8 block must at least be EncryptedPrivateKeyInfo.
         let enc =

@@ -322,7 +322,12 @@ fn check_bit(kind: ProblemKind) -> u32 {
         ProblemKind::TooManyPrimes => PF_RSA_CHECK_TOO_MANY_PRIMES,
         ProblemKind::ComponentTooLarge => PF_RSA_CHECK_COMPONENT_TOO_LARGE,
         ProblemKind::BadPublicExponent => PF_RSA_CHECK_BAD_PUBLIC_EXPONENT,
-        ProblemKind::ModulusNotProduct => PF_RSA_CHECK_N_NOT_PRODUCT,
+        // The last three come from public-key checks only (a private
+        // key's n is checked against its primes).
+        ProblemKind::ModulusNotProduct
+        | ProblemKind::ModulusEven
+        | ProblemKind::ModulusSmallFactor
+        | ProblemKind::ModulusPrime => PF_RSA_CHECK_N_NOT_PRODUCT,
         ProblemKind::NotPrime => PF_RSA_CHECK_PRIME_NOT_PRIME,
         ProblemKind::BadPrivateExponent => PF_RSA_CHECK_BAD_PRIVATE_EXPONENT,
         ProblemKind::BadCrtExponent => PF_RSA_CHECK_BAD_CRT_EXPONENT,

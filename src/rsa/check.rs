@@ -36,6 +36,12 @@ pub enum ProblemKind {
     BadCrtExponent,
     /// A CRT coefficient is wrong.
     BadCrtCoefficient,
+    /// A public modulus is even.
+    ModulusEven,
+    /// A public modulus has a small prime factor (below 10 000).
+    ModulusSmallFactor,
+    /// A public modulus is (probably) prime.
+    ModulusPrime,
     /// FIPS 186-5 only (the key works): fewer than 2048 bits, an odd size,
     /// or more than two primes.
     FipsSize,
@@ -149,10 +155,112 @@ pub fn check_private_key_with(data: &[u8], passphrase: Option<&[u8]>) -> Result<
             check_pkcs1(pkcs1.as_slice(), container, block)
         }
         (Content::Dh { .. }, _) => Err(Error::WrongKind("DH parameters, not an RSA private key")),
+        (Content::RsaPublic { .. }, _) => Err(Error::WrongKind(
+            "an RSA public key, not a private key (check_public_key reads it)",
+        )),
         (Content::EncryptedKey { .. }, _) => Err(Error::WrongKind(
             "an encrypted PKCS#8 private key: give its passphrase (--passin), or decrypt it first",
         )),
     }
+}
+
+/// What [`check_public`] found.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct PublicReport {
+    /// SubjectPublicKeyInfo (true) or PKCS#1 RSAPublicKey.
+    pub spki: bool,
+    /// Modulus size in bits.
+    pub bits: u32,
+    /// The public exponent, when it fits 64 bits.
+    pub e: Option<u64>,
+    /// For PEM input: the block checked and the number of blocks.
+    pub block: Option<(usize, usize)>,
+    /// Problems that make the key unusable; empty when it is sound.
+    pub problems: Vec<Problem>,
+    /// Where a sound key falls short of FIPS 186-5.
+    pub fips: Vec<Problem>,
+}
+
+/// Checks an RSA public key (PKCS#1 RSAPublicKey DER) as OpenSSL 3's
+/// public-key check (SP 800-56B 6.4.2.2) does: n odd, of a size we handle,
+/// without prime factors below 10 000 and not prime (Baillie–PSW plus
+/// random-base Miller–Rabin); e odd, > 1 and < n; and the FIPS 186-5 size
+/// and exponent conditions. Time depends on n's size only.
+pub fn check_public(
+    pkcs1_der: &[u8],
+    spki: bool,
+    block: Option<(usize, usize)>,
+) -> Result<PublicReport> {
+    crate::gmp::init();
+    let k = pkcs1::RsaPublicKey::<der::asn1::UintRef<'_>>::from_der(pkcs1_der)
+        .map_err(|_| Error::Decode)?;
+    let n = int(k.modulus.as_bytes());
+    let e = int(k.public_exponent.as_bytes());
+    let bits = n.significant_bits();
+    let mut problems = Vec::new();
+    let mut fips = Vec::new();
+    let report = |problems, fips| PublicReport {
+        spki,
+        bits,
+        e: e.to_u64(),
+        block,
+        problems,
+        fips,
+    };
+    if bits > MAX_CHECK_BITS {
+        problems.push(problem(
+            ProblemKind::ModulusTooLarge,
+            format!("modulus of {bits} bits is larger than {MAX_CHECK_BITS}"),
+        ));
+        return Ok(report(problems, fips));
+    }
+    if bits < 2 {
+        problems.push(problem(
+            ProblemKind::ModulusTooSmall,
+            "the modulus is smaller than 2",
+        ));
+        return Ok(report(problems, fips));
+    }
+    if e <= 1u32 || e.is_even() {
+        problems.push(problem(
+            ProblemKind::BadPublicExponent,
+            "public exponent is not odd and > 1",
+        ));
+    }
+    if e >= n {
+        problems.push(too_large(format!(
+            "the public exponent has {} bits, not less than n",
+            e.significant_bits()
+        )));
+    }
+    if n.is_even() {
+        problems.push(problem(ProblemKind::ModulusEven, "the modulus is even"));
+    } else if let Some(p) = crate::prime::small::odd_primes_below(10_000)
+        .into_iter()
+        .find(|&p| n.is_divisible_u(p) && n != p)
+    {
+        problems.push(problem(
+            ProblemKind::ModulusSmallFactor,
+            format!("the modulus has the small factor {p}"),
+        ));
+    } else if crate::prime::is_probable_prime(&n, &Seed::from_os()?, 0) {
+        problems.push(problem(ProblemKind::ModulusPrime, "the modulus is prime"));
+    }
+    if problems.is_empty() {
+        if bits < 2048 || bits % 2 != 0 {
+            fips.push(problem(
+                ProblemKind::FipsSize,
+                format!("FIPS 186-5 asks for an even size of at least 2048 bits ({bits} bits)"),
+            ));
+        }
+        if e.significant_bits() <= 16 || e.significant_bits() > 256 {
+            fips.push(problem(
+                ProblemKind::FipsExponent,
+                "FIPS 186-5 asks for 2^16 < e < 2^256",
+            ));
+        }
+    }
+    Ok(report(problems, fips))
 }
 
 /// Checks a key in hand (generated or imported) as [`check_private_key`]

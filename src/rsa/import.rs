@@ -28,6 +28,9 @@ pub fn import(data: &[u8], passphrase: Option<&[u8]>) -> Result<RsaKey> {
 fn import_inner(data: &[u8], passphrase: Option<&[u8]>) -> Result<RsaKey> {
     let pkcs1 = match sniff_with(data, passphrase)?.content {
         Content::RsaPrivate { pkcs1, .. } => pkcs1,
+        Content::RsaPublic { .. } => {
+            return Err(Error::WrongKind("an RSA public key, not a private key"))
+        }
         // Encrypted, and no passphrase was given.
         Content::EncryptedKey { .. } => return Err(Error::Passphrase),
         Content::Dh { .. } => {

@@ -1,0 +1,86 @@
+//! Passphrase sources, spelled as OpenSSL spells them (openssl-passphrase-
+//! options(1)): `pass:TEXT`, `env:VAR`, `file:PATH`, `fd:N` and `stdin`.
+//! From a file, a descriptor or standard input the first line is the
+//! passphrase (its line end removed). The passphrase is read straight into
+//! secure memory.
+
+use std::io::Read;
+use std::os::fd::FromRawFd;
+use std::os::unix::ffi::OsStrExt;
+
+use primeforge::SecureBuf;
+
+/// Longest passphrase read from a file, descriptor or standard input.
+const MAX_LINE: usize = 4096;
+
+/// Reads the passphrase named by `spec` (`what` is the option, for
+/// messages). An empty passphrase is refused unless `allow_empty`.
+pub fn read(spec: &str, what: &str, allow_empty: bool) -> Result<SecureBuf, String> {
+    let (kind, arg) = spec.split_once(':').unwrap_or((spec, ""));
+    let buf = match kind {
+        "pass" => secure(arg.as_bytes(), what)?,
+        "env" => {
+            let v = std::env::var_os(arg)
+                .ok_or_else(|| format!("{what} env:{arg}: the variable is not set"))?;
+            secure(v.as_bytes(), what)?
+        }
+        "file" => {
+            let f = std::fs::File::open(arg).map_err(|e| format!("{what} file:{arg}: {e}"))?;
+            first_line(f, &format!("{what} file:{arg}"))?
+        }
+        "fd" => {
+            let fd: i32 = arg
+                .parse()
+                .map_err(|_| format!("{what} fd:{arg}: not a file descriptor number"))?;
+            // SAFETY: fcntl(F_GETFD) only asks whether `fd` is open.
+            if fd < 0 || unsafe { libc::fcntl(fd, libc::F_GETFD) } < 0 {
+                return Err(format!("{what} fd:{arg}: not an open file descriptor"));
+            }
+            // SAFETY: `fd` is open; ManuallyDrop keeps it open afterwards
+            // (the descriptor is the caller's, not ours to close).
+            let f = std::mem::ManuallyDrop::new(unsafe { std::fs::File::from_raw_fd(fd) });
+            first_line(&*f, &format!("{what} fd:{arg}"))?
+        }
+        "stdin" if arg.is_empty() => first_line(std::io::stdin().lock(), &format!("{what} stdin"))?,
+        _ => {
+            return Err(format!(
+                "{what} {spec:?}: use pass:TEXT, env:VAR, file:PATH, fd:N or stdin"
+            ))
+        }
+    };
+    if buf.is_empty() && !allow_empty {
+        return Err(format!("{what}: the passphrase is empty"));
+    }
+    Ok(buf)
+}
+
+fn secure(bytes: &[u8], what: &str) -> Result<SecureBuf, String> {
+    SecureBuf::from_slice(bytes).map_err(|e| format!("{what}: {e}"))
+}
+
+/// The first line of `r` (without "\n" or "\r\n"), read a byte at a time so
+/// that nothing after it is consumed.
+fn first_line(mut r: impl Read, what: &str) -> Result<SecureBuf, String> {
+    let mut buf = SecureBuf::new(MAX_LINE).map_err(|e| format!("{what}: {e}"))?;
+    let mut n = 0;
+    let mut byte = [0u8; 1];
+    loop {
+        match r.read(&mut byte) {
+            Ok(0) => break,
+            Ok(_) if byte[0] == b'\n' => break,
+            Ok(_) => {
+                if n == MAX_LINE {
+                    return Err(format!("{what}: longer than {MAX_LINE} bytes"));
+                }
+                buf.as_mut_slice()[n] = byte[0];
+                n += 1;
+            }
+            Err(e) if e.kind() == std::io::ErrorKind::Interrupted => {}
+            Err(e) => return Err(format!("{what}: {e}")),
+        }
+    }
+    if n > 0 && buf.as_slice()[n - 1] == b'\r' {
+        n -= 1;
+    }
+    secure(&buf.as_slice()[..n], what)
+}
