@@ -663,7 +663,7 @@ async def _await_job(job, progress, interval):
         return job.result()
     except asyncio.CancelledError:
         # The awaiting task was cancelled: stop the generation too. close()
-        # below joins its threads (about 50 ms plus one round).
+        # below joins its threads (about 10 ms plus one exponentiation).
         job.cancel()
         raise
     finally:

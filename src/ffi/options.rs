@@ -252,6 +252,7 @@ impl CheckedOptions<'_> {
                 None
             },
             rsa_fips: self.flags & pf_rsa_flag::PF_RSA_FIPS as u32 != 0,
+            progress_interval: None,
         };
         f(&mut opts)
     }

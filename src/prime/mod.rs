@@ -70,13 +70,17 @@ pub struct Options<'a> {
     pub threads: u32,
     /// A 32-byte seed for reproducible output; `None` draws one from the OS.
     pub seed: Option<&'a [u8]>,
-    /// Called on the calling thread every `search::PROGRESS_INTERVAL`
-    /// (50 ms) while the search runs, whenever a prime is found, and once
+    /// Called on the calling thread every `progress_interval` (default
+    /// `search::PROGRESS_INTERVAL`, 50 ms) while the search runs, whenever a prime is found, and once
     /// when each search ends; returning `true` cancels.
     pub progress: Option<&'a mut ProgressFn<'a>>,
     /// RSA only: refuse any request whose key would not meet FIPS 186-5
     /// (see [`crate::rsa::validate_fips`]).
     pub rsa_fips: bool,
+    /// How often `progress` is called while a search runs (`None`: every
+    /// 50 ms). Background jobs use 10 ms, so that a cancel is seen sooner;
+    /// at most 1 s, at least 1 ms.
+    pub progress_interval: Option<Duration>,
 }
 
 /// Probable-prime test for checking supplied numbers: Miller–Rabin to

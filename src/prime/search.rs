@@ -600,7 +600,8 @@ impl<'g, 'o> Generation<'g, 'o> {
     }
 
     /// Waits on the calling thread, reporting progress on every wake-up
-    /// (every [`PROGRESS_INTERVAL`], when a prime is found, and once when
+    /// (every `opts.progress_interval`, default [`PROGRESS_INTERVAL`], when
+    /// a prime is found, and once when
     /// the workers are done: they may finish before this thread is first
     /// scheduled, and the final primes must still be reported — and may
     /// still be refused). A cancel stops the workers at their next check
@@ -610,6 +611,11 @@ impl<'g, 'o> Generation<'g, 'o> {
         shared: &Shared<S>,
         started: Instant,
     ) -> Result<()> {
+        let interval = self
+            .opts
+            .progress_interval
+            .unwrap_or(PROGRESS_INTERVAL)
+            .clamp(Duration::from_millis(1), Duration::from_secs(1));
         loop {
             let left = {
                 let g = lock(&shared.workers_left);
@@ -618,7 +624,7 @@ impl<'g, 'o> Generation<'g, 'o> {
                 } else {
                     let (g, _) = shared
                         .caller_cv
-                        .wait_timeout(g, PROGRESS_INTERVAL)
+                        .wait_timeout(g, interval)
                         .unwrap_or_else(|p| p.into_inner());
                     *g
                 }
