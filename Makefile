@@ -18,8 +18,11 @@ PROFILE    ?= release
 TARGET     ?= target/$(PROFILE)
 VERSION    := $(shell sed -n 's/^version = "\(.*\)"/\1/p' Cargo.toml | head -n1)
 MAJOR      := $(firstword $(subst ., ,$(VERSION)))
-# What a static link of the Rust standard library needs besides libc.
-PRIVATE_LIBS := -lgcc_s -lutil -lrt -lpthread -lm -ldl -lc
+# What a static link of the Rust standard library needs besides libc
+# (rustc --print native-static-libs says -lgcc_s too; it is left out: the C
+# compiler driver adds libgcc's unwinder itself — libgcc_s for a dynamic
+# program, libgcc_eh with -static, which has no static libgcc_s).
+PRIVATE_LIBS := -lutil -lrt -lpthread -lm -ldl -lc
 
 all:
 	cargo build --release
@@ -61,6 +64,9 @@ install: $(TARGET)/libprimeforge-private.a
 	$(TARGET)/primeforge completions bash > $(DESTDIR)$(DATADIR)/bash-completion/completions/primeforge
 	$(TARGET)/primeforge completions zsh > $(DESTDIR)$(DATADIR)/zsh/site-functions/_primeforge
 	$(TARGET)/primeforge completions fish > $(DESTDIR)$(DATADIR)/fish/vendor_completions.d/primeforge.fish
+	install -d $(DESTDIR)$(DATADIR)/doc/primeforge
+	install -m 0644 README.md LICENSE-MIT LICENSE-APACHE COPYING COPYING.LESSER THIRD-PARTY.md \
+	    SECURITY.md $(DESTDIR)$(DATADIR)/doc/primeforge/
 
 uninstall:
 	rm -f $(DESTDIR)$(LIBDIR)/libprimeforge.so.$(VERSION) $(DESTDIR)$(LIBDIR)/libprimeforge.so.$(MAJOR) \
@@ -72,5 +78,6 @@ uninstall:
 	      $(DESTDIR)$(DATADIR)/bash-completion/completions/primeforge \
 	      $(DESTDIR)$(DATADIR)/zsh/site-functions/_primeforge \
 	      $(DESTDIR)$(DATADIR)/fish/vendor_completions.d/primeforge.fish
+	rm -rf $(DESTDIR)$(DATADIR)/doc/primeforge
 
 .PHONY: all install uninstall private-archive

@@ -63,6 +63,11 @@ fn installed_tree_works_through_pkg_config() {
         "share/bash-completion/completions/primeforge",
         "share/zsh/site-functions/_primeforge",
         "share/fish/vendor_completions.d/primeforge.fish",
+        "share/doc/primeforge/LICENSE-MIT",
+        "share/doc/primeforge/LICENSE-APACHE",
+        "share/doc/primeforge/COPYING.LESSER",
+        "share/doc/primeforge/COPYING",
+        "share/doc/primeforge/THIRD-PARTY.md",
     ] {
         let p = prefix.join(f);
         assert!(
@@ -82,9 +87,13 @@ fn installed_tree_works_through_pkg_config() {
         .args(["--static", "--cflags", "--libs", "primeforge"])
         .env("PKG_CONFIG_PATH", &pc));
     let example = root.join("c-examples/basics.c");
+    // `-lgcc_s` must not be in Libs.private: `cc -static` has no static
+    // libgcc_s (the compiler driver adds the static unwinder itself).
+    assert!(!static_flags.contains("-lgcc_s"), "{static_flags}");
     for (name, flags, extra) in [
         ("shared", flags.clone(), vec![]),
-        ("static", static_flags, vec!["-static-libgcc"]),
+        ("static", static_flags.clone(), vec!["-static-libgcc"]),
+        ("fully-static", static_flags, vec!["-static"]),
     ] {
         let exe =
             std::path::PathBuf::from(env!("CARGO_TARGET_TMPDIR")).join(format!("pkgconfig-{name}"));
@@ -93,7 +102,7 @@ fn installed_tree_works_through_pkg_config() {
             .arg(&example)
             .arg("-o")
             .arg(&exe);
-        if name == "static" {
+        if name != "shared" {
             // Link the archive, not the shared object, from the same flags.
             let f = flags.replace(
                 "-lprimeforge",
