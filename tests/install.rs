@@ -117,4 +117,20 @@ fn installed_tree_works_through_pkg_config() {
         let out = sh(Command::new(&exe).env("LD_LIBRARY_PATH", &libdir));
         assert!(out.trim_end().ends_with("basics: ok"), "{name}: {out}");
     }
+    // The README's quick start: pkg-config plus an rpath, no environment
+    // needed at run time.
+    let exe = std::path::PathBuf::from(env!("CARGO_TARGET_TMPDIR")).join("quickstart");
+    sh(Command::new("cc")
+        .arg(&example)
+        .args(flags.split_whitespace())
+        .arg(format!("-Wl,-rpath,{}", libdir.display()))
+        .arg("-o")
+        .arg(&exe));
+    let out = sh(Command::new(&exe).env_remove("LD_LIBRARY_PATH"));
+    assert!(out.trim_end().ends_with("basics: ok"), "quick start: {out}");
+    let readme = std::fs::read_to_string(root.join("README.md")).unwrap();
+    assert!(
+        readme.contains("pkg-config --cflags --libs primeforge) -Wl,-rpath,"),
+        "the README's quick start changed: update this test"
+    );
 }
