@@ -18,6 +18,9 @@ PROFILE    ?= release
 TARGET     ?= target/$(PROFILE)
 VERSION    := $(shell sed -n 's/^version = "\(.*\)"/\1/p' Cargo.toml | head -n1)
 MAJOR      := $(firstword $(subst ., ,$(VERSION)))
+MINOR      := $(word 2,$(subst ., ,$(VERSION)))
+# The SONAME's version (README, "ABI policy"): 0.MINOR while 0.x, else MAJOR.
+SOVERSION  := $(if $(filter 0,$(MAJOR)),0.$(MINOR),$(MAJOR))
 # What a static link of the Rust standard library needs besides libc
 # (rustc --print native-static-libs says -lgcc_s too; it is left out: the C
 # compiler driver adds libgcc's unwinder itself — libgcc_s for a dynamic
@@ -48,8 +51,8 @@ install: $(TARGET)/libprimeforge-private.a
 	test -f $(TARGET)/libprimeforge.so || { echo "run cargo build --release first"; exit 1; }
 	install -d $(DESTDIR)$(LIBDIR)/pkgconfig $(DESTDIR)$(INCLUDEDIR)
 	install -m 0755 $(TARGET)/libprimeforge.so $(DESTDIR)$(LIBDIR)/libprimeforge.so.$(VERSION)
-	ln -sf libprimeforge.so.$(VERSION) $(DESTDIR)$(LIBDIR)/libprimeforge.so.$(MAJOR)
-	ln -sf libprimeforge.so.$(MAJOR) $(DESTDIR)$(LIBDIR)/libprimeforge.so
+	ln -sf libprimeforge.so.$(VERSION) $(DESTDIR)$(LIBDIR)/libprimeforge.so.$(SOVERSION)
+	ln -sf libprimeforge.so.$(SOVERSION) $(DESTDIR)$(LIBDIR)/libprimeforge.so
 	install -m 0644 $(TARGET)/libprimeforge-private.a $(DESTDIR)$(LIBDIR)/libprimeforge.a
 	install -m 0644 include/primeforge.h include/primeforge.hpp $(DESTDIR)$(INCLUDEDIR)/
 	sed -e 's|@PREFIX@|$(PREFIX)|' -e 's|@LIBDIR@|$(LIBDIR)|' -e 's|@INCLUDEDIR@|$(INCLUDEDIR)|' \
@@ -69,7 +72,7 @@ install: $(TARGET)/libprimeforge-private.a
 	    SECURITY.md $(DESTDIR)$(DATADIR)/doc/primeforge/
 
 uninstall:
-	rm -f $(DESTDIR)$(LIBDIR)/libprimeforge.so.$(VERSION) $(DESTDIR)$(LIBDIR)/libprimeforge.so.$(MAJOR) \
+	rm -f $(DESTDIR)$(LIBDIR)/libprimeforge.so.$(VERSION) $(DESTDIR)$(LIBDIR)/libprimeforge.so.$(SOVERSION) \
 	      $(DESTDIR)$(LIBDIR)/libprimeforge.so $(DESTDIR)$(LIBDIR)/libprimeforge.a \
 	      $(DESTDIR)$(INCLUDEDIR)/primeforge.h $(DESTDIR)$(INCLUDEDIR)/primeforge.hpp \
 	      $(DESTDIR)$(LIBDIR)/pkgconfig/primeforge.pc \

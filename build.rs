@@ -1,6 +1,8 @@
 //! Generates the C header with cbindgen into OUT_DIR, and refreshes the
 //! committed copy in include/ when PRIMEFORGE_UPDATE_HEADER=1. Also gives the
-//! cdylib its SONAME (libprimeforge.so.MAJOR), as cargo-c would.
+//! cdylib its SONAME: libprimeforge.so.0.MINOR while the version is 0.x (a
+//! 0.x minor release may change the ABI, as Cargo's semver rules allow),
+//! libprimeforge.so.MAJOR from 1.0 (see the README's "ABI policy").
 
 use std::env;
 use std::path::PathBuf;
@@ -19,7 +21,12 @@ fn main() {
 
     let target_os = env::var("CARGO_CFG_TARGET_OS").unwrap_or_default();
     if target_os == "linux" || target_os == "freebsd" {
-        println!("cargo:rustc-cdylib-link-arg=-Wl,-soname,libprimeforge.so.{major}");
+        let soversion = if major == "0" {
+            format!("0.{minor}")
+        } else {
+            major.clone()
+        };
+        println!("cargo:rustc-cdylib-link-arg=-Wl,-soname,libprimeforge.so.{soversion}");
         // Never unmapped by dlclose: the GMP memory functions we install
         // must outlive every GMP object (worker threads are joined before
         // each generation returns).

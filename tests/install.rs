@@ -47,7 +47,7 @@ fn installed_tree_works_through_pkg_config() {
     let version = env!("CARGO_PKG_VERSION");
     assert!(libdir.join(format!("libprimeforge.so.{version}")).exists());
     assert_eq!(
-        std::fs::read_link(libdir.join("libprimeforge.so.0"))
+        std::fs::read_link(libdir.join(format!("libprimeforge.so.{}", common::soversion())))
             .unwrap()
             .to_str(),
         Some(format!("libprimeforge.so.{version}").as_str())

@@ -16,4 +16,8 @@ fn python_binding_unittests_pass() {
     let text = String::from_utf8_lossy(&out.stderr);
     assert!(out.status.success(), "python tests failed:\n{text}");
     assert!(text.contains("OK"), "{text}");
+    // Without $PRIMEFORGE_LIB the binding loads the library by its SONAME.
+    let src = std::fs::read_to_string(dir.join("primeforge.py")).unwrap();
+    let soname = format!("\"libprimeforge.so.{}\"", common::soversion());
+    assert!(src.contains(&soname), "the binding does not load {soname}");
 }

@@ -14,7 +14,7 @@ A ctypes binding to libprimeforge (standard library only)::
     dh = await primeforge.generate_dh_async(4096)
 
 The library is found through $PRIMEFORGE_LIB, then the system's library
-path (libprimeforge.so.0). Failures raise primeforge.Error (a subclass per
+path (libprimeforge.so.0.2, the SONAME of this release). Failures raise primeforge.Error (a subclass per
 status); a progress callback returning True cancels (Cancelled); Ctrl-C
 during a generation cancels it and raises KeyboardInterrupt.
 """
@@ -44,7 +44,7 @@ def _load():
     found = ctypes.util.find_library("primeforge")
     if found:
         candidates.append(found)
-    candidates.append("libprimeforge.so.0")
+    candidates.append("libprimeforge.so.0.2")
     last = None
     for c in candidates:
         try:

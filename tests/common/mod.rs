@@ -33,7 +33,7 @@ fn built(name: &str) -> PathBuf {
 }
 
 /// A directory holding `libprimeforge.so` and the SONAME link
-/// `libprimeforge.so.0`, both pointing at this run's cdylib, so that a C
+/// `libprimeforge.so.SOVERSION`, both pointing at this run's cdylib, so that a C
 /// program linked with -lprimeforge finds its library through its rpath.
 pub fn lib_dir() -> PathBuf {
     let dir = PathBuf::from(env!("CARGO_TARGET_TMPDIR")).join(format!(
@@ -41,8 +41,11 @@ pub fn lib_dir() -> PathBuf {
         profile_dir().file_name().unwrap().to_string_lossy()
     ));
     std::fs::create_dir_all(&dir).unwrap();
-    for name in ["libprimeforge.so", "libprimeforge.so.0"] {
-        let link = dir.join(name);
+    for name in [
+        "libprimeforge.so".to_string(),
+        format!("libprimeforge.so.{}", soversion()),
+    ] {
+        let link = dir.join(&name);
         static SEQ: std::sync::atomic::AtomicUsize = std::sync::atomic::AtomicUsize::new(0);
         let seq = SEQ.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
         let tmp = dir.join(format!(".{name}.{}.{seq}", std::process::id()));
@@ -155,4 +158,16 @@ pub fn take(buf: *mut primeforge::ffi::pf_buffer) -> Vec<u8> {
     let v = unsafe { std::slice::from_raw_parts(pf_buffer_data(buf), pf_buffer_len(buf)) }.to_vec();
     unsafe { pf_buffer_free(buf) };
     v
+}
+
+/// The SONAME's version: "0.MINOR" while the crate is 0.x, else "MAJOR"
+/// (README, "ABI policy").
+#[allow(dead_code)]
+pub fn soversion() -> String {
+    let major = env!("CARGO_PKG_VERSION_MAJOR");
+    if major == "0" {
+        format!("0.{}", env!("CARGO_PKG_VERSION_MINOR"))
+    } else {
+        major.to_string()
+    }
 }
