@@ -1,5 +1,6 @@
-//! The cgo example (`bindings/go/main.go`), built and run with the Go
-//! toolchain that `.ci/deps` installs.
+//! The Go module (`bindings/go`: package primeforge, its tests and its
+//! example) and the raw cgo example (`bindings/go/example`), vetted, tested
+//! and run with the Go toolchain that `.ci/deps` installs.
 
 mod common;
 
@@ -15,30 +16,41 @@ fn go_example_runs() {
     });
     let tmp = std::path::PathBuf::from(env!("CARGO_TARGET_TMPDIR")).join(format!("go-{key:016x}"));
     std::fs::create_dir_all(&tmp).unwrap();
-    let out = std::process::Command::new("go")
-        .args(["run", "main.go"])
-        .current_dir(&dir)
-        .env("CGO_ENABLED", "1")
-        .env(
-            "CGO_CFLAGS",
-            format!("-I{}", common::manifest_dir().join("include").display()),
-        )
-        .env(
-            "CGO_LDFLAGS",
-            format!(
-                "-L{} -Wl,-rpath,{} -lprimeforge",
-                lib.display(),
-                lib.display()
-            ),
-        )
-        .env("GOCACHE", tmp.join("cache"))
-        .env("GOPATH", tmp.join("gopath"))
-        .env("GOFLAGS", "-mod=mod")
-        .env("GO111MODULE", "off")
-        .output()
-        .expect("go is needed (installed by .ci/deps as golang-go)");
-    let text =
-        String::from_utf8_lossy(&out.stdout).into_owned() + &String::from_utf8_lossy(&out.stderr);
-    assert!(out.status.success(), "{text}");
+    let go = |args: &[&str]| {
+        let out = std::process::Command::new("go")
+            .args(args)
+            .current_dir(&dir)
+            .env("CGO_ENABLED", "1")
+            .env(
+                "CGO_CFLAGS",
+                format!("-I{}", common::manifest_dir().join("include").display()),
+            )
+            .env(
+                "CGO_LDFLAGS",
+                format!("-L{} -Wl,-rpath,{}", lib.display(), lib.display()),
+            )
+            .env("GOCACHE", tmp.join("cache"))
+            .env("GOPATH", tmp.join("gopath"))
+            .env("GO111MODULE", "on")
+            .env("GOFLAGS", "-mod=mod")
+            // The module has no dependencies: nothing is downloaded.
+            .env("GOPROXY", "off")
+            .output()
+            .expect("go is needed (installed by .ci/deps as golang-go)");
+        let text = String::from_utf8_lossy(&out.stdout).into_owned()
+            + &String::from_utf8_lossy(&out.stderr);
+        assert!(out.status.success(), "go {args:?}: {text}");
+        text
+    };
+    go(&["vet", "./..."]);
+    let text = go(&["test", "-count=1", "-v", "./..."]);
+    for t in [
+        "TestRSAGenerateCheckImportEncrypt",
+        "TestContextCancelsAGeneration",
+        "Example",
+    ] {
+        assert!(text.contains(&format!("--- PASS: {t}")), "{t}: {text}");
+    }
+    let text = go(&["run", "./example"]);
     assert!(text.contains("go: ok (version "), "{text}");
 }

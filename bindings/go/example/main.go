@@ -3,10 +3,11 @@
 // and use a named DH group. Built and run by tests/go.rs when a Go
 // toolchain is installed:
 //
-//	CGO_CFLAGS="-I../../include" CGO_LDFLAGS="-L<libdir> -lprimeforge" go run main.go
+//	CGO_CFLAGS="-I../../include" CGO_LDFLAGS="-L<libdir> -lprimeforge" go run ./example
 package main
 
 /*
+#cgo LDFLAGS: -lprimeforge
 #include <stdlib.h>
 #include "primeforge.h"
 extern int goProgress(void *user, pf_progress *ev); // cgo exports cannot take const
@@ -24,7 +25,8 @@ import (
 
 //export goProgress
 func goProgress(user unsafe.Pointer, ev *C.pf_progress) C.int {
-	cb := cgo.Handle(uintptr(user)).Value().(func(uint64) bool)
+	// user points at C memory holding the handle (see GenerateRSA).
+	cb := (*(*cgo.Handle)(user)).Value().(func(uint64) bool)
 	if cb(uint64(ev.candidates)) {
 		return 1 // non-zero cancels
 	}
@@ -45,9 +47,14 @@ func GenerateRSA(bits uint32, progress func(uint64) bool) ([]byte, error) {
 	defer runtime.UnlockOSThread()
 	h := cgo.NewHandle(progress)
 	defer h.Delete()
+	// The handle travels in C memory: user_data may not hold a Go pointer
+	// (cgo's pointer rules) and a handle is not a pointer (go vet).
+	slot := C.malloc(C.size_t(unsafe.Sizeof(h)))
+	defer C.free(slot)
+	*(*cgo.Handle)(slot) = h
 	opts := C.pf_options_default()
 	opts.progress = (C.pf_progress_fn)(unsafe.Pointer(C.goProgress))
-	opts.user_data = unsafe.Pointer(uintptr(h))
+	opts.user_data = slot
 	var key *C.pf_rsa_key
 	if st := C.pf_rsa_generate_ex(C.uint32_t(bits), 65537, 2, &opts, &key); st != C.PF_OK {
 		return nil, statusError(st)

@@ -1,0 +1,3 @@
+module github.com/primeforge/primeforge/bindings/go
+
+go 1.19

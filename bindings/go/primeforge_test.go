@@ -1,0 +1,113 @@
+package primeforge
+
+import (
+	"bytes"
+	"context"
+	"errors"
+	"testing"
+	"time"
+)
+
+func TestRSAGenerateCheckImportEncrypt(t *testing.T) {
+	key, err := GenerateRSA(context.Background(), 2048, &Options{Threads: 2, FIPS: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer key.Close()
+	if key.Bits() != 2048 {
+		t.Fatalf("bits %d", key.Bits())
+	}
+	if p, err := key.Check(); err != nil || p != 0 {
+		t.Fatalf("check: %x %v", p, err)
+	}
+	pem, err := key.PEM()
+	if err != nil || !bytes.HasPrefix(pem, []byte("-----BEGIN PRIVATE KEY-----\n")) {
+		t.Fatalf("pem: %v", err)
+	}
+	again, err := ImportRSA(pem, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer again.Close()
+	pem2, _ := again.PEM()
+	if !bytes.Equal(pem, pem2) {
+		t.Fatal("import changed the key")
+	}
+	enc, err := key.EncryptedPEM([]byte("pw"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := ImportRSA(enc, []byte("wrong")); !errors.Is(err, ErrPassphrase) {
+		t.Fatalf("wrong passphrase: %v", err)
+	}
+	opened, err := ImportRSA(enc, []byte("pw"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	opened.Close()
+}
+
+func TestSeededIsDeterministic(t *testing.T) {
+	seed := bytes.Repeat([]byte{7}, 32)
+	a, err := GenerateRSA(context.Background(), 1024, &Options{Threads: 1, Seed: seed})
+	if err != nil {
+		t.Fatal(err)
+	}
+	b, err := GenerateRSA(context.Background(), 1024, &Options{Threads: 2, Seed: seed})
+	if err != nil {
+		t.Fatal(err)
+	}
+	pa, _ := a.PEM()
+	pb, _ := b.PEM()
+	if !bytes.Equal(pa, pb) {
+		t.Fatal("same seed, different keys")
+	}
+}
+
+func TestErrorsCarryTheMessage(t *testing.T) {
+	_, err := GenerateRSA(context.Background(), 1001, nil)
+	if !errors.Is(err, ErrInvalidArgument) {
+		t.Fatalf("%v", err)
+	}
+	if err.Error() != "primeforge: invalid argument: bits must be even, 512..=16384" {
+		t.Fatalf("message: %q", err.Error())
+	}
+	if _, err := ImportRSA([]byte("junk"), nil); !errors.Is(err, ErrDecode) {
+		t.Fatalf("%v", err)
+	}
+}
+
+func TestContextCancelsAGeneration(t *testing.T) {
+	ctx, cancel := context.WithTimeout(context.Background(), 200*time.Millisecond)
+	defer cancel()
+	start := time.Now()
+	_, err := GenerateDH(ctx, 8192, 2, &Options{Threads: 2})
+	if !errors.Is(err, context.DeadlineExceeded) {
+		t.Fatalf("%v", err)
+	}
+	if d := time.Since(start); d > 2*time.Second {
+		t.Fatalf("cancel took %v", d)
+	}
+}
+
+func TestDH(t *testing.T) {
+	p, err := GenerateDH(context.Background(), 512, 2, &Options{Threads: 2})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer p.Close()
+	pem, err := p.PEM()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if bits, err := CheckDH(pem); err != nil || bits != 0 {
+		t.Fatalf("check: %x %v", bits, err)
+	}
+	ff, err := NamedGroup("ffdhe2048")
+	if err != nil || ff.Bits() != 2048 {
+		t.Fatalf("%v", err)
+	}
+	if _, err := NamedGroup("nope"); !errors.Is(err, ErrInvalidArgument) {
+		t.Fatalf("%v", err)
+	}
+}
