@@ -13,8 +13,9 @@ A ctypes binding to libprimeforge (standard library only)::
     # and the event loop keeps running (the job's descriptor wakes it):
     dh = await primeforge.generate_dh_async(4096)
 
-The library is found through $PRIMEFORGE_LIB, then the system's library
-path (libprimeforge.so.0.2, the SONAME of this release). Failures raise primeforge.Error (a subclass per
+The library is found through $PRIMEFORGE_LIB, then inside this package
+(the wheel built by `pip install ./bindings/python` carries it), then the
+system's library path (libprimeforge.so.0.2, the SONAME of this release). Failures raise primeforge.Error (a subclass per
 status); a progress callback returning True cancels (Cancelled); Ctrl-C
 during a generation cancels it and raises KeyboardInterrupt.
 """
@@ -22,6 +23,7 @@ during a generation cancels it and raises KeyboardInterrupt.
 import asyncio
 import ctypes
 import ctypes.util
+import glob
 import os
 import signal
 import threading
@@ -38,9 +40,13 @@ __all__ = [
 
 
 def _load():
+    """$PRIMEFORGE_LIB first (tests, a library of your own), then the
+    library built into this package (a wheel), then the system's."""
+    here = os.path.dirname(os.path.abspath(__file__))
     candidates = []
     if os.environ.get("PRIMEFORGE_LIB"):
         candidates.append(os.environ["PRIMEFORGE_LIB"])
+    candidates += sorted(glob.glob(os.path.join(here, "_native*.so")))
     found = ctypes.util.find_library("primeforge")
     if found:
         candidates.append(found)
