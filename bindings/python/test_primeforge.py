@@ -255,6 +255,16 @@ class Import(unittest.TestCase):
                                           serialization.BestAvailableEncryption(b"pw2"))
             self.assertEqual(pf.import_rsa(theirs, b"pw2").d, key.d)
 
+    @unittest.skipUnless(HAVE_CRYPTOGRAPHY, "the cryptography package is optional")
+    def test_to_cryptography(self):
+        key = pf.generate_rsa(1024, threads=2)
+        ck = key.to_cryptography()
+        self.assertEqual(ck.private_numbers().d, key.d)
+        sig = ck.sign(b"m", padding.PKCS1v15(), hashes.SHA256())
+        ck.public_key().verify(sig, b"m", padding.PKCS1v15(), hashes.SHA256())
+        dh = pf.named_group("ffdhe2048").to_cryptography()
+        self.assertEqual(dh.parameter_numbers().g, 2)
+
     def test_import_dh(self):
         ff = pf.named_group("ffdhe2048")
         self.assertEqual(pf.import_dh(ff.pem()).der(), ff.der())

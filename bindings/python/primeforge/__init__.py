@@ -20,6 +20,8 @@ status); a progress callback returning True cancels (Cancelled); Ctrl-C
 during a generation cancels it and raises KeyboardInterrupt.
 """
 
+from __future__ import annotations
+
 import asyncio
 import ctypes
 import ctypes.util
@@ -27,6 +29,10 @@ import glob
 import os
 import signal
 import threading
+from typing import Any, Callable, Optional, Union
+
+BytesLike = Union[bytes, bytearray, memoryview]
+ProgressCallback = Callable[["Progress"], Optional[bool]]
 
 __all__ = [
     "Error", "NullArgument", "InvalidArgument", "BufferTooSmall", "Cancelled",
@@ -221,7 +227,7 @@ def _check(status):
         _raise(status)
 
 
-def version():
+def version() -> str:
     """The library version, e.g. '0.1.0'."""
     return _pf_version().decode()
 
@@ -353,18 +359,18 @@ class RsaKey:
         _check(_pf_rsa_export(self._handle(), fmt, ctypes.byref(out)))
         return _take(out)
 
-    def pem(self, pkcs1=False):
+    def pem(self, pkcs1: bool = False) -> bytes:
         """Private key as PEM: PKCS#8 ("PRIVATE KEY") or PKCS#1."""
         return self.export(3 if pkcs1 else 1)
 
-    def der(self, pkcs1=False):
+    def der(self, pkcs1: bool = False) -> bytes:
         return self.export(4 if pkcs1 else 2)
 
-    def public_pem(self):
+    def public_pem(self) -> bytes:
         """SubjectPublicKeyInfo ("PUBLIC KEY")."""
         return self.export(5)
 
-    def public_der(self):
+    def public_der(self) -> bytes:
         return self.export(6)
 
     def _part(self, name):
@@ -381,19 +387,19 @@ class RsaKey:
     dq = property(lambda self: self._part("dq"))
     qinv = property(lambda self: self._part("qinv"))
 
-    def check(self):
+    def check(self) -> int:
         """Problem bits (0: consistent and FIPS 186-5): see RSA_CHECK_BITS;
         bits in RSA_CHECK_FIPS_MASK only say the key is not FIPS 186-5."""
         problems = ctypes.c_uint32()
         _check(_pf_rsa_check(self._handle(), ctypes.byref(problems)))
         return problems.value
 
-    def pem_encrypted(self, password, kdf="scrypt"):
+    def pem_encrypted(self, password: Union[str, bytes], kdf: str = "scrypt") -> bytes:
         """PKCS#8 "ENCRYPTED PRIVATE KEY" (PBES2, AES-256-CBC) under
         `password` (bytes or str); kdf "scrypt" or "pbkdf2"."""
         return self._encrypted(1, password, kdf)
 
-    def der_encrypted(self, password, kdf="scrypt"):
+    def der_encrypted(self, password: Union[str, bytes], kdf: str = "scrypt") -> bytes:
         return self._encrypted(2, password, kdf)
 
     def _encrypted(self, fmt, password, kdf):
@@ -407,8 +413,15 @@ class RsaKey:
         _check(_pf_rsa_export_encrypted(self._handle(), fmt, p, n, kdfs[kdf], ctypes.byref(out)))
         return _take(out)
 
+    def to_cryptography(self) -> Any:
+        """The key as a pyca/cryptography RSAPrivateKey (needs the
+        `cryptography` package: pip install primeforge-keygen[cryptography]).
+        The copy lives in OpenSSL's memory, outside primeforge's."""
+        from cryptography.hazmat.primitives import serialization
+        return serialization.load_der_private_key(self.der(), password=None)
+
     @property
-    def bits(self):
+    def bits(self) -> int:
         return _pf_rsa_bits(self._handle())
 
     @property
@@ -433,11 +446,11 @@ class DhParams:
         _check(_pf_dh_export(self._h, fmt, ctypes.byref(out)))
         return _take(out)
 
-    def pem(self, x942=False):
+    def pem(self, x942: bool = False) -> bytes:
         """PKCS#3 "DH PARAMETERS" (or X9.42 with q)."""
         return self.export(11 if x942 else 9)
 
-    def der(self, x942=False):
+    def der(self, x942: bool = False) -> bytes:
         return self.export(12 if x942 else 10)
 
     def _part(self, part):
@@ -449,13 +462,20 @@ class DhParams:
     q = property(lambda self: self._part(2))
     g = property(lambda self: self._part(3))
 
+    def to_cryptography(self) -> Any:
+        """The parameters as pyca/cryptography DHParameters (needs the
+        `cryptography` package)."""
+        from cryptography.hazmat.primitives import serialization
+        return serialization.load_der_parameters(self.der())
+
     @property
-    def bits(self):
+    def bits(self) -> int:
         return _pf_dh_bits(self._h)
 
 
-def generate_rsa(bits=3072, threads=0, exponent=65537, primes=2, seed=None, progress=None,
-                 fips=False):
+def generate_rsa(bits: int = 3072, threads: int = 0, exponent: int = 65537, primes: int = 2,
+                 seed: Optional[BytesLike] = None, progress: Optional[ProgressCallback] = None,
+                 fips: bool = False) -> "RsaKey":
     """Generates an RSA key by FIPS 186-5 A.1.3 on `threads` threads (0 = all
     cores). The key meets FIPS 186-5 when bits >= 2048, exponent > 65536 and
     primes == 2; `fips=True` raises InvalidArgument for anything else.
@@ -474,7 +494,9 @@ def generate_rsa(bits=3072, threads=0, exponent=65537, primes=2, seed=None, prog
     return RsaKey(out, call.counters())
 
 
-def generate_dh(bits=2048, generator=2, threads=0, legacy=False, seed=None, progress=None):
+def generate_dh(bits: int = 2048, generator: int = 2, threads: int = 0, legacy: bool = False,
+                seed: Optional[BytesLike] = None,
+                progress: Optional[ProgressCallback] = None) -> "DhParams":
     """Generates DH parameters: a safe prime of `bits` bits for `generator`."""
     call = _Call(threads, seed, progress)
     out = _h()
@@ -496,7 +518,7 @@ DH_CHECK_BITS = {0x01: "p not prime", 0x02: "p not a safe prime",
                  0x100: "modulus too large"}
 
 
-def named_group(name):
+def named_group(name: str) -> "DhParams":
     """An RFC 7919 (ffdhe*) or RFC 3526 (modp*) group: instant."""
     try:
         gid = NAMED_GROUPS[name.lower().replace("_", "")]
@@ -507,7 +529,7 @@ def named_group(name):
     return DhParams(out)
 
 
-def check_dh(data):
+def check_dh(data: BytesLike) -> int:
     """Problem bits for encoded DH parameters (PEM or DER, PKCS#3 or X9.42):
     0 when nothing is wrong; see DH_CHECK_BITS. Malformed: DecodeError."""
     data = bytes(data)
@@ -552,7 +574,7 @@ class Job:
             raise ValueError("job is closed")
         return self._h
 
-    def fileno(self):
+    def fileno(self) -> int:
         """The descriptor that becomes readable when the job ends. Owned by
         the job: never read it or close it."""
         fd = _pf_job_fd(self._handle())
@@ -560,7 +582,7 @@ class Job:
             raise Forked(12)
         return fd
 
-    def poll(self):
+    def poll(self) -> "tuple[bool, Progress]":
         """(done, Progress) without waiting. done is True once the job has
         ended, successfully or not (result() then returns or raises)."""
         ev = _Progress()
@@ -569,10 +591,10 @@ class Job:
             raise Forked(12)
         return st != PF_PENDING, Progress(ev)
 
-    def done(self):
+    def done(self) -> bool:
         return self.poll()[0]
 
-    def wait(self, timeout=None):
+    def wait(self, timeout: Optional[float] = None) -> bool:
         """Blocks until the job ends or `timeout` seconds pass; returns
         whether it has ended."""
         ms = 2 ** 64 - 1 if timeout is None else max(0, int(timeout * 1000))
@@ -581,11 +603,11 @@ class Job:
             raise Forked(12)
         return st != PF_PENDING
 
-    def cancel(self):
+    def cancel(self) -> None:
         """Asks the job to stop; returns at once."""
         _check(_pf_job_cancel(self._handle()))
 
-    def result(self):
+    def result(self) -> "Union[RsaKey, DhParams]":
         """The RsaKey or DhParams, once the job has ended: raises the job's
         error (Cancelled, ...), AlreadyTaken, or Error(PF_PENDING) while it
         still runs."""
@@ -616,7 +638,8 @@ def _job_options(threads, seed, fips=False):
     return opts, keep
 
 
-def start_rsa(bits=3072, threads=0, exponent=65537, primes=2, seed=None, fips=False):
+def start_rsa(bits: int = 3072, threads: int = 0, exponent: int = 65537, primes: int = 2,
+              seed: Optional[BytesLike] = None, fips: bool = False) -> "Job":
     """Starts generate_rsa's work in the background and returns a Job."""
     opts, _keep = _job_options(threads, seed, fips)
     out = _h()
@@ -624,7 +647,8 @@ def start_rsa(bits=3072, threads=0, exponent=65537, primes=2, seed=None, fips=Fa
     return Job(out, "rsa")
 
 
-def start_dh(bits=2048, generator=2, threads=0, legacy=False, seed=None):
+def start_dh(bits: int = 2048, generator: int = 2, threads: int = 0, legacy: bool = False,
+             seed: Optional[BytesLike] = None) -> "Job":
     """Starts generate_dh's work in the background and returns a Job."""
     opts, _keep = _job_options(threads, seed)
     out = _h()
@@ -679,8 +703,10 @@ async def _await_job(job, progress, interval):
         job.close()
 
 
-async def generate_rsa_async(bits=3072, threads=0, exponent=65537, primes=2, seed=None,
-                             fips=False, progress=None, interval=0.1):
+async def generate_rsa_async(bits: int = 3072, threads: int = 0, exponent: int = 65537,
+                             primes: int = 2, seed: Optional[BytesLike] = None,
+                             fips: bool = False, progress: Optional[ProgressCallback] = None,
+                             interval: float = 0.1) -> "RsaKey":
     """generate_rsa for asyncio: the event loop keeps running while the
     library's threads work, woken by the job's descriptor. `progress(ev)`
     runs on the loop every `interval` seconds; returning True cancels
@@ -689,8 +715,10 @@ async def generate_rsa_async(bits=3072, threads=0, exponent=65537, primes=2, see
     return await _await_job(job, progress, interval)
 
 
-async def generate_dh_async(bits=2048, generator=2, threads=0, legacy=False, seed=None,
-                            progress=None, interval=0.1):
+async def generate_dh_async(bits: int = 2048, generator: int = 2, threads: int = 0,
+                            legacy: bool = False, seed: Optional[BytesLike] = None,
+                            progress: Optional[ProgressCallback] = None,
+                            interval: float = 0.1) -> "DhParams":
     """generate_dh for asyncio (see generate_rsa_async)."""
     job = start_dh(bits, generator, threads, legacy, seed)
     return await _await_job(job, progress, interval)
@@ -708,7 +736,7 @@ RSA_CHECK_BITS = {0x001: "modulus too large", 0x002: "modulus too small",
 RSA_CHECK_FIPS_MASK = 0xFFFF0000
 
 
-def import_rsa(data, password=None):
+def import_rsa(data: BytesLike, password: Optional[Union[str, bytes]] = None) -> "RsaKey":
     """Reads an RSA private key (PEM or DER; PKCS#1, PKCS#8, or encrypted
     PKCS#8 with `password`) into secure memory. Raises DecodeError (not a
     private key, malformed) or PassphraseError (encrypted: missing/wrong)."""
@@ -721,7 +749,7 @@ def import_rsa(data, password=None):
     return RsaKey(out)
 
 
-def import_dh(data):
+def import_dh(data: BytesLike) -> "DhParams":
     """Reads DH parameters (PEM or DER, PKCS#3 or X9.42)."""
     p, n, _keep = _bytes_arg(data)
     out = _h()
