@@ -128,9 +128,38 @@ fn installed_tree_works_through_pkg_config() {
         .arg(&exe));
     let out = sh(Command::new(&exe).env_remove("LD_LIBRARY_PATH"));
     assert!(out.trim_end().ends_with("basics: ok"), "quick start: {out}");
+    // make uninstall leaves nothing of ours behind.
+    sh(Command::new("make")
+        .arg("-C")
+        .arg(&root)
+        .arg("uninstall")
+        .arg(format!("TARGET={}", stage.display()))
+        .arg(format!("PREFIX={}", prefix.display())));
+    let left: Vec<_> = walk(&prefix)
+        .into_iter()
+        .filter(|p| {
+            p.file_name()
+                .is_some_and(|n| n.to_string_lossy().contains("primeforge"))
+        })
+        .collect();
+    assert!(left.is_empty(), "left after uninstall: {left:?}");
     let readme = std::fs::read_to_string(root.join("README.md")).unwrap();
     assert!(
         readme.contains("pkg-config --cflags --libs primeforge) -Wl,-rpath,"),
         "the README's quick start changed: update this test"
     );
+}
+
+/// Every file and symbolic link below `dir`.
+fn walk(dir: &std::path::Path) -> Vec<std::path::PathBuf> {
+    let mut out = Vec::new();
+    for e in std::fs::read_dir(dir).into_iter().flatten().flatten() {
+        let p = e.path();
+        if e.file_type().is_ok_and(|t| t.is_dir()) {
+            out.extend(walk(&p));
+        } else {
+            out.push(p);
+        }
+    }
+    out
 }

@@ -40,12 +40,14 @@ fn the_wheel_works_from_a_fresh_virtual_environment() {
     std::fs::create_dir_all(tmp.join("run")).unwrap();
     let run = |cmd: &mut std::process::Command| {
         let out = cmd.output().expect("python3 -m venv / pip");
-        let text =
-            String::from_utf8_lossy(&out.stdout).into_owned() + &String::from_utf8_lossy(&out.stderr);
+        let text = String::from_utf8_lossy(&out.stdout).into_owned()
+            + &String::from_utf8_lossy(&out.stderr);
         assert!(out.status.success(), "{cmd:?}:\n{text}");
         text
     };
-    run(std::process::Command::new("python3").args(["-m", "venv"]).arg(tmp.join("venv")));
+    run(std::process::Command::new("python3")
+        .args(["-m", "venv"])
+        .arg(tmp.join("venv")));
     let py = tmp.join("venv/bin/python");
     // The build compiles the library again in its own target directory
     // (the outer cargo holds this run's).
