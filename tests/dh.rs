@@ -550,3 +550,32 @@ fn bad_input_gets_a_status_and_leaves_out_untouched() {
     unsafe { pf_dh_free(d) };
     unsafe { pf_dh_free(std::ptr::null_mut()) };
 }
+
+/// Known answers: a seed's safe prime does not change from release to
+/// release (speed work on the tests — the base-2 filter on q, the sieve —
+/// must leave the sequence of candidates and their verdicts alone), and
+/// not with the thread count.
+#[test]
+fn seeded_primes_are_known_answers() {
+    for (bits, want) in [
+        (512u32, "a5c4d6f345e75e6d4c29c813c81085185508da9a4ed831e69e35561dcbc6364e5bf3f9cbd4d1fbd93a3824102f42376113ad030c3e2e22eed98c747f9cc6339f"),
+        (1024, "86c91debfd945567cc0f053b4b6e9b0e5ed8b0714e21ec2ca7dc7bb08f2bcc4b0287c43b5e3bff7be93681cef68912d41e5593fda43b8b245644c46917879c65a8dcbad8685be2507621a4880c45df5cd5952130f0ad8cf47ba62e46665c009152c295adb16cbac604b5c369b398a38501c66b1ac112588d04f1a0494cbd04bf"),
+    ] {
+        let seed = [(bits % 251 + 1) as u8; 32];
+        for threads in [1u32, 3] {
+            let mut d = std::ptr::null_mut();
+            assert_eq!(
+                unsafe { pf_dh_generate_ex(bits, 2, 0, &common::opts(threads, Some(&seed)), &mut d) },
+                pf_status::PF_OK
+            );
+            let mut b = std::ptr::null_mut();
+            assert_eq!(
+                unsafe { pf_dh_component(d, pf_dh_part::PF_DH_P as u32, &mut b) },
+                pf_status::PF_OK
+            );
+            let p: String = common::take(b).iter().map(|x| format!("{x:02x}")).collect();
+            assert_eq!(p, want, "DH-{bits}, {threads} threads");
+            unsafe { pf_dh_free(d) };
+        }
+    }
+}
