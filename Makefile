@@ -12,6 +12,9 @@ PREFIX     ?= /usr/local
 LIBDIR     ?= $(PREFIX)/lib
 INCLUDEDIR ?= $(PREFIX)/include
 BINDIR     ?= $(PREFIX)/bin
+# Where OpenSSL 3 looks for provider modules (`openssl version -m` shows
+# the system's; a PREFIX install uses its own, named in openssl.cnf).
+MODULESDIR ?= $(LIBDIR)/ossl-modules
 DATADIR    ?= $(PREFIX)/share
 MANDIR     ?= $(DATADIR)/man
 PROFILE    ?= release
@@ -67,6 +70,9 @@ install: $(TARGET)/libprimeforge-private.a
 	$(TARGET)/primeforge completions bash > $(DESTDIR)$(DATADIR)/bash-completion/completions/primeforge
 	$(TARGET)/primeforge completions zsh > $(DESTDIR)$(DATADIR)/zsh/site-functions/_primeforge
 	$(TARGET)/primeforge completions fish > $(DESTDIR)$(DATADIR)/fish/vendor_completions.d/primeforge.fish
+	test -f $(TARGET)/libprimeforge_provider.so || { echo "the OpenSSL provider is missing: cargo build --release"; exit 1; }
+	install -d $(DESTDIR)$(MODULESDIR)
+	install -m 0755 $(TARGET)/libprimeforge_provider.so $(DESTDIR)$(MODULESDIR)/primeforge.so
 	install -d $(DESTDIR)$(DATADIR)/doc/primeforge
 	install -m 0644 README.md LICENSE-MIT LICENSE-APACHE COPYING COPYING.LESSER THIRD-PARTY.md \
 	    SECURITY.md $(DESTDIR)$(DATADIR)/doc/primeforge/
@@ -82,5 +88,6 @@ uninstall:
 	      $(DESTDIR)$(DATADIR)/zsh/site-functions/_primeforge \
 	      $(DESTDIR)$(DATADIR)/fish/vendor_completions.d/primeforge.fish
 	rm -rf $(DESTDIR)$(DATADIR)/doc/primeforge
+	rm -f $(DESTDIR)$(MODULESDIR)/primeforge.so
 
 .PHONY: all install uninstall private-archive

@@ -37,6 +37,12 @@ fn installed_tree_works_through_pkg_config() {
         cli.display()
     );
     std::fs::copy(&cli, stage.join("primeforge")).unwrap();
+    // And the OpenSSL provider module.
+    std::fs::copy(
+        common::profile_dir().join("libprimeforge_provider.so"),
+        stage.join("libprimeforge_provider.so"),
+    )
+    .expect("the provider module (a default workspace member) is built by cargo test --release");
     sh(Command::new("make")
         .arg("-C")
         .arg(&root)
@@ -68,6 +74,7 @@ fn installed_tree_works_through_pkg_config() {
         "share/doc/primeforge/COPYING.LESSER",
         "share/doc/primeforge/COPYING",
         "share/doc/primeforge/THIRD-PARTY.md",
+        "lib/ossl-modules/primeforge.so",
     ] {
         let p = prefix.join(f);
         assert!(

@@ -1,0 +1,696 @@
+//! Key management for RSA and DH: gen (our engine), has, get_params,
+//! import/export (to and from the default provider), and their type lists.
+
+use std::ffi::{c_char, c_int, c_void, CStr};
+
+use primeforge::dh::{self, DhParams, DhPart};
+use primeforge::prime::{Options, Progress};
+use primeforge::rsa::{self, RsaKey};
+
+use crate::params::{self, describe, BnParams, OSSL_PARAM, UNSIGNED_INTEGER};
+use crate::{entry, guard, ProvCtx, Static, OSSL_DISPATCH};
+
+const SELECT_PRIVATE_KEY: c_int = 0x01;
+const SELECT_PUBLIC_KEY: c_int = 0x02;
+const SELECT_DOMAIN_PARAMETERS: c_int = 0x04;
+
+type OSSL_CALLBACK = unsafe extern "C" fn(*const OSSL_PARAM, *mut c_void) -> c_int;
+
+#[derive(Clone, Copy, PartialEq, Eq)]
+enum Kind {
+    Rsa,
+    Dh,
+}
+
+/// Our key object.
+enum KeyData {
+    Empty(Kind),
+    Rsa(RsaKey),
+    Dh(DhParams),
+}
+
+/// A generation's settings.
+struct GenCtx {
+    kind: Kind,
+    selection: c_int,
+    bits: u32,
+    primes: u32,
+    e: u64,
+    generator: u32,
+    threads: u32,
+    seed: Option<[u8; 32]>,
+}
+
+fn security_bits(bits: u32) -> i64 {
+    // NIST SP 800-57 Part 1, Table 2 (IFC and FFC).
+    match bits {
+        b if b >= 15360 => 256,
+        b if b >= 7680 => 192,
+        b if b >= 3072 => 128,
+        b if b >= 2048 => 112,
+        b if b >= 1024 => 80,
+        _ => 0,
+    }
+}
+
+unsafe fn new_key(kind: Kind) -> *mut c_void {
+    Box::into_raw(Box::new(KeyData::Empty(kind))).cast()
+}
+
+unsafe extern "C" fn rsa_new(_provctx: *mut c_void) -> *mut c_void {
+    guard(std::ptr::null_mut(), || unsafe { new_key(Kind::Rsa) })
+}
+
+unsafe extern "C" fn dh_new(_provctx: *mut c_void) -> *mut c_void {
+    guard(std::ptr::null_mut(), || unsafe { new_key(Kind::Dh) })
+}
+
+unsafe extern "C" fn free(keydata: *mut c_void) {
+    guard((), || {
+        if !keydata.is_null() {
+            // SAFETY: made by new_key or gen with Box::into_raw.
+            drop(unsafe { Box::from_raw(keydata.cast::<KeyData>()) });
+        }
+    })
+}
+
+unsafe fn gen_init(
+    kind: Kind,
+    provctx: *mut c_void,
+    selection: c_int,
+    p: *const OSSL_PARAM,
+) -> *mut c_void {
+    // SAFETY: provctx is ours (OSSL_provider_init).
+    let threads = unsafe { provctx.cast::<ProvCtx>().as_ref() }.map_or(0, |c| c.threads);
+    let ctx = Box::into_raw(Box::new(GenCtx {
+        kind,
+        selection,
+        // OpenSSL's defaults for both: 2048-bit keys and primes.
+        bits: 2048,
+        primes: 2,
+        e: 65537,
+        generator: 2,
+        threads,
+        seed: None,
+    }));
+    // SAFETY: a fresh context and OpenSSL's array.
+    if unsafe { gen_set_params(ctx.cast(), p) } == 0 {
+        // SAFETY: just made.
+        drop(unsafe { Box::from_raw(ctx) });
+        return std::ptr::null_mut();
+    }
+    ctx.cast()
+}
+
+unsafe extern "C" fn rsa_gen_init(
+    provctx: *mut c_void,
+    selection: c_int,
+    p: *const OSSL_PARAM,
+) -> *mut c_void {
+    guard(std::ptr::null_mut(), || unsafe {
+        gen_init(Kind::Rsa, provctx, selection, p)
+    })
+}
+
+unsafe extern "C" fn dh_gen_init(
+    provctx: *mut c_void,
+    selection: c_int,
+    p: *const OSSL_PARAM,
+) -> *mut c_void {
+    guard(std::ptr::null_mut(), || unsafe {
+        gen_init(Kind::Dh, provctx, selection, p)
+    })
+}
+
+fn hex_seed(s: &str) -> Option<[u8; 32]> {
+    let s = s.trim();
+    if s.len() != 64 {
+        return None;
+    }
+    let mut out = [0u8; 32];
+    for (i, o) in out.iter_mut().enumerate() {
+        *o = u8::from_str_radix(s.get(2 * i..2 * i + 2)?, 16).ok()?;
+    }
+    Some(out)
+}
+
+unsafe extern "C" fn gen_set_params(genctx: *mut c_void, p: *const OSSL_PARAM) -> c_int {
+    guard(0, || {
+        // SAFETY: our context.
+        let Some(g) = (unsafe { genctx.cast::<GenCtx>().as_mut() }) else {
+            return 0;
+        };
+        let num = |key: &str| unsafe { params::find(p, key).map(|r| params::get_u64(r)) };
+        let size_key = if g.kind == Kind::Rsa { "bits" } else { "pbits" };
+        match num(size_key) {
+            Some(Some(v)) if v <= u32::MAX as u64 => g.bits = v as u32,
+            Some(_) => return 0,
+            None => {}
+        }
+        if g.kind == Kind::Rsa {
+            match num("primes") {
+                Some(Some(v)) if v <= 16 => g.primes = v as u32,
+                Some(_) => return 0,
+                None => {}
+            }
+            match num("e") {
+                Some(Some(v)) => g.e = v,
+                Some(None) => return 0,
+                None => {}
+            }
+        } else {
+            match num("safeprime-generator") {
+                Some(Some(v)) if v <= u32::MAX as u64 => g.generator = v as u32,
+                Some(_) => return 0,
+                None => {}
+            }
+            // openssl genpkey -pkeyopt dh_paramgen_type:…: only safe primes
+            // ("generator", OpenSSL's name for them) are made here.
+            // SAFETY: OpenSSL's array.
+            if let Some(r) = unsafe { params::find(p, "type") } {
+                // SAFETY: a record of that array.
+                match unsafe { params::get_utf8(r) }.as_deref() {
+                    Some("generator") | Some("default") => {}
+                    _ => return 0,
+                }
+            }
+        }
+        match num("threads") {
+            Some(Some(v)) if v <= 1024 => g.threads = v as u32,
+            Some(_) => return 0,
+            None => {}
+        }
+        // SAFETY: OpenSSL's array.
+        if let Some(r) = unsafe { params::find(p, "seed") } {
+            // SAFETY: a record of that array.
+            match unsafe { params::get_utf8(r) }.as_deref().and_then(hex_seed) {
+                Some(s) => g.seed = Some(s),
+                None => return 0,
+            }
+        }
+        1
+    })
+}
+
+static RSA_GEN_SETTABLE: Static<[OSSL_PARAM; 6]> = Static([
+    describe(c"bits", UNSIGNED_INTEGER),
+    describe(c"primes", UNSIGNED_INTEGER),
+    describe(c"e", UNSIGNED_INTEGER),
+    describe(c"threads", UNSIGNED_INTEGER),
+    describe(c"seed", params::UTF8_STRING),
+    params::END,
+]);
+
+static DH_GEN_SETTABLE: Static<[OSSL_PARAM; 6]> = Static([
+    describe(c"pbits", UNSIGNED_INTEGER),
+    describe(c"safeprime-generator", params::INTEGER),
+    describe(c"type", params::UTF8_STRING),
+    describe(c"threads", UNSIGNED_INTEGER),
+    describe(c"seed", params::UTF8_STRING),
+    params::END,
+]);
+
+unsafe extern "C" fn rsa_gen_settable(_g: *mut c_void, _p: *mut c_void) -> *const OSSL_PARAM {
+    RSA_GEN_SETTABLE.0.as_ptr()
+}
+
+unsafe extern "C" fn dh_gen_settable(_g: *mut c_void, _p: *mut c_void) -> *const OSSL_PARAM {
+    DH_GEN_SETTABLE.0.as_ptr()
+}
+
+/// Reports progress to OpenSSL's callback as its own generators do
+/// ("potential" 0 for each candidate batch, 3 when a prime is found);
+/// the callback returning 0 cancels.
+unsafe fn report(
+    cb: Option<OSSL_CALLBACK>,
+    cbarg: *mut c_void,
+    potential: i32,
+    iteration: i32,
+) -> bool {
+    let Some(cb) = cb else { return false };
+    let mut pot = potential;
+    let mut it = iteration;
+    let arr = [
+        OSSL_PARAM {
+            key: c"potential".as_ptr(),
+            data_type: params::INTEGER,
+            data: (&mut pot as *mut i32).cast(),
+            data_size: 4,
+            return_size: usize::MAX,
+        },
+        OSSL_PARAM {
+            key: c"iteration".as_ptr(),
+            data_type: params::INTEGER,
+            data: (&mut it as *mut i32).cast(),
+            data_size: 4,
+            return_size: usize::MAX,
+        },
+        params::END,
+    ];
+    // SAFETY: OpenSSL's callback with a terminated array.
+    unsafe { cb(arr.as_ptr(), cbarg) == 0 }
+}
+
+unsafe extern "C" fn gen(
+    genctx: *mut c_void,
+    cb: Option<OSSL_CALLBACK>,
+    cbarg: *mut c_void,
+) -> *mut c_void {
+    guard(std::ptr::null_mut(), || {
+        // SAFETY: our context.
+        let Some(g) = (unsafe { genctx.cast::<GenCtx>().as_ref() }) else {
+            return std::ptr::null_mut();
+        };
+        let mut last_candidates = 0u64;
+        let mut last_found = 0usize;
+        let mut progress = |p: &Progress| -> bool {
+            let mut stop = false;
+            if p.candidates > last_candidates {
+                last_candidates = p.candidates;
+                // SAFETY: OpenSSL's callback and argument.
+                stop |= unsafe { report(cb, cbarg, 0, (p.candidates & 0x7fff_ffff) as i32) };
+            }
+            if p.primes_found > last_found {
+                last_found = p.primes_found;
+                // SAFETY: as above.
+                stop |= unsafe { report(cb, cbarg, 3, p.primes_found as i32) };
+            }
+            stop
+        };
+        let mut opts = Options {
+            threads: g.threads,
+            seed: g.seed.as_ref().map(|s| &s[..]),
+            progress: Some(&mut progress),
+            ..Default::default()
+        };
+        let key = match g.kind {
+            Kind::Rsa => {
+                if g.selection & (SELECT_PRIVATE_KEY | SELECT_PUBLIC_KEY) == 0 {
+                    return std::ptr::null_mut();
+                }
+                match rsa::Request::new(g.bits, g.e, g.primes)
+                    .and_then(|r| rsa::generate_request(&r, &mut opts))
+                {
+                    Ok((k, _)) => KeyData::Rsa(k),
+                    Err(_) => return std::ptr::null_mut(),
+                }
+            }
+            Kind::Dh => {
+                match dh::Request::new(g.bits, g.generator, 0)
+                    .and_then(|r| dh::generate_request(&r, &mut opts))
+                {
+                    Ok((d, _)) => KeyData::Dh(d),
+                    Err(_) => return std::ptr::null_mut(),
+                }
+            }
+        };
+        Box::into_raw(Box::new(key)).cast()
+    })
+}
+
+unsafe extern "C" fn gen_cleanup(genctx: *mut c_void) {
+    guard((), || {
+        if !genctx.is_null() {
+            // SAFETY: made by gen_init.
+            drop(unsafe { Box::from_raw(genctx.cast::<GenCtx>()) });
+        }
+    })
+}
+
+unsafe fn key_ref<'a>(keydata: *const c_void) -> Option<&'a KeyData> {
+    // SAFETY: our object or NULL.
+    unsafe { keydata.cast::<KeyData>().as_ref() }
+}
+
+unsafe extern "C" fn has(keydata: *const c_void, selection: c_int) -> c_int {
+    guard(0, || {
+        // SAFETY: our object or NULL.
+        let ok = match unsafe { key_ref(keydata) } {
+            None => false,
+            Some(KeyData::Empty(_)) => {
+                selection & (SELECT_PRIVATE_KEY | SELECT_PUBLIC_KEY | SELECT_DOMAIN_PARAMETERS) == 0
+            }
+            Some(KeyData::Rsa(k)) => !k.is_inherited(),
+            // DH parameters only: no key pair.
+            Some(KeyData::Dh(_)) => selection & (SELECT_PRIVATE_KEY | SELECT_PUBLIC_KEY) == 0,
+        };
+        c_int::from(ok)
+    })
+}
+
+unsafe extern "C" fn get_params(keydata: *mut c_void, p: *mut OSSL_PARAM) -> c_int {
+    guard(0, || {
+        // SAFETY: our object or NULL.
+        let bits = match unsafe { key_ref(keydata) } {
+            Some(KeyData::Rsa(k)) => k.bits(),
+            Some(KeyData::Dh(d)) => d.bits(),
+            _ => return 1,
+        };
+        // SAFETY: OpenSSL's writable array.
+        let ok = unsafe {
+            params::set_int(p, "bits", i64::from(bits))
+                && params::set_int(p, "security-bits", security_bits(bits))
+                && params::set_int(p, "max-size", i64::from(bits.div_ceil(8)))
+        };
+        c_int::from(ok)
+    })
+}
+
+static GETTABLE: Static<[OSSL_PARAM; 4]> = Static([
+    describe(c"bits", params::INTEGER),
+    describe(c"security-bits", params::INTEGER),
+    describe(c"max-size", params::INTEGER),
+    params::END,
+]);
+
+unsafe extern "C" fn gettable_params(_provctx: *mut c_void) -> *const OSSL_PARAM {
+    GETTABLE.0.as_ptr()
+}
+
+const FACTORS: [&CStr; 5] = [
+    c"rsa-factor1",
+    c"rsa-factor2",
+    c"rsa-factor3",
+    c"rsa-factor4",
+    c"rsa-factor5",
+];
+const EXPONENTS: [&CStr; 5] = [
+    c"rsa-exponent1",
+    c"rsa-exponent2",
+    c"rsa-exponent3",
+    c"rsa-exponent4",
+    c"rsa-exponent5",
+];
+const COEFFICIENTS: [&CStr; 4] = [
+    c"rsa-coefficient1",
+    c"rsa-coefficient2",
+    c"rsa-coefficient3",
+    c"rsa-coefficient4",
+];
+
+unsafe extern "C" fn export(
+    keydata: *mut c_void,
+    selection: c_int,
+    cb: Option<OSSL_CALLBACK>,
+    cbarg: *mut c_void,
+) -> c_int {
+    guard(0, || {
+        let Some(cb) = cb else { return 0 };
+        let mut bn = BnParams::new();
+        // SAFETY: our object or NULL.
+        match unsafe { key_ref(keydata) } {
+            Some(KeyData::Rsa(k)) => {
+                if k.is_inherited() {
+                    return 0;
+                }
+                if selection & (SELECT_PUBLIC_KEY | SELECT_PRIVATE_KEY) != 0 {
+                    bn.push(c"n", k.n());
+                    bn.push(c"e", &k.e_bytes());
+                }
+                if selection & SELECT_PRIVATE_KEY != 0 {
+                    bn.push(c"d", k.d());
+                    let others = k.other_primes();
+                    let mut ps: Vec<&[u8]> = vec![k.p(), k.q()];
+                    let mut ds: Vec<&[u8]> = vec![k.dp(), k.dq()];
+                    let mut ts: Vec<&[u8]> = vec![k.qinv()];
+                    for o in &others {
+                        ps.push(o.r);
+                        ds.push(o.d);
+                        ts.push(o.t);
+                    }
+                    for (i, v) in ps.iter().enumerate() {
+                        bn.push(FACTORS[i], v);
+                    }
+                    for (i, v) in ds.iter().enumerate() {
+                        bn.push(EXPONENTS[i], v);
+                    }
+                    for (i, v) in ts.iter().enumerate() {
+                        bn.push(COEFFICIENTS[i], v);
+                    }
+                }
+            }
+            Some(KeyData::Dh(d)) => {
+                if selection & SELECT_DOMAIN_PARAMETERS != 0 {
+                    for (key, part) in [(c"p", DhPart::P), (c"g", DhPart::G), (c"q", DhPart::Q)] {
+                        if let Some(v) = d.part_bytes(part) {
+                            bn.push(key, &v);
+                        }
+                    }
+                }
+            }
+            _ => return 0,
+        }
+        let arr = bn.array();
+        // SAFETY: OpenSSL's callback; the array and its buffers live until
+        // `bn` is dropped (and wiped) below.
+        let r = unsafe { cb(arr.as_ptr(), cbarg) };
+        drop(arr);
+        drop(bn);
+        r
+    })
+}
+
+static RSA_TYPES: Static<[OSSL_PARAM; 17]> = Static([
+    describe(c"n", UNSIGNED_INTEGER),
+    describe(c"e", UNSIGNED_INTEGER),
+    describe(c"d", UNSIGNED_INTEGER),
+    describe(c"rsa-factor1", UNSIGNED_INTEGER),
+    describe(c"rsa-factor2", UNSIGNED_INTEGER),
+    describe(c"rsa-factor3", UNSIGNED_INTEGER),
+    describe(c"rsa-factor4", UNSIGNED_INTEGER),
+    describe(c"rsa-factor5", UNSIGNED_INTEGER),
+    describe(c"rsa-exponent1", UNSIGNED_INTEGER),
+    describe(c"rsa-exponent2", UNSIGNED_INTEGER),
+    describe(c"rsa-exponent3", UNSIGNED_INTEGER),
+    describe(c"rsa-exponent4", UNSIGNED_INTEGER),
+    describe(c"rsa-exponent5", UNSIGNED_INTEGER),
+    describe(c"rsa-coefficient1", UNSIGNED_INTEGER),
+    describe(c"rsa-coefficient2", UNSIGNED_INTEGER),
+    describe(c"rsa-coefficient3", UNSIGNED_INTEGER),
+    params::END,
+]);
+
+static DH_TYPES: Static<[OSSL_PARAM; 4]> = Static([
+    describe(c"p", UNSIGNED_INTEGER),
+    describe(c"g", UNSIGNED_INTEGER),
+    describe(c"q", UNSIGNED_INTEGER),
+    params::END,
+]);
+
+unsafe extern "C" fn rsa_types(_selection: c_int) -> *const OSSL_PARAM {
+    RSA_TYPES.0.as_ptr()
+}
+
+unsafe extern "C" fn dh_types(_selection: c_int) -> *const OSSL_PARAM {
+    DH_TYPES.0.as_ptr()
+}
+
+/// A minimal DER encoder for PKCS#1 RSAPrivateKey (version, then the
+/// integers), to hand imported numbers to primeforge's own reader.
+fn der_sequence(ints: &[&[u8]], version: u8) -> Vec<u8> {
+    let mut body = vec![0x02, 0x01, version];
+    for v in ints {
+        let v: &[u8] = {
+            let s = v.iter().position(|&x| x != 0).unwrap_or(v.len());
+            &v[s..]
+        };
+        body.push(0x02);
+        let pad = v.first().is_none_or(|&b| b & 0x80 != 0);
+        push_len(&mut body, v.len() + usize::from(pad));
+        if pad {
+            body.push(0);
+        }
+        body.extend_from_slice(v);
+    }
+    let mut out = vec![0x30];
+    push_len(&mut out, body.len());
+    out.extend(body);
+    out
+}
+
+unsafe extern "C" fn import(keydata: *mut c_void, selection: c_int, p: *const OSSL_PARAM) -> c_int {
+    guard(0, || {
+        if keydata.is_null() {
+            return 0;
+        }
+        // SAFETY: our object.
+        let slot = unsafe { &mut *keydata.cast::<KeyData>() };
+        let bn = |key: &str| unsafe { params::find(p, key).and_then(|r| params::get_bn(r)) };
+        match slot {
+            KeyData::Empty(Kind::Rsa) | KeyData::Rsa(_) => {
+                // Only whole private keys are held here (our keys are made
+                // here or imported as such).
+                if selection & SELECT_PRIVATE_KEY == 0 {
+                    return 0;
+                }
+                let (Some(n), Some(e), Some(d)) = (bn("n"), bn("e"), bn("d")) else {
+                    return 0;
+                };
+                let mut ps = Vec::new();
+                let mut ds = Vec::new();
+                let mut ts = Vec::new();
+                for i in 0..5 {
+                    if let Some(f) = bn(FACTORS[i].to_str().unwrap()) {
+                        ps.push(f);
+                    }
+                    if let Some(x) = bn(EXPONENTS[i].to_str().unwrap()) {
+                        ds.push(x);
+                    }
+                    if i < 4 {
+                        if let Some(t) = bn(COEFFICIENTS[i].to_str().unwrap()) {
+                            ts.push(t);
+                        }
+                    }
+                }
+                if ps.len() < 2 || ds.len() != ps.len() || ts.len() + 1 != ps.len() {
+                    return 0;
+                }
+                let mut fields: Vec<&[u8]> =
+                    vec![&n, &e, &d, &ps[0], &ps[1], &ds[0], &ds[1], &ts[0]];
+                let mut der = if ps.len() == 2 {
+                    der_sequence(&fields, 0)
+                } else {
+                    // Multi-prime: OtherPrimeInfos after the coefficient.
+                    let mut others = Vec::new();
+                    for i in 2..ps.len() {
+                        let inner = der_sequence(&[&ps[i], &ds[i], &ts[i - 1]], 0);
+                        // der_sequence adds a version; OtherPrimeInfo has
+                        // none: rebuild without it.
+                        others.push(strip_version(inner));
+                    }
+                    let mut seq_body: Vec<u8> = others.concat();
+                    let mut seq = vec![0x30];
+                    push_len(&mut seq, seq_body.len());
+                    seq.append(&mut seq_body);
+                    fields.truncate(8);
+                    let mut head = der_sequence(&fields, 1);
+                    append_to_sequence(&mut head, &seq);
+                    head
+                };
+                let r = match rsa::import(&der, None) {
+                    Ok(k) => {
+                        *slot = KeyData::Rsa(k);
+                        1
+                    }
+                    Err(_) => 0,
+                };
+                der.iter_mut()
+                    .for_each(|b| unsafe { std::ptr::write_volatile(b, 0) });
+                r
+            }
+            KeyData::Empty(Kind::Dh) | KeyData::Dh(_) => {
+                let (Some(pp), Some(g)) = (bn("p"), bn("g")) else {
+                    return 0;
+                };
+                let q = bn("q");
+                *slot = KeyData::Dh(DhParams::from_bytes(&pp, &g, q.as_deref()));
+                1
+            }
+        }
+    })
+}
+
+fn push_len(out: &mut Vec<u8>, n: usize) {
+    if n < 128 {
+        out.push(n as u8);
+    } else {
+        let b = n.to_be_bytes();
+        let skip = b.iter().position(|&x| x != 0).unwrap_or(7);
+        out.push(0x80 | (8 - skip) as u8);
+        out.extend_from_slice(&b[skip..]);
+    }
+}
+
+/// The SEQUENCE `seq` without its leading "INTEGER 0" version field.
+fn strip_version(seq: Vec<u8>) -> Vec<u8> {
+    let (hdr, body) = split_header(&seq);
+    let _ = hdr;
+    let body = &body[3..]; // 02 01 00
+    let mut out = vec![0x30];
+    push_len(&mut out, body.len());
+    out.extend_from_slice(body);
+    out
+}
+
+/// Appends `item` inside the SEQUENCE `seq` (re-encoding its length).
+fn append_to_sequence(seq: &mut Vec<u8>, item: &[u8]) {
+    let (_, body) = split_header(seq);
+    let mut body = body.to_vec();
+    body.extend_from_slice(item);
+    let mut out = vec![0x30];
+    push_len(&mut out, body.len());
+    out.extend(body);
+    *seq = out;
+}
+
+fn split_header(der: &[u8]) -> (&[u8], &[u8]) {
+    let l = der[1];
+    let hl = if l & 0x80 == 0 {
+        2
+    } else {
+        2 + (l & 0x7f) as usize
+    };
+    der.split_at(hl)
+}
+
+unsafe extern "C" fn rsa_query_operation_name(_op: c_int) -> *const c_char {
+    c"RSA".as_ptr()
+}
+
+unsafe extern "C" fn dh_query_operation_name(_op: c_int) -> *const c_char {
+    c"DH".as_ptr()
+}
+
+const NEW: c_int = 1;
+const GEN_INIT: c_int = 2;
+const GEN_SET_PARAMS: c_int = 4;
+const GEN_SETTABLE_PARAMS: c_int = 5;
+const GEN: c_int = 6;
+const GEN_CLEANUP: c_int = 7;
+const FREE: c_int = 10;
+const GET_PARAMS: c_int = 11;
+const GETTABLE_PARAMS: c_int = 12;
+const QUERY_OPERATION_NAME: c_int = 20;
+const HAS: c_int = 21;
+const IMPORT: c_int = 40;
+const IMPORT_TYPES: c_int = 41;
+const EXPORT: c_int = 42;
+const EXPORT_TYPES: c_int = 43;
+
+pub(crate) static RSA_KEYMGMT: Static<[OSSL_DISPATCH; 16]> = Static([
+    entry!(NEW, rsa_new),
+    entry!(GEN_INIT, rsa_gen_init),
+    entry!(GEN_SET_PARAMS, gen_set_params),
+    entry!(GEN_SETTABLE_PARAMS, rsa_gen_settable),
+    entry!(GEN, gen),
+    entry!(GEN_CLEANUP, gen_cleanup),
+    entry!(FREE, free),
+    entry!(GET_PARAMS, get_params),
+    entry!(GETTABLE_PARAMS, gettable_params),
+    entry!(QUERY_OPERATION_NAME, rsa_query_operation_name),
+    entry!(HAS, has),
+    entry!(IMPORT, import),
+    entry!(IMPORT_TYPES, rsa_types),
+    entry!(EXPORT, export),
+    entry!(EXPORT_TYPES, rsa_types),
+    crate::END,
+]);
+
+pub(crate) static DH_KEYMGMT: Static<[OSSL_DISPATCH; 16]> = Static([
+    entry!(NEW, dh_new),
+    entry!(GEN_INIT, dh_gen_init),
+    entry!(GEN_SET_PARAMS, gen_set_params),
+    entry!(GEN_SETTABLE_PARAMS, dh_gen_settable),
+    entry!(GEN, gen),
+    entry!(GEN_CLEANUP, gen_cleanup),
+    entry!(FREE, free),
+    entry!(GET_PARAMS, get_params),
+    entry!(GETTABLE_PARAMS, gettable_params),
+    entry!(QUERY_OPERATION_NAME, dh_query_operation_name),
+    entry!(HAS, has),
+    entry!(IMPORT, import),
+    entry!(IMPORT_TYPES, dh_types),
+    entry!(EXPORT, export),
+    entry!(EXPORT_TYPES, dh_types),
+    crate::END,
+]);

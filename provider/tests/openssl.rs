@@ -1,0 +1,291 @@
+//! The provider inside the system OpenSSL 3: `openssl genpkey`, `openssl
+//! dhparam`, a configuration file, and an EVP program that knows nothing
+//! of primeforge but its name. With the test-only `seed` parameter the
+//! files OpenSSL writes are byte-identical to the engine's output for that
+//! seed — proof that our engine made them.
+
+use std::path::{Path, PathBuf};
+use std::process::Command;
+
+use primeforge::encode::{dh_export, rsa_export, DhFormat, RsaFormat};
+use primeforge::prime::Options;
+
+/// This build's module, copied as `primeforge.so` into a directory of its
+/// own (OpenSSL loads NAME.so from the provider path).
+fn module_dir() -> PathBuf {
+    // Copied once per test process: the tests run in parallel, and a copy
+    // over a module another openssl is loading would be read half-written.
+    static DIR: std::sync::OnceLock<PathBuf> = std::sync::OnceLock::new();
+    DIR.get_or_init(|| {
+        let exe = std::env::current_exe().unwrap();
+        let profile = exe.parent().unwrap().parent().unwrap();
+        let built = profile.join("libprimeforge_provider.so");
+        assert!(built.exists(), "{} was not built", built.display());
+        let dir = PathBuf::from(env!("CARGO_TARGET_TMPDIR"))
+            .join(format!("ossl-modules-{}", std::process::id()));
+        std::fs::create_dir_all(&dir).unwrap();
+        std::fs::copy(&built, dir.join("primeforge.so")).unwrap();
+        dir
+    })
+    .clone()
+}
+
+fn tmp(name: &str) -> PathBuf {
+    PathBuf::from(env!("CARGO_TARGET_TMPDIR")).join(name)
+}
+
+fn s(p: &Path) -> &str {
+    p.to_str().unwrap()
+}
+
+fn openssl(args: &[&str], env: &[(&str, &str)]) -> (bool, String) {
+    let mut c = Command::new("openssl");
+    c.args(args);
+    for (k, v) in env {
+        c.env(k, v);
+    }
+    let o = c.output().expect("openssl (installed by .ci/deps)");
+    (
+        o.status.success(),
+        String::from_utf8_lossy(&o.stdout).into_owned() + &String::from_utf8_lossy(&o.stderr),
+    )
+}
+
+fn ok(args: &[&str]) -> String {
+    let (good, text) = openssl(args, &[]);
+    assert!(good, "openssl {args:?}: {text}");
+    text
+}
+
+/// `-provider-path DIR -provider primeforge -provider default -propquery
+/// provider=primeforge`: ours for key management, the default for the rest.
+/// The options go right after the subcommand (before `dhparam`'s size).
+fn with_provider<'a>(dir: &'a Path, rest: &[&'a str]) -> Vec<&'a str> {
+    let mut v = vec![rest[0]];
+    v.extend([
+        "-provider-path",
+        s(dir),
+        "-provider",
+        "primeforge",
+        "-provider",
+        "default",
+        "-propquery",
+        "provider=primeforge",
+    ]);
+    v.extend(&rest[1..]);
+    v
+}
+
+#[test]
+fn only_the_entry_point_is_exported() {
+    let dir = module_dir();
+    let out = Command::new("readelf")
+        .args(["--dyn-syms", "-W"])
+        .arg(dir.join("primeforge.so"))
+        .output()
+        .unwrap();
+    let text = String::from_utf8_lossy(&out.stdout);
+    let exported: Vec<&str> = text
+        .lines()
+        .filter(|l| l.contains(" GLOBAL ") && !l.contains(" UND "))
+        .filter_map(|l| l.split_whitespace().last())
+        .collect();
+    assert_eq!(exported, ["OSSL_provider_init"], "{text}");
+    assert!(!text.contains("__gmp"), "GMP symbols are visible");
+    let listed = ok(&with_provider(&dir, &["list", "-providers"]));
+    assert!(
+        listed.contains("name: primeforge") && listed.contains(env!("CARGO_PKG_VERSION")),
+        "{listed}"
+    );
+}
+
+#[test]
+fn genpkey_rsa_writes_keys_openssl_accepts() {
+    let dir = module_dir();
+    for (opts, want) in [
+        (vec!["bits:3072"], "Private-Key: (3072 bit, 2 primes)"),
+        (
+            vec!["bits:3072", "primes:3", "e:3"],
+            "Private-Key: (3072 bit, 3 primes)",
+        ),
+    ] {
+        let out = tmp("prov-rsa.pem");
+        let mut args = vec!["genpkey", "-algorithm", "RSA", "-out", s(&out)];
+        for o in &opts {
+            args.extend(["-pkeyopt", o]);
+        }
+        let text = ok(&with_provider(&dir, &args));
+        // OpenSSL's own progress dots come from our callback reports.
+        assert!(text.contains('.'), "{text}");
+        assert!(ok(&["pkey", "-in", s(&out), "-check", "-noout"]).contains("Key is valid"));
+        let info = ok(&["pkey", "-in", s(&out), "-noout", "-text"]);
+        assert!(info.starts_with(want), "{opts:?}: {info}");
+        if opts.contains(&"e:3") {
+            assert!(info.contains("publicExponent: 3 (0x3)"));
+        }
+    }
+}
+
+#[test]
+fn seeded_keys_are_the_engines() {
+    let dir = module_dir();
+    let seed = [0x5au8; 32];
+    let hex: String = seed.iter().map(|b| format!("{b:02x}")).collect();
+    let seed_opt = format!("seed:{hex}");
+    // RSA-2048 on 2 threads.
+    let out = tmp("prov-seeded.pem");
+    ok(&with_provider(
+        &dir,
+        &[
+            "genpkey",
+            "-algorithm",
+            "RSA",
+            "-pkeyopt",
+            "bits:2048",
+            "-pkeyopt",
+            "threads:2",
+            "-pkeyopt",
+            &seed_opt,
+            "-out",
+            s(&out),
+        ],
+    ));
+    let mut o = Options {
+        threads: 1,
+        seed: Some(&seed),
+        ..Default::default()
+    };
+    let (key, _) = primeforge::rsa::generate(2048, 65537, 2, &mut o).unwrap();
+    let want = rsa_export(&key, RsaFormat::Pkcs8Pem).unwrap();
+    assert_eq!(std::fs::read(&out).unwrap(), want.as_slice());
+    // DH-1024 parameters.
+    let out = tmp("prov-seeded-dh.pem");
+    ok(&with_provider(
+        &dir,
+        &[
+            "genpkey",
+            "-genparam",
+            "-algorithm",
+            "DH",
+            "-pkeyopt",
+            "dh_paramgen_prime_len:1024",
+            "-pkeyopt",
+            &seed_opt,
+            "-out",
+            s(&out),
+        ],
+    ));
+    let mut o = Options {
+        seed: Some(&seed),
+        ..Default::default()
+    };
+    let (params, _) = primeforge::dh::generate(1024, 2, 0, &mut o).unwrap();
+    let want = dh_export(&params, DhFormat::Pkcs3Pem).unwrap();
+    assert_eq!(std::fs::read(&out).unwrap(), want.as_slice());
+}
+
+#[test]
+fn dh_through_genpkey_and_dhparam() {
+    let dir = module_dir();
+    let out = tmp("prov-dh.pem");
+    ok(&with_provider(
+        &dir,
+        &[
+            "genpkey",
+            "-genparam",
+            "-algorithm",
+            "DH",
+            "-pkeyopt",
+            "dh_paramgen_prime_len:2048",
+            "-out",
+            s(&out),
+        ],
+    ));
+    assert!(ok(&["dhparam", "-in", s(&out), "-check", "-noout"]).contains("appear to be ok"));
+    for (g, bits) in [("-2", "2048"), ("-5", "1024")] {
+        let out = tmp(&format!("prov-dhparam{g}.pem"));
+        ok(&with_provider(&dir, &["dhparam", g, "-out", s(&out), bits]));
+        assert!(ok(&["dhparam", "-in", s(&out), "-check", "-noout"]).contains("appear to be ok"));
+        let text = ok(&["dhparam", "-in", s(&out), "-noout", "-text"]);
+        assert!(text.contains(&format!("({bits} bit)")), "{text}");
+        assert!(text.contains(&format!("G:    {}", &g[1..])), "{text}");
+    }
+}
+
+/// The ready-to-copy configuration of the README: the module, `activate`,
+/// and `threads` (read: 1025 threads is refused, so the generation fails).
+#[test]
+fn configuration_file_loads_and_sets_threads() {
+    let dir = module_dir();
+    for (threads, works) in [("2", true), ("1025", false)] {
+        let conf = tmp(&format!("prov-openssl-{threads}.cnf"));
+        std::fs::write(
+            &conf,
+            format!(
+                "openssl_conf = openssl_init\n\n[openssl_init]\nproviders = provider_sect\n\n\
+                 [provider_sect]\ndefault = default_sect\nprimeforge = primeforge_sect\n\n\
+                 [default_sect]\nactivate = 1\n\n\
+                 [primeforge_sect]\nmodule = {}\nactivate = 1\nthreads = {threads}\n",
+                dir.join("primeforge.so").display()
+            ),
+        )
+        .unwrap();
+        let out = tmp("prov-conf.pem");
+        let _ = std::fs::remove_file(&out);
+        let (good, text) = openssl(
+            &[
+                "genpkey",
+                "-propquery",
+                "provider=primeforge",
+                "-algorithm",
+                "RSA",
+                "-pkeyopt",
+                "bits:1024",
+                "-out",
+                s(&out),
+            ],
+            &[("OPENSSL_CONF", s(&conf))],
+        );
+        assert_eq!(good, works, "threads = {threads}: {text}");
+        if works {
+            assert!(ok(&["pkey", "-in", s(&out), "-check", "-noout"]).contains("Key is valid"));
+        }
+    }
+}
+
+#[test]
+fn an_evp_program_generates_signs_and_cancels() {
+    let dir = module_dir();
+    let exe = tmp("prov-evp");
+    let src = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/c/evp.c");
+    let cc = Command::new("cc")
+        .args(["-std=c11", "-Wall", "-Wextra", "-Werror", "-pedantic"])
+        .arg(&src)
+        .arg("-o")
+        .arg(&exe)
+        .arg("-lcrypto")
+        .output()
+        .expect("cc");
+    assert!(
+        cc.status.success(),
+        "{}",
+        String::from_utf8_lossy(&cc.stderr)
+    );
+    let out = Command::new(&exe).arg(&dir).output().unwrap();
+    let text =
+        String::from_utf8_lossy(&out.stdout).into_owned() + &String::from_utf8_lossy(&out.stderr);
+    assert!(out.status.success(), "{text}");
+    assert!(
+        text.contains("provider of the key manager: primeforge"),
+        "{text}"
+    );
+    assert!(text.contains("bits 2048, security bits 112"), "{text}");
+    assert!(text.contains("signature of 256 bytes verified"), "{text}");
+    assert!(text.contains("key none"), "{text}");
+    for primes in [2, 3] {
+        assert!(
+            text.contains(&format!("{primes}-prime key exported and imported back")),
+            "{text}"
+        );
+    }
+}
