@@ -296,6 +296,12 @@ unsafe extern "C" fn gen(
                 }
             }
             Kind::Dh => {
+                // Parameters only: a DH key pair is the default provider's
+                // job (this module does not make them), so say no rather
+                // than hand back parameters where a key pair was asked for.
+                if g.selection & (SELECT_PRIVATE_KEY | SELECT_PUBLIC_KEY) != 0 {
+                    return std::ptr::null_mut();
+                }
                 match dh::Request::new(g.bits, g.generator, 0)
                     .and_then(|r| dh::generate_request(&r, &mut opts))
                 {
@@ -431,7 +437,11 @@ unsafe extern "C" fn export(
             }
             Some(KeyData::Dh(d)) => {
                 if selection & SELECT_DOMAIN_PARAMETERS != 0 {
-                    for (key, part) in [(c"p", DhPart::P), (c"g", DhPart::G), (c"q", DhPart::Q)] {
+                    // p and g only, as OpenSSL's own safe-prime parameters:
+                    // with q = (p − 1)/2 exported too, OpenSSL 3 treats them
+                    // as FIPS 186 parameters and refuses to make key pairs
+                    // (it wants q of 160, 224 or 256 bits).
+                    for (key, part) in [(c"p", DhPart::P), (c"g", DhPart::G)] {
                         if let Some(v) = d.part_bytes(part) {
                             bn.push(key, &v);
                         }

@@ -19,8 +19,13 @@ fn module_dir() -> PathBuf {
     DIR.get_or_init(|| {
         let exe = std::env::current_exe().unwrap();
         let profile = exe.parent().unwrap().parent().unwrap();
-        let built = profile.join("libprimeforge_provider.so");
-        assert!(built.exists(), "{} was not built", built.display());
+        // `cargo test` leaves the module in deps/ (only `cargo build`
+        // copies it up): prefer that copy, built from this source.
+        let built = [profile.join("deps"), profile.to_path_buf()]
+            .iter()
+            .map(|d| d.join("libprimeforge_provider.so"))
+            .find(|p| p.exists())
+            .expect("the provider module was not built");
         let dir = PathBuf::from(env!("CARGO_TARGET_TMPDIR"))
             .join(format!("ossl-modules-{}", std::process::id()));
         std::fs::create_dir_all(&dir).unwrap();
@@ -282,6 +287,10 @@ fn an_evp_program_generates_signs_and_cancels() {
     assert!(text.contains("bits 2048, security bits 112"), "{text}");
     assert!(text.contains("signature of 256 bytes verified"), "{text}");
     assert!(text.contains("key none"), "{text}");
+    assert!(
+        text.contains("shared secret agreed; key pair from primeforge refused"),
+        "{text}"
+    );
     for primes in [2, 3] {
         assert!(
             text.contains(&format!("{primes}-prime key exported and imported back")),

@@ -23,6 +23,13 @@ pub fn cdylib() -> PathBuf {
     built("libprimeforge.so")
 }
 
+/// The OpenSSL provider module of this run (a default workspace member,
+/// built by `cargo test` into `deps/`).
+#[allow(dead_code)]
+pub fn provider_module() -> PathBuf {
+    built("libprimeforge_provider.so")
+}
+
 /// A library file this run built: `deps/` first, then the profile directory.
 fn built(name: &str) -> PathBuf {
     let dir = profile_dir();

@@ -118,6 +118,67 @@ int main(int argc, char **argv) {
         if (src != key) EVP_PKEY_free(src);
     }
 
+    /* DH: parameters from our paramgen, key pairs and derivation by the
+     * default provider; a key-pair request to primeforge is refused. */
+    {
+        EVP_PKEY_CTX *pc = EVP_PKEY_CTX_new_from_name(NULL, "DH", "provider=primeforge");
+        unsigned int pbits = 512;
+        OSSL_PARAM pp[] = {OSSL_PARAM_construct_uint("pbits", &pbits), OSSL_PARAM_construct_end()};
+        EVP_PKEY *dhparams = NULL;
+        if (pc == NULL || EVP_PKEY_paramgen_init(pc) <= 0 || EVP_PKEY_CTX_set_params(pc, pp) <= 0 ||
+            EVP_PKEY_paramgen(pc, &dhparams) <= 0) {
+            ERR_print_errors_fp(stderr);
+            return 17;
+        }
+        EVP_PKEY_CTX *ours = EVP_PKEY_CTX_new_from_pkey(NULL, dhparams, "provider=primeforge");
+        EVP_PKEY *refused = NULL;
+        int r1 = ours == NULL ? 0 : (EVP_PKEY_keygen_init(ours) > 0 ? EVP_PKEY_generate(ours, &refused) : 0);
+        ERR_clear_error();
+        if (r1 > 0 || refused != NULL) return 18;
+        /* Hand the parameters to the default provider (a key made by one
+         * key manager keeps using it), then let it make the key pairs. */
+        OSSL_PARAM *pdata = NULL;
+        EVP_PKEY *defparams = NULL;
+        EVP_PKEY_CTX *fc = EVP_PKEY_CTX_new_from_name(NULL, "DH", "provider=default");
+        if (EVP_PKEY_todata(dhparams, EVP_PKEY_KEY_PARAMETERS, &pdata) <= 0 || fc == NULL ||
+            EVP_PKEY_fromdata_init(fc) <= 0 ||
+            EVP_PKEY_fromdata(fc, &defparams, EVP_PKEY_KEY_PARAMETERS, pdata) <= 0) {
+            ERR_print_errors_fp(stderr);
+            return 21;
+        }
+        OSSL_PARAM_free(pdata);
+        EVP_PKEY_CTX_free(fc);
+        EVP_PKEY *a = NULL, *b = NULL;
+        for (int i = 0; i < 2; i++) {
+            EVP_PKEY_CTX *kc = EVP_PKEY_CTX_new_from_pkey(NULL, defparams, "provider=default");
+            if (kc == NULL || EVP_PKEY_keygen_init(kc) <= 0 || EVP_PKEY_generate(kc, i ? &b : &a) <= 0) {
+                ERR_print_errors_fp(stderr);
+                return 19;
+            }
+            EVP_PKEY_CTX_free(kc);
+        }
+        unsigned char s1[64], s2[64];
+        size_t l1 = sizeof(s1), l2 = sizeof(s2);
+        EVP_PKEY_CTX *d1 = EVP_PKEY_CTX_new_from_pkey(NULL, a, "provider=default");
+        EVP_PKEY_CTX *d2 = EVP_PKEY_CTX_new_from_pkey(NULL, b, "provider=default");
+        if (EVP_PKEY_derive_init(d1) <= 0 || EVP_PKEY_derive_set_peer(d1, b) <= 0 ||
+            EVP_PKEY_derive(d1, s1, &l1) <= 0 || EVP_PKEY_derive_init(d2) <= 0 ||
+            EVP_PKEY_derive_set_peer(d2, a) <= 0 || EVP_PKEY_derive(d2, s2, &l2) <= 0 || l1 != l2 ||
+            memcmp(s1, s2, l1) != 0) {
+            ERR_print_errors_fp(stderr);
+            return 20;
+        }
+        printf("DH: our parameters, default key pairs, %zu-byte shared secret agreed; key pair from primeforge refused\n", l1);
+        EVP_PKEY_CTX_free(d1);
+        EVP_PKEY_CTX_free(d2);
+        EVP_PKEY_free(a);
+        EVP_PKEY_free(b);
+        EVP_PKEY_CTX_free(ours);
+        EVP_PKEY_free(defparams);
+        EVP_PKEY_free(dhparams);
+        EVP_PKEY_CTX_free(pc);
+    }
+
     /* A callback returning 0 cancels the generation. */
     EVP_PKEY *none = NULL;
     EVP_PKEY_CTX *ctx2 = EVP_PKEY_CTX_new_from_name(NULL, "RSA", "provider=primeforge");
