@@ -258,13 +258,13 @@ fn configuration_file_loads_and_sets_threads() {
     }
 }
 
-#[test]
-fn an_evp_program_generates_signs_and_cancels() {
-    let dir = module_dir();
-    let exe = tmp("prov-evp");
+/// Compiles tests/c/evp.c (with `extra` flags) against the system libcrypto.
+fn evp_program(name: &str, extra: &[&str]) -> PathBuf {
+    let exe = tmp(name);
     let src = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/c/evp.c");
     let cc = Command::new("cc")
-        .args(["-std=c11", "-Wall", "-Wextra", "-Werror", "-pedantic"])
+        .args(["-std=c11", "-Wall", "-Wextra", "-Werror", "-pedantic", "-g"])
+        .args(extra)
         .arg(&src)
         .arg("-o")
         .arg(&exe)
@@ -276,6 +276,57 @@ fn an_evp_program_generates_signs_and_cancels() {
         "{}",
         String::from_utf8_lossy(&cc.stderr)
     );
+    exe
+}
+
+/// The EVP program under valgrind memcheck (no memory errors, no definite
+/// leak) and built with AddressSanitizer + UBSan.
+#[test]
+fn the_evp_program_is_clean_under_valgrind_and_asan() {
+    let dir = module_dir();
+    let exe = evp_program("prov-evp-vg", &[]);
+    let out = Command::new("valgrind")
+        .args([
+            "--tool=memcheck",
+            "--error-exitcode=99",
+            "--leak-check=full",
+            "--errors-for-leak-kinds=definite",
+            "-q",
+        ])
+        .arg(&exe)
+        .arg(&dir)
+        .output()
+        .expect("valgrind (installed by .ci/deps)");
+    let text =
+        String::from_utf8_lossy(&out.stdout).into_owned() + &String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(0), "valgrind:\n{text}");
+    let exe = evp_program(
+        "prov-evp-asan",
+        &[
+            "-fsanitize=address,undefined",
+            "-fno-sanitize-recover=all",
+            "-fno-omit-frame-pointer",
+        ],
+    );
+    let out = Command::new(&exe)
+        .arg(&dir)
+        .env("ASAN_OPTIONS", "detect_leaks=1:exitcode=97")
+        .env("UBSAN_OPTIONS", "halt_on_error=1:exitcode=98")
+        .output()
+        .unwrap();
+    let text =
+        String::from_utf8_lossy(&out.stdout).into_owned() + &String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(0), "ASan/UBSan:\n{text}");
+    assert!(
+        !text.contains("ERROR: AddressSanitizer") && !text.contains("runtime error"),
+        "{text}"
+    );
+}
+
+#[test]
+fn an_evp_program_generates_signs_and_cancels() {
+    let dir = module_dir();
+    let exe = evp_program("prov-evp", &[]);
     let out = Command::new(&exe).arg(&dir).output().unwrap();
     let text =
         String::from_utf8_lossy(&out.stdout).into_owned() + &String::from_utf8_lossy(&out.stderr);
