@@ -8,7 +8,7 @@ use primeforge::prime::{Options, Progress};
 use primeforge::rsa::{self, RsaKey};
 
 use crate::params::{self, describe, BnParams, OSSL_PARAM, UNSIGNED_INTEGER};
-use crate::{entry, guard, ProvCtx, Static, OSSL_DISPATCH};
+use crate::{entry, errors, guard, ProvCtx, Static, OSSL_DISPATCH};
 
 const SELECT_PRIVATE_KEY: c_int = 0x01;
 const SELECT_PUBLIC_KEY: c_int = 0x02;
@@ -140,56 +140,100 @@ unsafe extern "C" fn gen_set_params(genctx: *mut c_void, p: *const OSSL_PARAM) -
         let Some(g) = (unsafe { genctx.cast::<GenCtx>().as_mut() }) else {
             return 0;
         };
-        let num = |key: &str| unsafe { params::find(p, key).map(|r| params::get_u64(r)) };
-        let size_key = if g.kind == Kind::Rsa { "bits" } else { "pbits" };
-        match num(size_key) {
-            Some(Some(v)) if v <= u32::MAX as u64 => g.bits = v as u32,
-            Some(_) => return 0,
-            None => {}
+        match unsafe { apply_gen_params(g, p) } {
+            Ok(()) => 1,
+            Err(msg) => {
+                errors::raise(errors::INVALID_PARAMETER, &msg);
+                0
+            }
         }
-        if g.kind == Kind::Rsa {
-            match num("primes") {
-                Some(Some(v)) if v <= 16 => g.primes = v as u32,
-                Some(_) => return 0,
-                None => {}
+    })
+}
+
+/// Reads and checks each parameter on its own (combinations are checked
+/// when generating): the message names the parameter and the rule.
+///
+/// # Safety
+/// `p` is NULL or OpenSSL's terminated array.
+unsafe fn apply_gen_params(g: &mut GenCtx, p: *const OSSL_PARAM) -> Result<(), String> {
+    let num = |key: &str| -> Option<Result<u64, String>> {
+        // SAFETY: per this function's contract.
+        unsafe { params::find(p, key) }.map(|r| {
+            unsafe { params::get_u64(r) }
+                .ok_or_else(|| format!("{key}: not a non-negative integer"))
+        })
+    };
+    if g.kind == Kind::Rsa {
+        if let Some(v) = num("bits") {
+            let v = v?;
+            if v % 2 != 0 || !(512..=16384).contains(&v) {
+                return Err(format!("bits: {v}: must be even, 512 to 16384"));
             }
-            match num("e") {
-                Some(Some(v)) => g.e = v,
-                Some(None) => return 0,
-                None => {}
+            g.bits = v as u32;
+        }
+        if let Some(v) = num("primes") {
+            let v = v?;
+            if !(2..=5).contains(&v) {
+                return Err(format!(
+                    "primes: {v}: must be 2 to 5 (and at most OpenSSL's cap for the size)"
+                ));
             }
-        } else {
-            match num("safeprime-generator") {
-                Some(Some(v)) if v <= u32::MAX as u64 => g.generator = v as u32,
-                Some(_) => return 0,
-                None => {}
+            g.primes = v as u32;
+        }
+        if let Some(v) = num("e") {
+            let v = v.map_err(|_| "e: must be an odd integer below 2^64".to_string())?;
+            if v < 3 || v % 2 == 0 {
+                return Err(format!("e: {v}: must be odd and at least 3"));
             }
-            // openssl genpkey -pkeyopt dh_paramgen_type:…: only safe primes
-            // ("generator", OpenSSL's name for them) are made here.
-            // SAFETY: OpenSSL's array.
-            if let Some(r) = unsafe { params::find(p, "type") } {
-                // SAFETY: a record of that array.
-                match unsafe { params::get_utf8(r) }.as_deref() {
-                    Some("generator") | Some("default") => {}
-                    _ => return 0,
+            g.e = v;
+        }
+    } else {
+        if let Some(v) = num("pbits") {
+            let v = v?;
+            if !(256..=16384).contains(&v) {
+                return Err(format!("pbits: {v}: must be 256 to 16384"));
+            }
+            g.bits = v as u32;
+        }
+        if let Some(v) = num("safeprime-generator") {
+            let v = v?;
+            if !(2..=0x7fff_ffff).contains(&v) {
+                return Err(format!("safeprime-generator: {v}: must be 2 to 2^31 - 1"));
+            }
+            g.generator = v as u32;
+        }
+        // openssl genpkey -pkeyopt dh_paramgen_type:…: only safe primes
+        // ("generator", OpenSSL's name for them) are made here.
+        // SAFETY: per this function's contract.
+        if let Some(r) = unsafe { params::find(p, "type") } {
+            // SAFETY: a record of that array.
+            match unsafe { params::get_utf8(r) }.as_deref() {
+                Some("generator") | Some("default") => {}
+                other => {
+                    return Err(format!(
+                    "type: {:?}: primeforge makes safe-prime parameters only (type \"generator\")",
+                    other.unwrap_or("?")
+                ))
                 }
             }
         }
-        match num("threads") {
-            Some(Some(v)) if v <= 1024 => g.threads = v as u32,
-            Some(_) => return 0,
-            None => {}
+    }
+    if let Some(v) = num("threads") {
+        let v = v?;
+        if v > 1024 {
+            return Err(format!("threads: {v}: at most 1024 (0 = all cores)"));
         }
-        // SAFETY: OpenSSL's array.
-        if let Some(r) = unsafe { params::find(p, "seed") } {
-            // SAFETY: a record of that array.
-            match unsafe { params::get_utf8(r) }.as_deref().and_then(hex_seed) {
-                Some(s) => g.seed = Some(s),
-                None => return 0,
-            }
+        g.threads = v as u32;
+    }
+    // SAFETY: per this function's contract.
+    if let Some(r) = unsafe { params::find(p, "seed") } {
+        // SAFETY: a record of that array.
+        match unsafe { params::get_utf8(r) }.as_deref().and_then(hex_seed) {
+            Some(s) => g.seed = Some(s),
+            None => return Err("seed: must be 64 hexadecimal digits (32 bytes)".into()),
         }
-        1
-    })
+    }
+    Ok(())
 }
 
 static RSA_GEN_SETTABLE: Static<[OSSL_PARAM; 6]> = Static([
@@ -292,7 +336,10 @@ unsafe extern "C" fn gen(
                     .and_then(|r| rsa::generate_request(&r, &mut opts))
                 {
                     Ok((k, _)) => KeyData::Rsa(k),
-                    Err(_) => return std::ptr::null_mut(),
+                    Err(e) => {
+                        report_failure(e);
+                        return std::ptr::null_mut();
+                    }
                 }
             }
             Kind::Dh => {
@@ -300,18 +347,38 @@ unsafe extern "C" fn gen(
                 // job (this module does not make them), so say no rather
                 // than hand back parameters where a key pair was asked for.
                 if g.selection & (SELECT_PRIVATE_KEY | SELECT_PUBLIC_KEY) != 0 {
+                    errors::raise(
+                        errors::INVALID_PARAMETER,
+                        "primeforge makes DH parameters, not DH key pairs: use the default provider for those",
+                    );
                     return std::ptr::null_mut();
                 }
                 match dh::Request::new(g.bits, g.generator, 0)
                     .and_then(|r| dh::generate_request(&r, &mut opts))
                 {
                     Ok((d, _)) => KeyData::Dh(d),
-                    Err(_) => return std::ptr::null_mut(),
+                    Err(e) => {
+                        report_failure(e);
+                        return std::ptr::null_mut();
+                    }
                 }
             }
         };
         Box::into_raw(Box::new(key)).cast()
     })
+}
+
+/// A failed generation on OpenSSL's error queue.
+fn report_failure(e: primeforge::Error) {
+    match e {
+        primeforge::Error::Cancelled => {
+            errors::raise(errors::CANCELLED, "cancelled by the callback")
+        }
+        primeforge::Error::InvalidArgument(_) => {
+            errors::raise(errors::INVALID_PARAMETER, &e.to_string())
+        }
+        other => errors::raise(errors::GENERATION_FAILED, &other.to_string()),
+    }
 }
 
 unsafe extern "C" fn gen_cleanup(genctx: *mut c_void) {

@@ -12,6 +12,7 @@
 #![allow(non_camel_case_types)]
 #![allow(clippy::missing_safety_doc)]
 
+mod errors;
 mod keymgmt;
 mod params;
 
@@ -103,11 +104,38 @@ pub unsafe extern "C" fn OSSL_provider_init(
             return 0;
         }
         let mut threads = 0u32;
+        let (mut new_error, mut set_debug, mut vset) = (None, None, None);
         let mut d = core_in;
         // SAFETY: OpenSSL's table ends with a zero function id.
         while !d.is_null() && unsafe { (*d).function_id } != 0 {
             // SAFETY: as above.
             let entry = unsafe { &*d };
+            if let Some(f) = entry.function {
+                // SAFETY: each id documents its function's signature.
+                unsafe {
+                    match entry.function_id {
+                        errors::NEW_ERROR => {
+                            new_error = Some(std::mem::transmute::<
+                                unsafe extern "C" fn(),
+                                errors::NewError,
+                            >(f))
+                        }
+                        errors::SET_ERROR_DEBUG => {
+                            set_debug = Some(std::mem::transmute::<
+                                unsafe extern "C" fn(),
+                                errors::SetErrorDebug,
+                            >(f))
+                        }
+                        errors::VSET_ERROR => {
+                            vset = Some(std::mem::transmute::<
+                                unsafe extern "C" fn(),
+                                errors::VsetError,
+                            >(f))
+                        }
+                        _ => {}
+                    }
+                }
+            }
             if entry.function_id == OSSL_FUNC_CORE_GET_PARAMS {
                 if let Some(f) = entry.function {
                     // SAFETY: the id documents this signature.
@@ -118,6 +146,12 @@ pub unsafe extern "C" fn OSSL_provider_init(
             // SAFETY: within the table.
             d = unsafe { d.add(1) };
         }
+        let _ = errors::CORE.set(errors::Core {
+            handle,
+            new_error,
+            set_error_debug: set_debug,
+            vset_error: vset,
+        });
         let ctx = Box::new(ProvCtx { threads });
         // SAFETY: out-pointers checked for NULL.
         unsafe {
@@ -204,10 +238,17 @@ unsafe extern "C" fn query_operation(
     }
 }
 
-static PROVIDER: Static<[OSSL_DISPATCH; 5]> = Static([
+unsafe extern "C" fn get_reason_strings(_provctx: *mut c_void) -> *const errors::OSSL_ITEM {
+    errors::REASONS.0.as_ptr()
+}
+
+const OSSL_FUNC_PROVIDER_GET_REASON_STRINGS: c_int = 1029;
+
+static PROVIDER: Static<[OSSL_DISPATCH; 6]> = Static([
     entry!(OSSL_FUNC_PROVIDER_TEARDOWN, teardown),
     entry!(OSSL_FUNC_PROVIDER_GETTABLE_PARAMS, gettable_params),
     entry!(OSSL_FUNC_PROVIDER_GET_PARAMS, get_params),
     entry!(OSSL_FUNC_PROVIDER_QUERY_OPERATION, query_operation),
+    entry!(OSSL_FUNC_PROVIDER_GET_REASON_STRINGS, get_reason_strings),
     END,
 ]);

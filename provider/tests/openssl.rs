@@ -349,3 +349,61 @@ fn an_evp_program_generates_signs_and_cancels() {
         );
     }
 }
+
+/// Bad parameters are refused by gen_set_params (or, for combinations, by
+/// gen) with our message on OpenSSL's error queue; never a crash.
+#[test]
+fn bad_parameters_are_refused_with_our_message() {
+    let dir = module_dir();
+    for (alg, opts, words) in [
+        (
+            "RSA",
+            vec!["bits:1001"],
+            "bits: 1001: must be even, 512 to 16384",
+        ),
+        ("RSA", vec!["bits:100000"], "bits: 100000: must be even"),
+        ("RSA", vec!["threads:1025"], "threads: 1025: at most 1024"),
+        (
+            "RSA",
+            vec!["seed:abcd"],
+            "seed: must be 64 hexadecimal digits",
+        ),
+        ("RSA", vec!["e:4"], "e: 4: must be odd"),
+        (
+            "RSA",
+            vec!["bits:1024", "primes:5"],
+            "number of primes out of range",
+        ),
+        (
+            "DH",
+            vec!["dh_paramgen_prime_len:100"],
+            "pbits: 100: must be 256 to 16384",
+        ),
+        (
+            "DH",
+            vec!["dh_paramgen_generator:1"],
+            "safeprime-generator: 1",
+        ),
+    ] {
+        let out = tmp("prov-refused.pem");
+        let _ = std::fs::remove_file(&out);
+        let mut args = vec!["genpkey"];
+        if alg == "DH" {
+            args.push("-genparam");
+        }
+        args.extend(["-algorithm", alg, "-out", s(&out)]);
+        for o in &opts {
+            args.extend(["-pkeyopt", o]);
+        }
+        let (good, text) = openssl(&with_provider(&dir, &args), &[]);
+        assert!(!good, "{opts:?} was accepted");
+        assert!(
+            text.contains("primeforge") && text.contains(words),
+            "{opts:?}: {text}"
+        );
+        assert!(
+            !out.exists() || std::fs::metadata(&out).unwrap().len() == 0,
+            "{opts:?}: a key was written"
+        );
+    }
+}
