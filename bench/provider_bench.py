@@ -1,0 +1,31 @@
+#!/usr/bin/env python3
+# Whole-command timings of openssl genpkey/dhparam with and without the
+# primeforge provider, and of the primeforge CLI, interleaved (BENCHMARKS.md).
+# Needs: cargo build --release, and the module copied as /tmp/prov/primeforge.so.
+import subprocess, time, statistics as st, sys
+P = ["-provider-path", "/tmp/prov", "-provider", "primeforge", "-provider", "default", "-propquery", "provider=primeforge"]
+CLI = "/work/main/target/release/primeforge"
+def run(cmd):
+    t = time.perf_counter(); subprocess.run(cmd, check=True, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL); return time.perf_counter() - t
+def series(name, cmds, n):
+    res = {k: [] for k in cmds}
+    for i in range(n):
+        for k, c in cmds.items():
+            res[k].append(run(c))
+    print(f"== {name}, {n} interleaved samples each")
+    base = st.mean(res[list(cmds)[0]])
+    for k, v in res.items():
+        print(f"  {k:34s} mean {st.mean(v):.4f} s  median {st.median(v):.4f} s  sd {st.stdev(v):.4f}  ratio to first {st.mean(v)/base:.3f}")
+for bits, n in [(2048, 30), (3072, 15)]:
+    series(f"RSA-{bits}", {
+        "openssl genpkey (default provider)": ["openssl", "genpkey", "-algorithm", "RSA", "-pkeyopt", f"bits:{bits}"],
+        "openssl genpkey + primeforge t=1": ["openssl", "genpkey", *P, "-algorithm", "RSA", "-pkeyopt", f"bits:{bits}", "-pkeyopt", "threads:1"],
+        "openssl genpkey + primeforge t=2": ["openssl", "genpkey", *P, "-algorithm", "RSA", "-pkeyopt", f"bits:{bits}", "-pkeyopt", "threads:2"],
+        "primeforge rsa (CLI) t=1": [CLI, "rsa", str(bits), "-q", "-t", "1"],
+        "primeforge rsa (CLI) t=2": [CLI, "rsa", str(bits), "-q", "-t", "2"],
+    }, n)
+series("DH-1024", {
+    "openssl dhparam (default)": ["openssl", "dhparam", "1024"],
+    "openssl dhparam + primeforge": ["openssl", "dhparam", *P, "1024"],
+    "primeforge dhparam (CLI) t=2": [CLI, "dhparam", "1024", "-q", "-t", "2"],
+}, 10)
