@@ -562,27 +562,31 @@ unsafe extern "C" fn dh_types(_selection: c_int) -> *const OSSL_PARAM {
     DH_TYPES.0.as_ptr()
 }
 
-/// A minimal DER encoder for PKCS#1 RSAPrivateKey (version, then the
-/// integers), to hand imported numbers to primeforge's own reader.
-fn der_sequence(ints: &[&[u8]], version: u8) -> Vec<u8> {
-    let mut body = vec![0x02, 0x01, version];
-    for v in ints {
-        let v: &[u8] = {
-            let s = v.iter().position(|&x| x != 0).unwrap_or(v.len());
-            &v[s..]
-        };
-        body.push(0x02);
-        let pad = v.first().is_none_or(|&b| b & 0x80 != 0);
-        push_len(&mut body, v.len() + usize::from(pad));
-        if pad {
-            body.push(0);
-        }
-        body.extend_from_slice(v);
+/// DER tag-length-value, for the few structures `import` hands to
+/// primeforge's own PKCS#1 reader.
+fn tlv(tag: u8, body: &[u8]) -> Vec<u8> {
+    let mut out = vec![tag];
+    if body.len() < 128 {
+        out.push(body.len() as u8);
+    } else {
+        let b = body.len().to_be_bytes();
+        let skip = b.iter().position(|&x| x != 0).unwrap_or(7);
+        out.push(0x80 | (8 - skip) as u8);
+        out.extend_from_slice(&b[skip..]);
     }
-    let mut out = vec![0x30];
-    push_len(&mut out, body.len());
-    out.extend(body);
+    out.extend_from_slice(body);
     out
+}
+
+/// A non-negative DER INTEGER from big-endian bytes.
+fn der_uint(v: &[u8]) -> Vec<u8> {
+    let v = &v[v.iter().position(|&x| x != 0).unwrap_or(v.len())..];
+    let mut body = Vec::with_capacity(v.len() + 1);
+    if v.first().is_none_or(|&b| b & 0x80 != 0) {
+        body.push(0);
+    }
+    body.extend_from_slice(v);
+    tlv(0x02, &body)
 }
 
 unsafe extern "C" fn import(keydata: *mut c_void, selection: c_int, p: *const OSSL_PARAM) -> c_int {
@@ -622,28 +626,26 @@ unsafe extern "C" fn import(keydata: *mut c_void, selection: c_int, p: *const OS
                 if ps.len() < 2 || ds.len() != ps.len() || ts.len() + 1 != ps.len() {
                     return 0;
                 }
-                let mut fields: Vec<&[u8]> =
-                    vec![&n, &e, &d, &ps[0], &ps[1], &ds[0], &ds[1], &ts[0]];
-                let mut der = if ps.len() == 2 {
-                    der_sequence(&fields, 0)
-                } else {
-                    // Multi-prime: OtherPrimeInfos after the coefficient.
-                    let mut others = Vec::new();
-                    for i in 2..ps.len() {
-                        let inner = der_sequence(&[&ps[i], &ds[i], &ts[i - 1]], 0);
-                        // der_sequence adds a version; OtherPrimeInfo has
-                        // none: rebuild without it.
-                        others.push(strip_version(inner));
-                    }
-                    let mut seq_body: Vec<u8> = others.concat();
-                    let mut seq = vec![0x30];
-                    push_len(&mut seq, seq_body.len());
-                    seq.append(&mut seq_body);
-                    fields.truncate(8);
-                    let mut head = der_sequence(&fields, 1);
-                    append_to_sequence(&mut head, &seq);
-                    head
-                };
+                // RSAPrivateKey: version (1 with OtherPrimeInfos), n, e, d,
+                // p, q, dP, dQ, qInv, then the other primes' (r, d, t).
+                let multi = ps.len() > 2;
+                let mut body = der_uint(&[u8::from(multi)]);
+                for v in [&n, &e, &d, &ps[0], &ps[1], &ds[0], &ds[1], &ts[0]] {
+                    body.extend(der_uint(v));
+                }
+                if multi {
+                    let others: Vec<u8> = (2..ps.len())
+                        .flat_map(|i| {
+                            let info =
+                                [der_uint(&ps[i]), der_uint(&ds[i]), der_uint(&ts[i - 1])].concat();
+                            tlv(0x30, &info)
+                        })
+                        .collect();
+                    body.extend(tlv(0x30, &others));
+                }
+                let mut der = tlv(0x30, &body);
+                body.iter_mut()
+                    .for_each(|b| unsafe { std::ptr::write_volatile(b, 0) });
                 let r = match rsa::import(&der, None) {
                     Ok(k) => {
                         *slot = KeyData::Rsa(k);
@@ -665,49 +667,6 @@ unsafe extern "C" fn import(keydata: *mut c_void, selection: c_int, p: *const OS
             }
         }
     })
-}
-
-fn push_len(out: &mut Vec<u8>, n: usize) {
-    if n < 128 {
-        out.push(n as u8);
-    } else {
-        let b = n.to_be_bytes();
-        let skip = b.iter().position(|&x| x != 0).unwrap_or(7);
-        out.push(0x80 | (8 - skip) as u8);
-        out.extend_from_slice(&b[skip..]);
-    }
-}
-
-/// The SEQUENCE `seq` without its leading "INTEGER 0" version field.
-fn strip_version(seq: Vec<u8>) -> Vec<u8> {
-    let (hdr, body) = split_header(&seq);
-    let _ = hdr;
-    let body = &body[3..]; // 02 01 00
-    let mut out = vec![0x30];
-    push_len(&mut out, body.len());
-    out.extend_from_slice(body);
-    out
-}
-
-/// Appends `item` inside the SEQUENCE `seq` (re-encoding its length).
-fn append_to_sequence(seq: &mut Vec<u8>, item: &[u8]) {
-    let (_, body) = split_header(seq);
-    let mut body = body.to_vec();
-    body.extend_from_slice(item);
-    let mut out = vec![0x30];
-    push_len(&mut out, body.len());
-    out.extend(body);
-    *seq = out;
-}
-
-fn split_header(der: &[u8]) -> (&[u8], &[u8]) {
-    let l = der[1];
-    let hl = if l & 0x80 == 0 {
-        2
-    } else {
-        2 + (l & 0x7f) as usize
-    };
-    der.split_at(hl)
 }
 
 unsafe extern "C" fn rsa_query_operation_name(_op: c_int) -> *const c_char {

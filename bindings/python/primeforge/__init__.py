@@ -327,21 +327,23 @@ class _Call:
 _RSA_PARTS = {"n": 1, "e": 2, "d": 3, "p": 4, "q": 5, "dp": 6, "dq": 7, "qinv": 8}
 
 
-class RsaKey:
-    """An RSA private key held in primeforge's secure memory."""
+class _Owned:
+    """A library handle owned by a Python object: freed (and wiped by the
+    library) by close(), at the end of a `with` block, or when collected."""
 
-    def __init__(self, handle, stats=None):
-        self._h = handle
-        self.stats = stats or {}
+    _what = "object"
+
+    def _free(self, handle):
+        raise NotImplementedError
 
     def __del__(self):
         self.close()
 
     def close(self):
-        """Wipes and frees the key now (also done when collected)."""
+        """Frees the handle now (also done when collected)."""
         h, self._h = getattr(self, "_h", None), None
         if h:
-            _pf_rsa_free(h)
+            self._free(h)
 
     def __enter__(self):
         return self
@@ -350,9 +352,23 @@ class RsaKey:
         self.close()
 
     def _handle(self):
-        if not self._h:
-            raise ValueError("key is closed")
+        if not getattr(self, "_h", None):
+            raise ValueError("%s is closed" % self._what)
         return self._h
+
+
+class RsaKey(_Owned):
+    """An RSA private key held in primeforge's secure memory."""
+
+    _what = "key"
+
+    def _free(self, handle):
+        _pf_rsa_free(handle)
+
+    def __init__(self, handle, stats=None):
+        self._h = handle
+        self.stats = stats or {}
+
 
     def export(self, fmt):
         out = _h()
@@ -539,7 +555,7 @@ def check_dh(data: BytesLike) -> int:
     return problems.value
 
 
-class Job:
+class Job(_Owned):
     """A generation running in the background on the library's threads
     (from start_rsa or start_dh). The calling thread is free at once.
 
@@ -555,24 +571,10 @@ class Job:
         self._h = handle
         self._kind = kind
 
-    def __del__(self):
-        self.close()
+    _what = "job"
 
-    def close(self):
-        h, self._h = getattr(self, "_h", None), None
-        if h:
-            _pf_job_free(h)
-
-    def __enter__(self):
-        return self
-
-    def __exit__(self, *exc):
-        self.close()
-
-    def _handle(self):
-        if not self._h:
-            raise ValueError("job is closed")
-        return self._h
+    def _free(self, handle):
+        _pf_job_free(handle)
 
     def fileno(self) -> int:
         """The descriptor that becomes readable when the job ends. Owned by
