@@ -474,3 +474,95 @@ fn dh_parameters_import_and_export_unchanged() {
     );
     assert_eq!(p, std::ptr::dangling_mut());
 }
+
+/// Go's reader of encrypted PKCS#8, github.com/youmark/pkcs8 (Go's
+/// standard library has none; .ci/deps installs Debian's package, built
+/// here in GOPATH mode with no download), opens what we encrypt with
+/// PBKDF2-HMAC-SHA256 and AES-256-CBC (it has no scrypt), refuses a wrong
+/// passphrase, and the key it encrypts in turn opens with ours.
+#[test]
+fn go_opens_keys_we_encrypted_and_we_open_gos() {
+    let gopath = tmp("gopath-pkcs8");
+    let src = gopath.join("src/pf8reader");
+    std::fs::create_dir_all(&src).unwrap();
+    std::fs::copy(
+        common::manifest_dir().join("tests/go/pkcs8_reader.go"),
+        src.join("main.go"),
+    )
+    .unwrap();
+    let go = |args: &[&str]| {
+        Command::new("go")
+            .args(["run", "."])
+            .args(args)
+            .current_dir(&src)
+            .env("GO111MODULE", "off")
+            .env("GOPATH", format!("{}:/usr/share/gocode", gopath.display()))
+            .env("GOCACHE", gopath.join("cache"))
+            .env("GOFLAGS", "")
+            .output()
+            .expect("go (golang-go and golang-github-youmark-pkcs8-dev, by .ci/deps)")
+    };
+    let mut k = std::ptr::null_mut();
+    assert_eq!(
+        unsafe { pf_rsa_generate_ex(2048, 65537, 2, &common::opts(2, None), &mut k) },
+        PF_OK
+    );
+    let plain = export(k, pf_format::PF_FORMAT_PKCS8_DER);
+    let pass = b"go gopher go";
+    let mut b = std::ptr::null_mut();
+    assert_eq!(
+        unsafe {
+            pf_rsa_export_encrypted(
+                k,
+                pf_format::PF_FORMAT_PKCS8_PEM as u32,
+                pass.as_ptr(),
+                pass.len(),
+                pf_kdf::PF_KDF_PBKDF2_SHA256 as u32,
+                &mut b,
+            )
+        },
+        PF_OK
+    );
+    let ours = tmp("go-ours.pem");
+    std::fs::write(&ours, common::take(b)).unwrap();
+    let theirs = tmp("go-theirs.pem");
+    let _ = std::fs::remove_file(&theirs);
+    let out = go(&[s(&ours), "go gopher go", s(&theirs)]);
+    assert!(
+        out.status.success(),
+        "go: {}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    // The modulus Go read is ours.
+    let modulus = String::from_utf8(out.stdout).unwrap();
+    let plain_path = tmp("go-plain.der");
+    std::fs::write(&plain_path, &plain).unwrap();
+    let want = String::from_utf8(openssl(&[
+        "rsa",
+        "-inform",
+        "DER",
+        "-in",
+        s(&plain_path),
+        "-noout",
+        "-modulus",
+    ]))
+    .unwrap();
+    assert_eq!(
+        format!("Modulus={}", modulus.trim().to_uppercase()),
+        want.trim()
+    );
+    // Go's own encryption of that key opens with ours, to the same key.
+    let data = std::fs::read(&theirs).unwrap();
+    let again = import(&data, Some(pass)).unwrap_or_else(|st| panic!("{st:?}: {}", last_message()));
+    assert_eq!(export(again, pf_format::PF_FORMAT_PKCS8_DER), plain);
+    unsafe { pf_rsa_free(again) };
+    assert_eq!(
+        import(&data, Some(b"go gopher")).unwrap_err(),
+        PF_ERR_PASSPHRASE
+    );
+    // A wrong passphrase: Go refuses too.
+    let out = go(&[s(&ours), "go gopher", s(&tmp("go-never.pem"))]);
+    assert!(!out.status.success());
+    assert!(String::from_utf8_lossy(&out.stderr).contains("incorrect password"));
+    unsafe { pf_rsa_free(k) };
+}
