@@ -49,6 +49,15 @@ fn export(k: *const pf_rsa_key, f: pf_format) -> Vec<u8> {
     common::take(b)
 }
 
+fn encrypt(k: *const pf_rsa_key, f: pf_format, pass: &[u8], kdf: pf_kdf) -> Vec<u8> {
+    let mut b = std::ptr::null_mut();
+    let st = unsafe {
+        pf_rsa_export_encrypted(k, f as u32, pass.as_ptr(), pass.len(), kdf as u32, &mut b)
+    };
+    assert_eq!(st, PF_OK);
+    common::take(b)
+}
+
 fn check(k: *const pf_rsa_key) -> u32 {
     let mut problems = 0xdead;
     assert_eq!(unsafe { pf_rsa_check(k, &mut problems) }, PF_OK);
@@ -339,21 +348,7 @@ fn other_tools_open_keys_we_encrypted() {
     let plain_pem = export(k, pf_format::PF_FORMAT_PKCS8_PEM);
     let pass = b"correct horse battery staple";
     for kdf in [pf_kdf::PF_KDF_SCRYPT, pf_kdf::PF_KDF_PBKDF2_SHA256] {
-        let mut b = std::ptr::null_mut();
-        assert_eq!(
-            unsafe {
-                pf_rsa_export_encrypted(
-                    k,
-                    pf_format::PF_FORMAT_PKCS8_PEM as u32,
-                    pass.as_ptr(),
-                    pass.len(),
-                    kdf as u32,
-                    &mut b,
-                )
-            },
-            PF_OK
-        );
-        let enc = common::take(b);
+        let enc = encrypt(k, pf_format::PF_FORMAT_PKCS8_PEM, pass, kdf);
         assert!(enc.starts_with(b"-----BEGIN ENCRYPTED PRIVATE KEY-----\n"));
         let path = tmp(&format!("ours-{kdf:?}.pem"));
         std::fs::write(&path, &enc).unwrap();
@@ -399,21 +394,7 @@ fn other_tools_open_keys_we_encrypted() {
         assert_eq!(export(again, pf_format::PF_FORMAT_PKCS8_PEM), plain_pem);
         unsafe { pf_rsa_free(again) };
         // DER works too.
-        let mut b = std::ptr::null_mut();
-        assert_eq!(
-            unsafe {
-                pf_rsa_export_encrypted(
-                    k,
-                    pf_format::PF_FORMAT_PKCS8_DER as u32,
-                    pass.as_ptr(),
-                    pass.len(),
-                    kdf as u32,
-                    &mut b,
-                )
-            },
-            PF_OK
-        );
-        let der = common::take(b);
+        let der = encrypt(k, pf_format::PF_FORMAT_PKCS8_DER, pass, kdf);
         let again = import(&der, Some(pass)).unwrap();
         unsafe { pf_rsa_free(again) };
     }
@@ -509,22 +490,14 @@ fn go_opens_keys_we_encrypted_and_we_open_gos() {
     );
     let plain = export(k, pf_format::PF_FORMAT_PKCS8_DER);
     let pass = b"go gopher go";
-    let mut b = std::ptr::null_mut();
-    assert_eq!(
-        unsafe {
-            pf_rsa_export_encrypted(
-                k,
-                pf_format::PF_FORMAT_PKCS8_PEM as u32,
-                pass.as_ptr(),
-                pass.len(),
-                pf_kdf::PF_KDF_PBKDF2_SHA256 as u32,
-                &mut b,
-            )
-        },
-        PF_OK
-    );
     let ours = tmp("go-ours.pem");
-    std::fs::write(&ours, common::take(b)).unwrap();
+    let enc = encrypt(
+        k,
+        pf_format::PF_FORMAT_PKCS8_PEM,
+        pass,
+        pf_kdf::PF_KDF_PBKDF2_SHA256,
+    );
+    std::fs::write(&ours, enc).unwrap();
     let theirs = tmp("go-theirs.pem");
     let _ = std::fs::remove_file(&theirs);
     let out = go(&[s(&ours), "go gopher go", s(&theirs)]);
