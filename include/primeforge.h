@@ -1200,12 +1200,12 @@ pf_status pf_job_wait(const struct pf_job *job, uint64_t timeout_ms);
 
 /**
  * Asks the job to stop and returns at once. A job still running ends
- * with `PF_ERR_CANCELLED` (its descriptor becomes readable) within about
- * 10 ms plus the exponentiation its workers are in — which GMP cannot
- * interrupt: under 20 ms below 4096 bits, about 110 ms for an 8192-bit DH
- * candidate on a 2020s x86-64 core, proportionally more above. RSA's
- * first test (the base-2 Fermat filter) and the strong Lucas test look at
- * the flag every 64 bits. Its partial work is wiped. A job that has
+ * with `PF_ERR_CANCELLED` (its descriptor becomes readable) within a few
+ * milliseconds of work at any size: its workers look at the flag every 64
+ * squarings (the RSA base-2 filter, DH's exponentiations, the strong Lucas
+ * test) or between quarter-rounds (Miller–Rabin on primes above 4096
+ * bits), its driver every 10 ms; measured here up to 23 ms after the
+ * cancel (`bench/examples/cancel_latency`). Its partial work is wiped. A job that has
  * already ended is unaffected. Returns `PF_OK`, `PF_ERR_NULL_ARGUMENT` or
  * `PF_ERR_FORKED`. Thread-safe; may be called any number of times.
  */

@@ -23,7 +23,9 @@
 //!    because every convention below makes p ≡ 2 (mod 3).
 //!
 //! Nothing here is secret (DH parameters are public), so exponentiations
-//! use GMP's fast `mpz_powm`.
+//! are variable-time: GMP's `mpz_powm` up to 2048 bits, above that
+//! `gmp::pubpow`, as fast and interruptible (a cancelled job waits for no
+//! more than 64 squarings).
 //!
 //! ## Generator conventions (p mod M ≡ a)
 //! | g | condition | why |
@@ -44,6 +46,7 @@ use std::sync::atomic::{AtomicBool, Ordering};
 use rug::{Assign, Integer};
 
 use crate::error::{Error, Result};
+use crate::gmp::pubpow::pow_mod_or_stop;
 use crate::prime::fermat::fermat_base2_secret_or_stop;
 use crate::prime::lucas::strong_lucas_or_stop;
 use crate::prime::mr::{rounds_for_bits, MrCandidate};
@@ -281,22 +284,22 @@ impl CandidateSource for DhSource {
     fn round(&self, seed: &Seed, index: u64, round: u32, c: &DhCand, stop: &AtomicBool) -> Verdict {
         if round == 0 {
             // The first test on q: up to FERMAT_MAX_BITS our base-2 Fermat
-            // loop (squarings and doublings only; it also looks at `stop`
-            // every 64 bits), above it GMP's windowed exponentiation, which
-            // its subquadratic squaring makes faster there (see
-            // BENCHMARKS.md). Either way only a filter: q still gets every
+            // loop (squarings and doublings only), above it a windowed
+            // exponentiation with subquadratic squaring (`gmp::pubpow`),
+            // faster there (see BENCHMARKS.md). Both look at `stop` every
+            // 64 squarings. Either way only a filter: q still gets every
             // counted round, so the prime a seed yields is the same.
             let q_passes = if c.q.n.significant_bits() <= FERMAT_MAX_BITS {
                 fermat_base2_secret_or_stop(&c.q.n, stop)
             } else {
-                c.q.round(Integer::from(2u32), false)
+                c.q.round_or_stop(Integer::from(2u32), false, stop)
             };
             // A cancelled search stops between the two exponentiations.
             if !q_passes || stop.load(Ordering::Relaxed) {
                 return Verdict::one(false);
             }
-            let pass = match Integer::from(2u32).pow_mod(&c.q.n, &c.p) {
-                Ok(x) => {
+            let pass = match pow_mod_or_stop(&Integer::from(2u32), &c.q.n, &c.p, stop) {
+                Some(x) => {
                     let p_mod_8 = c.p.mod_u(8);
                     if p_mod_8 == 1 || p_mod_8 == 7 {
                         x == 1u32
@@ -304,7 +307,7 @@ impl CandidateSource for DhSource {
                         x == Integer::from(&c.p - 1u32)
                     }
                 }
-                Err(_) => false,
+                None => false,
             };
             Verdict {
                 pass,
@@ -312,7 +315,7 @@ impl CandidateSource for DhSource {
             }
         } else if round <= self.mr_rounds {
             // Stream rounds are numbered from 0 for the base derivation.
-            mr_round_from_stream(seed, index, round - 1, &c.q, false)
+            mr_round_from_stream(seed, index, round - 1, &c.q, false, stop)
         } else {
             // The Lucas chain costs about two exponentiations; it is counted
             // as one.

@@ -8,6 +8,7 @@ pub(crate) mod alloc;
 
 pub(crate) use alloc::secret_scope;
 pub(crate) mod mont;
+pub mod pubpow;
 mod redc;
 pub(crate) mod sec;
 

@@ -2,6 +2,8 @@
 //! functions: a remainder by a secret modulus and a Miller–Rabin round on
 //! a secret candidate, both in time that depends only on public sizes.
 
+use std::sync::atomic::{AtomicBool, Ordering};
+
 use crate::secure::SecretVec;
 use gmp_mpfr_sys::gmp;
 use rug::Integer;
@@ -39,6 +41,126 @@ pub(crate) fn rem(x: &Integer, m: &Integer) -> Integer {
     Integer::from_digits(&num[..ml.len()], rug::integer::Order::Lsf)
 }
 
+/// Moduli above this many bits get their Miller–Rabin exponentiation in
+/// chunks (RSA above 8192 bits only).
+pub(crate) const CHUNKED_ABOVE_BITS: u32 = 4096;
+/// Exponent bits per chunk: one chunk at 8192 bits is a quarter of a round.
+const CHUNK_BITS: u32 = 2048;
+
+/// base^d mod m, d taken as `bits` bits long, by `mpn_sec_powm` in chunks
+/// of `chunk` exponent bits from the top: y ← y^(2^w) · base^(d's next w
+/// bits), each power a `mpn_sec_powm`, the product by `mpn_sec_mul`
+/// reduced by `mpn_sec_div_r`. One chunk (`chunk` ≥ `bits`) is a single
+/// `mpn_sec_powm`; more cost about twice the work. The time depends on
+/// the limb counts, `bits` and `chunk` only. `None` once `stop` is set
+/// (looked at between chunks).
+fn sec_pow(
+    b: &[Limb],
+    d: &[Limb],
+    bits: u32,
+    m: &[Limb],
+    chunk: u32,
+    stop: &AtomicBool,
+) -> Option<SecretVec<Limb>> {
+    let len = m.len();
+    let n_l = len as gmp::size_t;
+    let width_max = chunk.min(bits);
+    // SAFETY: (whole block) every pointer comes from a live slice or
+    // SecretVec of the length GMP is told; the scratch buffers have the
+    // sizes the _itch functions ask for (for the largest base and exponent
+    // used); mpn_rshift works in place.
+    unsafe {
+        let itch = gmp::mpn_sec_powm_itch(len as _, (width_max + 1) as _, n_l)
+            .max(gmp::mpn_sec_powm_itch(b.len() as _, width_max as _, n_l))
+            .max(gmp::mpn_sec_div_r_itch(2 * n_l, n_l))
+            .max(gmp::mpn_sec_mul_itch(n_l, n_l));
+        let mut scratch = buf(itch as usize);
+        let mut y = buf(len);
+        if chunk >= bits {
+            gmp::mpn_sec_powm(
+                y.as_mut_ptr(),
+                b.as_ptr(),
+                b.len() as _,
+                d.as_ptr(),
+                bits as _,
+                m.as_ptr(),
+                n_l,
+                scratch.as_mut_ptr(),
+            );
+            return Some(y);
+        }
+        let mut e = buf(len);
+        let mut t = buf(len);
+        let mut prod = buf(2 * len);
+        // 2^w as an exponent of w + 1 bits.
+        let mut two_w = buf(width_max as usize / 64 + 1);
+        let chunks = bits.div_ceil(chunk);
+        for c in (0..chunks).rev() {
+            let lo = c * chunk;
+            let w = chunk.min(bits - lo);
+            if c + 1 < chunks {
+                if stop.load(Ordering::Relaxed) {
+                    return None;
+                }
+                // y ← y^(2^w).
+                two_w.fill(0);
+                two_w[w as usize / 64] = 1 << (w % 64);
+                t.copy_from_slice(&y);
+                gmp::mpn_sec_powm(
+                    y.as_mut_ptr(),
+                    t.as_ptr(),
+                    n_l,
+                    two_w.as_ptr(),
+                    (w + 1) as _,
+                    m.as_ptr(),
+                    n_l,
+                    scratch.as_mut_ptr(),
+                );
+            }
+            // e = d's bits lo .. lo + w (a public shift; mpn_sec_powm
+            // reads only the low w bits).
+            e.copy_from_slice(d);
+            let limbs = lo as usize / 64;
+            e.copy_within(limbs.., 0);
+            e[len - limbs..].fill(0);
+            if lo % 64 != 0 {
+                gmp::mpn_rshift(e.as_mut_ptr(), e.as_ptr(), n_l, lo % 64);
+            }
+            gmp::mpn_sec_powm(
+                t.as_mut_ptr(),
+                b.as_ptr(),
+                b.len() as _,
+                e.as_ptr(),
+                w as _,
+                m.as_ptr(),
+                n_l,
+                scratch.as_mut_ptr(),
+            );
+            if c + 1 == chunks {
+                y.copy_from_slice(&t);
+            } else {
+                gmp::mpn_sec_mul(
+                    prod.as_mut_ptr(),
+                    y.as_ptr(),
+                    n_l,
+                    t.as_ptr(),
+                    n_l,
+                    scratch.as_mut_ptr(),
+                );
+                gmp::mpn_sec_div_r(
+                    prod.as_mut_ptr(),
+                    2 * n_l,
+                    m.as_ptr(),
+                    n_l,
+                    scratch.as_mut_ptr(),
+                );
+                y.copy_from_slice(&prod[..len]);
+            }
+        }
+        Some(y)
+    }
+}
+
 /// Largest s = v2(n − 1) the constant-time round handles: its squarings
 /// always run `MAX_S − 1` times. Candidates with a larger s (probability
 /// 2^-63 for a random odd number) are rejected unbuilt by the RSA source.
@@ -57,8 +179,14 @@ pub(crate) const MAX_S: u32 = 63;
 ///   ([`super::mont`]), each compared with n − 1 by a full-length XOR, and
 ///   only those before the s-th count.
 ///
+/// Above [`CHUNKED_ABOVE_BITS`] the exponentiation runs in chunks of
+/// [`CHUNK_BITS`] exponent bits and gives up (a failed round) once `stop`
+/// is set, so that a cancelled RSA-16384 search does not wait for one
+/// uninterruptible 8192-bit `mpn_sec_powm` (about 230 ms here). The chunk
+/// boundaries depend only on the size of n, and `stop` only on the caller.
+///
 /// Returns `None` when v2(n − 1) > `MAX_S` (the caller decides).
-pub(crate) fn mr_round(n: &Integer, base: &Integer) -> Option<bool> {
+pub(crate) fn mr_round(n: &Integer, base: &Integer, stop: &AtomicBool) -> Option<bool> {
     let m = n.as_limbs();
     let len = m.len();
     if len == 0 || m[0] & 1 == 0 || (m[0] == 1 && len > 1) || *n < 5u32 {
@@ -73,31 +201,19 @@ pub(crate) fn mr_round(n: &Integer, base: &Integer) -> Option<bool> {
     if b.is_empty() || b.len() > len {
         return None;
     }
-    let n_l = len as gmp::size_t;
-    // SAFETY: (whole block) every pointer comes from a live slice or
-    // SecretVec of the length GMP is told; mpn_rshift works in place (rp =
-    // up), as the GMP manual allows; the scratch has the size
-    // mpn_sec_powm_itch asks for.
-    let y = unsafe {
-        let mut scratch = buf(gmp::mpn_sec_powm_itch(b.len() as _, bits as _, n_l) as usize);
-        // d = (n − 1) >> s, 1 ≤ s ≤ 63.
-        let mut d = buf(len);
-        d.copy_from_slice(m);
-        d[0] ^= 1;
-        gmp::mpn_rshift(d.as_mut_ptr(), d.as_ptr(), n_l, s);
-        // y = base^d mod n, the exponent taken as `bits` bits long.
-        let mut y = buf(len);
-        gmp::mpn_sec_powm(
-            y.as_mut_ptr(),
-            b.as_ptr(),
-            b.len() as _,
-            d.as_ptr(),
-            bits as _,
-            m.as_ptr(),
-            n_l,
-            scratch.as_mut_ptr(),
-        );
-        y
+    let mut d = buf(len);
+    d.copy_from_slice(m);
+    d[0] ^= 1;
+    // SAFETY: `d` has len limbs; mpn_rshift works in place (rp = up), as
+    // the GMP manual allows. d = (n − 1) >> s, 1 ≤ s ≤ 63.
+    unsafe { gmp::mpn_rshift(d.as_mut_ptr(), d.as_ptr(), len as _, s) };
+    let chunk = if bits > CHUNKED_ABOVE_BITS {
+        CHUNK_BITS
+    } else {
+        bits
+    };
+    let Some(y) = sec_pow(b, &d, bits, m, chunk, stop) else {
+        return Some(false);
     };
     // In Montgomery form from here: x = y·R, compared with R (1) and
     // n − R (−1).
@@ -156,7 +272,11 @@ mod tests {
             let n = Integer::from(small);
             for a in [2u32, 3, 10, 99] {
                 let a = Integer::from(a);
-                assert_eq!(mr_round(&n, &a), Some(reference(&n, &a)), "{small} {a}");
+                assert_eq!(
+                    mr_round(&n, &a, &AtomicBool::new(false)),
+                    Some(reference(&n, &a)),
+                    "{small} {a}"
+                );
                 checked += 1;
             }
         }
@@ -184,12 +304,16 @@ mod tests {
                 assert_eq!(Integer::from(&n - 1u32).find_one(0), Some(s));
                 for a in [2u32, 3, 7] {
                     let a = Integer::from(a);
-                    assert_eq!(mr_round(&n, &a), Some(true), "prime, s={s}");
+                    assert_eq!(
+                        mr_round(&n, &a, &AtomicBool::new(false)),
+                        Some(true),
+                        "prime, s={s}"
+                    );
                     // A composite with the same s: n·(2^(s+1)·j + 1).
                     let c: Integer = &n * ((Integer::from(1u32) << (s + 1)) * 3u32 + 1u32);
                     if Integer::from(&c - 1u32).find_one(0).unwrap() <= MAX_S {
                         assert_eq!(
-                            mr_round(&c, &a),
+                            mr_round(&c, &a, &AtomicBool::new(false)),
                             Some(reference(&c, &a)),
                             "composite, s={s}"
                         );
@@ -201,6 +325,64 @@ mod tests {
         assert!(checked > 100);
         // s = 64 is refused, not misjudged.
         let big = (Integer::from(5u32) << 64u32) + 1u32;
-        assert_eq!(mr_round(&big, &Integer::from(2u32)), None);
+        assert_eq!(
+            mr_round(&big, &Integer::from(2u32), &AtomicBool::new(false)),
+            None
+        );
+    }
+
+    /// The chunked exponentiation agrees with `mpz_powm` for chunk sizes
+    /// that divide the exponent length, that do not, and that are not
+    /// multiples of 64, with bases shorter than the modulus; a set stop
+    /// flag ends it between chunks; a single chunk never looks at it.
+    #[test]
+    fn chunked_power_agrees_and_stops() {
+        let mut x = Integer::from(0x0123_4567_89ab_cdefu64);
+        for bits in [700u32, 1024, 4100] {
+            x = (Integer::from(&x * &x) + 0x9e37_79b9u32).keep_bits(bits * 2 + 64);
+            let m = (Integer::from(&x >> 64u32).keep_bits(bits) | 1u32)
+                | (Integer::from(1u32) << (bits - 1));
+            let d = Integer::from(&x >> 7u32).keep_bits(bits - 3);
+            for base in [Integer::from(3u32), Integer::from(&x >> 100u32) % &m] {
+                let want = base.clone().pow_mod(&d, &m).unwrap();
+                let mut dl = d.as_limbs().to_vec();
+                dl.resize(m.as_limbs().len(), 0);
+                for chunk in [bits, 64, 100, 333, 512, bits - 1] {
+                    let y = sec_pow(
+                        base.as_limbs(),
+                        &dl,
+                        bits,
+                        m.as_limbs(),
+                        chunk,
+                        &AtomicBool::new(false),
+                    )
+                    .expect("not stopped");
+                    assert_eq!(
+                        Integer::from_digits(&y, rug::integer::Order::Lsf),
+                        want,
+                        "{bits}/{chunk}"
+                    );
+                }
+                let stop = AtomicBool::new(true);
+                assert!(sec_pow(base.as_limbs(), &dl, bits, m.as_limbs(), 333, &stop).is_none());
+                assert!(sec_pow(base.as_limbs(), &dl, bits, m.as_limbs(), bits, &stop).is_some());
+            }
+        }
+    }
+
+    /// Above 4096 bits the round itself stops: a stopped round fails.
+    #[test]
+    fn a_large_round_stops() {
+        let n = (Integer::from(1u32) << 6000u32) + 3u32 * 4u32 + 1u32;
+        let stop = AtomicBool::new(true);
+        assert_eq!(mr_round(&n, &Integer::from(2u32), &stop), Some(false));
+        // Not stopped, the chunked round judges right: the Mersenne prime
+        // 2^4423 − 1 passes, 2^4423 − 3 (divisible by 5) fails.
+        let never = AtomicBool::new(false);
+        let p = (Integer::from(1u32) << 4423u32) - 1u32;
+        assert!(p.significant_bits() > CHUNKED_ABOVE_BITS);
+        assert_eq!(mr_round(&p, &Integer::from(3u32), &never), Some(true));
+        let c = (Integer::from(1u32) << 4423u32) - 3u32;
+        assert_eq!(mr_round(&c, &Integer::from(3u32), &never), Some(false));
     }
 }

@@ -9,8 +9,9 @@
 //! reports land in a snapshot the owner reads with [`Job::poll`]; a cancel
 //! request is answered at the driver's next report (every
 //! [`JOB_REPORT_INTERVAL`], 10 ms) and the workers stop at their next
-//! check, at most one uninterruptible exponentiation away (under 20 ms
-//! below 4096 bits; about 110 ms for an 8192-bit DH candidate). When the job ends its descriptor
+//! check, at most 64 squarings away (a quarter of a Miller–Rabin round
+//! for RSA primes above 4096 bits): at most 23 ms here at any size. When
+//! the job ends its descriptor
 //! ([`Job::fd`]) becomes readable and stays so.
 //!
 //! In a `fork()` child an inherited job has no threads (only the forking

@@ -18,7 +18,11 @@
 //! table's 4 rounds, although the bound would allow fewer: the extra rounds
 //! cost a few exponentiations per key and keep the margin uniform.
 
+use std::sync::atomic::AtomicBool;
+
 use rug::Integer;
+
+use crate::gmp::pubpow::pow_mod_or_stop;
 
 /// Target error probability exponent (2^-128) for sizes outside Table B.1.
 pub const TARGET_LOG2_ERROR: f64 = -128.0;
@@ -99,16 +103,28 @@ impl MrCandidate {
     /// −1 shows up. Candidates with s > 63 never reach it from the RSA
     /// source (rejected unbuilt); for them this falls back to the loop
     /// below with GMP's `mpz_powm_sec` and s − 1 squarings.
-    pub fn round(&self, mut base: Integer, secret: bool) -> bool {
+    pub fn round(&self, base: Integer, secret: bool) -> bool {
+        self.round_or_stop(base, secret, &AtomicBool::new(false))
+    }
+
+    /// [`MrCandidate::round`] that a cancelled search can interrupt: a
+    /// public round (`secret` false) gives up, returning false, once
+    /// `stop` is set (looked at every 64 squarings, `gmp::pubpow`); a
+    /// secret round looks at it between chunks above 4096 bits
+    /// (`gmp::sec::mr_round`) and otherwise runs to its end.
+    pub fn round_or_stop(&self, mut base: Integer, secret: bool, stop: &AtomicBool) -> bool {
         if secret {
-            if let Some(v) = crate::gmp::sec::mr_round(&self.n, &base) {
+            if let Some(v) = crate::gmp::sec::mr_round(&self.n, &base, stop) {
                 return v;
             }
         }
         if secret {
             base.secure_pow_mod_mut(&self.d, &self.n);
-        } else if base.pow_mod_mut(&self.d, &self.n).is_err() {
-            return false;
+        } else {
+            match pow_mod_or_stop(&base, &self.d, &self.n, stop) {
+                Some(x) => base = x,
+                None => return false,
+            }
         }
         let mut x = base;
         let mut pass = x == 1u32 || x == self.n_minus_1;

@@ -122,6 +122,7 @@ pub(crate) fn mr_round_from_stream(
     round: u32,
     cand: &MrCandidate,
     secret: bool,
+    stop: &AtomicBool,
 ) -> Verdict {
     let mut rng = seed.stream(Purpose::MillerRabinBase, index);
     let words_per_round = (cand.n.significant_bits() as u128 + 64).div_ceil(32) + 2;
@@ -133,7 +134,7 @@ pub(crate) fn mr_round_from_stream(
     } else {
         random_in_range(&mut rng, &Integer::from(2u32), &width, &mut base);
     }
-    Verdict::one(cand.round(base, secret))
+    Verdict::one(cand.round_or_stop(base, secret, stop))
 }
 
 /// A confirmed prime and its candidate index.

@@ -279,7 +279,7 @@ impl CandidateSource for RsaSource {
         if round == 0 {
             return Verdict::one(fermat_base2_secret_or_stop(&cand.n, stop));
         }
-        mr_round_from_stream(seed, index, round - 1, cand, true)
+        mr_round_from_stream(seed, index, round - 1, cand, true, stop)
     }
     fn prime(&self, cand: &MrCandidate) -> Integer {
         cand.n.clone()
