@@ -110,6 +110,7 @@ mod tests {
     /// Every worker has exited when the pool is dropped (a generation
     /// returns with no thread of its own alive).
     #[test]
+    #[cfg(target_os = "linux")]
     fn dropping_the_pool_joins_every_worker() {
         let pool = build_pool(64).unwrap();
         // SAFETY: gettid has no preconditions.

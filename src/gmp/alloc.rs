@@ -7,8 +7,9 @@
 //! - Blocks come from the C library's `malloc`, like GMP's defaults, so a
 //!   block allocated before the functions were installed is still freed
 //!   correctly.
-//! - The wipe covers the whole usable block (`malloc_usable_size`), not
-//!   only the size GMP passes.
+//! - The wipe covers the whole usable block (`malloc_usable_size`, or
+//!   what the platform has: `secure::os::usable_size`), not only the size
+//!   GMP passes; at least that size where the allocator cannot say.
 //! - GMP cannot handle a NULL return and must not be unwound through: on
 //!   allocation failure these functions abort the process, as GMP's own
 //!   default functions do.
@@ -71,27 +72,28 @@ extern "C" fn gmp_alloc(size: usize) -> *mut c_void {
     alloc_in(in_secret_scope(), size)
 }
 
-/// Wipes and frees a block from [`alloc_in`] (or, before installation,
-/// from malloc).
-unsafe fn release(p: *mut c_void) {
+/// Wipes and frees a block of at least `size` bytes from [`alloc_in`]
+/// (or, before installation, from malloc).
+unsafe fn release(p: *mut c_void, size: usize) {
     if arena::owns(p as *const u8) {
         // SAFETY: an arena block handed out by `alloc_in`, freed once.
         unsafe { arena::free(p.cast()) };
     } else {
         // SAFETY: a live malloc block, freed once.
         unsafe {
-            wipe(p);
+            wipe(p, size);
             libc::free(p);
         }
     }
 }
 
-/// Zeroes the whole usable block at `p` (non-NULL, from malloc).
-unsafe fn wipe(p: *mut c_void) {
-    // SAFETY: `p` is a live malloc block; malloc_usable_size bytes of it
-    // are ours to write.
+/// Zeroes the whole usable block at `p` (non-NULL, from malloc, at least
+/// `size` bytes).
+unsafe fn wipe(p: *mut c_void, size: usize) {
+    // SAFETY: `p` is a live malloc block of at least `size` bytes; its
+    // usable size is ours to write.
     unsafe {
-        let n = libc::malloc_usable_size(p);
+        let n = crate::secure::os::usable_size(p, size);
         std::slice::from_raw_parts_mut(p as *mut u8, n).zeroize();
     }
     #[cfg(test)]
@@ -107,17 +109,17 @@ unsafe extern "C" fn gmp_realloc(p: *mut c_void, old: usize, new: usize) -> *mut
         // once.
         unsafe {
             std::ptr::copy_nonoverlapping(p as *const u8, q as *mut u8, old.min(new));
-            release(p);
+            release(p, old);
         }
     }
     q
 }
 
-unsafe extern "C" fn gmp_free(p: *mut c_void, _size: usize) {
+unsafe extern "C" fn gmp_free(p: *mut c_void, size: usize) {
     if !p.is_null() {
         // SAFETY: GMP frees blocks it got from gmp_alloc/gmp_realloc (or,
-        // before installation, from malloc), once.
-        unsafe { release(p) };
+        // before installation, from malloc), once, with their size.
+        unsafe { release(p, size) };
     }
 }
 
@@ -159,7 +161,7 @@ pub(crate) mod tests {
             if let Ok(mut s) = s.try_borrow_mut() {
                 if let Some(v) = s.as_mut() {
                     // SAFETY: still a live block (freed right after).
-                    let n = unsafe { libc::malloc_usable_size(p) };
+                    let n = unsafe { crate::secure::os::usable_size(p, 0) };
                     let bytes = unsafe { std::slice::from_raw_parts(p as *const u8, n) };
                     v.push((p as usize, bytes.iter().all(|&b| b == 0)));
                 }

@@ -36,10 +36,20 @@ pub fn init() {
 
 /// Runs [`init`] when the library is loaded (or the program starts), so
 /// that our GMP's memory functions are in place before any GMP object can
-/// exist.
-#[cfg(target_os = "linux")]
+/// exist: `.init_array` on ELF platforms, `__mod_init_func` on Apple's
+/// (the latter and the BSDs unverified here, see `secure::os`).
+#[cfg(any(
+    target_os = "linux",
+    target_os = "android",
+    target_os = "freebsd",
+    target_os = "dragonfly",
+    target_os = "openbsd",
+    target_os = "netbsd",
+    target_vendor = "apple"
+))]
 #[used]
-#[link_section = ".init_array"]
+#[cfg_attr(not(target_vendor = "apple"), link_section = ".init_array")]
+#[cfg_attr(target_vendor = "apple", link_section = "__DATA,__mod_init_func")]
 static CONSTRUCTOR: extern "C" fn() = {
     extern "C" fn constructor() {
         // Never unwind out of a constructor.

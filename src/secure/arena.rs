@@ -82,20 +82,21 @@ fn region() -> Option<&'static Region> {
                     std::ptr::null_mut(),
                     RESERVE,
                     libc::PROT_NONE,
-                    libc::MAP_PRIVATE | libc::MAP_ANONYMOUS | libc::MAP_NORESERVE,
+                    libc::MAP_PRIVATE | libc::MAP_ANONYMOUS | super::os::MAP_NORESERVE,
                     -1,
                     0,
                 );
                 if p == libc::MAP_FAILED {
                     return None;
                 }
-                if libc::madvise(p, RESERVE, libc::MADV_WIPEONFORK) != 0 {
-                    // Without WIPEONFORK (kernels before 4.14) the arena
-                    // would protect nothing in a child: do without it.
+                if !super::os::wipe_on_fork(p, RESERVE) {
+                    // Without WIPEONFORK (kernels before 4.14, platforms
+                    // without an equivalent) the arena would protect
+                    // nothing in a child: do without it.
                     libc::munmap(p, RESERVE);
                     return None;
                 }
-                libc::madvise(p, RESERVE, libc::MADV_DONTDUMP);
+                super::os::no_core_dump(p, RESERVE);
                 libc::pthread_atfork(None, None, Some(reset_locks_in_child));
                 Some(Region { base: p as usize })
             }

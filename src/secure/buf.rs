@@ -115,9 +115,9 @@ impl SecureBuf {
         }
         // SAFETY: (all three) advice on our own mapping; failures are tolerated.
         unsafe {
-            libc::madvise(raw, map_len, libc::MADV_DONTDUMP);
-            if libc::madvise(region_ptr, region, libc::MADV_WIPEONFORK) != 0 {
-                libc::madvise(region_ptr, region, libc::MADV_DONTFORK);
+            super::os::no_core_dump(raw, map_len);
+            if !super::os::wipe_on_fork(region_ptr, region) {
+                super::os::absent_in_child(region_ptr, region);
             }
         }
         // SAFETY: locking pages of our own mapping; failure is reported, not fatal.

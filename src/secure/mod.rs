@@ -2,6 +2,7 @@
 
 pub(crate) mod arena;
 mod buf;
+pub(crate) mod os;
 mod regs;
 mod rng;
 mod secret_vec;

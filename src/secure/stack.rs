@@ -161,6 +161,8 @@ fn run_below_spacer<T>(f: impl FnOnce() -> T) -> T {
     r
 }
 
+// Built only where the stack's bounds are known (Linux).
+#[cfg_attr(not(target_os = "linux"), allow(dead_code))]
 struct Shield {
     lo: usize,
     len: usize,
@@ -177,7 +179,12 @@ impl Shield {
             return None;
         }
         let shield = Shield { lo, len: hi - lo };
-        shield.advise(libc::MADV_WIPEONFORK, libc::MADV_DONTDUMP);
+        // SAFETY: pages of this thread's own stack mapping (private and
+        // anonymous); failures leave the defaults in place.
+        unsafe {
+            super::os::wipe_on_fork(shield.lo as *mut libc::c_void, shield.len);
+            super::os::no_core_dump(shield.lo as *mut libc::c_void, shield.len);
+        }
         Some(shield)
     }
 
@@ -185,21 +192,15 @@ impl Shield {
     fn enter(_here: usize) -> Option<Shield> {
         None
     }
-
-    fn advise(&self, fork: libc::c_int, dump: libc::c_int) {
-        // SAFETY: advice on pages of this thread's own stack mapping
-        // (private and anonymous); failures leave the defaults in place.
-        unsafe {
-            libc::madvise(self.lo as *mut libc::c_void, self.len, fork);
-            libc::madvise(self.lo as *mut libc::c_void, self.len, dump);
-        }
-    }
 }
 
 impl Drop for Shield {
     fn drop(&mut self) {
-        #[cfg(target_os = "linux")]
-        self.advise(libc::MADV_KEEPONFORK, libc::MADV_DODUMP);
+        // SAFETY: the pages `enter` advised, handed back to the defaults.
+        unsafe {
+            super::os::keep_on_fork(self.lo as *mut libc::c_void, self.len);
+            super::os::core_dump(self.lo as *mut libc::c_void, self.len);
+        }
     }
 }
 

@@ -1,0 +1,136 @@
+//! The operating system's memory advice and allocator queries, in one
+//! place, so that each platform's answer is chosen here and nowhere else.
+//!
+//! | what | Linux, Android | FreeBSD | OpenBSD, NetBSD | macOS, iOS | other |
+//! |---|---|---|---|---|---|
+//! | pages read as zeros in a fork child | `MADV_WIPEONFORK` | `minherit(INHERIT_ZERO)` | `minherit(MAP_INHERIT_ZERO)` | — | — |
+//! | pages absent from a fork child | `MADV_DONTFORK` | — | `minherit(MAP_INHERIT_NONE)` | `minherit(VM_INHERIT_NONE)` | — |
+//! | pages left out of core dumps | `MADV_DONTDUMP` | `MADV_NOCORE` | — | — | — |
+//! | usable size of a malloc block | `malloc_usable_size` | `malloc_usable_size` | — | `malloc_size` | — |
+//!
+//! Only Linux (x86-64) is built and tested here. The other columns follow
+//! the `libc` crate's declarations for those targets and are unverified:
+//! no toolchain for them can be installed on the development machine.
+//! Where a row has no answer the guarantee is weaker, not absent: secret
+//! memory is still locked where `mlock` allows, wiped on release and
+//! guarded by `PROT_NONE` pages; what goes is the protection in a fork
+//! child (the arena is then not used and its blocks come from `malloc`)
+//! or in a core dump.
+
+#![allow(unused_variables)]
+
+use libc::{c_void, size_t};
+
+/// `MAP_NORESERVE` where the platform has it, else no flag.
+#[cfg(any(target_os = "linux", target_os = "android", target_vendor = "apple"))]
+pub(crate) const MAP_NORESERVE: libc::c_int = libc::MAP_NORESERVE;
+#[cfg(not(any(target_os = "linux", target_os = "android", target_vendor = "apple")))]
+pub(crate) const MAP_NORESERVE: libc::c_int = 0;
+
+/// Makes the pages at `p` read as zeros in a fork child. Whether the
+/// platform did.
+///
+/// # Safety
+/// `p`/`len` must describe page-aligned pages of a private anonymous
+/// mapping the caller owns.
+pub(crate) unsafe fn wipe_on_fork(p: *mut c_void, len: size_t) -> bool {
+    // SAFETY: (each arm) advice on the caller's own mapping.
+    unsafe {
+        #[cfg(any(target_os = "linux", target_os = "android"))]
+        return libc::madvise(p, len, libc::MADV_WIPEONFORK) == 0;
+        #[cfg(target_os = "freebsd")]
+        return libc::minherit(p, len, libc::INHERIT_ZERO) == 0;
+        #[cfg(any(target_os = "openbsd", target_os = "netbsd"))]
+        return libc::minherit(p, len, libc::MAP_INHERIT_ZERO) == 0;
+    }
+    #[allow(unreachable_code)]
+    false
+}
+
+/// Undoes [`wipe_on_fork`] (pages of a thread's stack handed back).
+///
+/// # Safety
+/// As for [`wipe_on_fork`].
+pub(crate) unsafe fn keep_on_fork(p: *mut c_void, len: size_t) {
+    // SAFETY: (each arm) advice on the caller's own mapping.
+    unsafe {
+        #[cfg(any(target_os = "linux", target_os = "android"))]
+        libc::madvise(p, len, libc::MADV_KEEPONFORK);
+        #[cfg(target_os = "freebsd")]
+        libc::minherit(p, len, libc::INHERIT_COPY);
+        #[cfg(any(target_os = "openbsd", target_os = "netbsd"))]
+        libc::minherit(p, len, libc::MAP_INHERIT_COPY);
+    }
+}
+
+/// Leaves the pages at `p` out of a fork child (the fallback where
+/// [`wipe_on_fork`] is missing: the child faults on them). Whether the
+/// platform did.
+///
+/// # Safety
+/// As for [`wipe_on_fork`].
+pub(crate) unsafe fn absent_in_child(p: *mut c_void, len: size_t) -> bool {
+    // SAFETY: (each arm) advice on the caller's own mapping.
+    unsafe {
+        #[cfg(any(target_os = "linux", target_os = "android"))]
+        return libc::madvise(p, len, libc::MADV_DONTFORK) == 0;
+        #[cfg(any(target_os = "openbsd", target_os = "netbsd"))]
+        return libc::minherit(p, len, libc::MAP_INHERIT_NONE) == 0;
+        #[cfg(target_vendor = "apple")]
+        return libc::minherit(p, len, libc::VM_INHERIT_NONE) == 0;
+    }
+    #[allow(unreachable_code)]
+    false
+}
+
+/// Leaves the pages at `p` out of core dumps, where the platform can.
+///
+/// # Safety
+/// As for [`wipe_on_fork`].
+pub(crate) unsafe fn no_core_dump(p: *mut c_void, len: size_t) {
+    // SAFETY: (each arm) advice on the caller's own mapping.
+    unsafe {
+        #[cfg(any(target_os = "linux", target_os = "android"))]
+        libc::madvise(p, len, libc::MADV_DONTDUMP);
+        #[cfg(any(target_os = "freebsd", target_os = "dragonfly"))]
+        libc::madvise(p, len, libc::MADV_NOCORE);
+    }
+}
+
+/// Undoes [`no_core_dump`].
+///
+/// # Safety
+/// As for [`wipe_on_fork`].
+pub(crate) unsafe fn core_dump(p: *mut c_void, len: size_t) {
+    // SAFETY: (each arm) advice on the caller's own mapping.
+    unsafe {
+        #[cfg(any(target_os = "linux", target_os = "android"))]
+        libc::madvise(p, len, libc::MADV_DODUMP);
+        #[cfg(any(target_os = "freebsd", target_os = "dragonfly"))]
+        libc::madvise(p, len, libc::MADV_CORE);
+    }
+}
+
+/// The usable size of the malloc block at `p`, or `known` (the size it
+/// was asked for) where the allocator cannot say or says less.
+///
+/// # Safety
+/// `p` must be a live block from `malloc` of at least `known` bytes.
+pub(crate) unsafe fn usable_size(p: *mut c_void, known: usize) -> usize {
+    // SAFETY: (each arm) `p` is a live malloc block.
+    let n: usize = unsafe {
+        #[cfg(any(target_os = "linux", target_os = "android", target_os = "freebsd"))]
+        let n = libc::malloc_usable_size(p);
+        #[cfg(target_vendor = "apple")]
+        let n = libc::malloc_size(p);
+        #[cfg(not(any(
+            target_os = "linux",
+            target_os = "android",
+            target_os = "freebsd",
+            target_vendor = "apple"
+        )))]
+        let n = 0;
+        n
+    };
+    n.max(known)
+}
