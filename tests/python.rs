@@ -61,9 +61,43 @@ fn the_wheel_works_from_a_fresh_virtual_environment() {
         .map(|e| e.unwrap().path())
         .find(|p| p.extension().is_some_and(|e| e == "whl"))
         .expect("a wheel");
+    // The licence files travel in the wheel, byte for byte the
+    // repository's (the library inside is MIT/Apache and LGPL GMP).
+    let listing = run(std::process::Command::new(&py)
+        .args([
+            "-c",
+            "import sys, zipfile\n\
+             z = zipfile.ZipFile(sys.argv[1])\n\
+             for n in z.namelist():\n\
+             \x20   if '.dist-info/licenses/' in n or n.endswith('/METADATA'):\n\
+             \x20       print(n, len(z.read(n)))",
+        ])
+        .arg(&wheel));
+    for f in [
+        "LICENSE-MIT",
+        "LICENSE-APACHE",
+        "COPYING.LESSER",
+        "COPYING",
+        "THIRD-PARTY.md",
+    ] {
+        let len = std::fs::metadata(root.join(f)).unwrap().len();
+        assert!(
+            listing
+                .lines()
+                .any(|l| l.ends_with(&format!(".dist-info/licenses/{f} {len}"))),
+            "{f} ({len} bytes) missing from the wheel:\n{listing}"
+        );
+    }
     run(std::process::Command::new(&py)
         .args(["-m", "pip", "install", "-q", "--no-deps"])
         .arg(&wheel));
+    let mut meta = std::process::Command::new(&py);
+    meta.args([
+        "-c",
+        "from importlib.metadata import metadata; print(metadata('primeforge-keygen')['License-Expression'])",
+    ]);
+    let expr = run(&mut meta);
+    assert!(expr.contains("LGPL-3.0-or-later"), "{expr}");
     std::fs::copy(
         root.join("bindings/python/test_primeforge.py"),
         tmp.join("run/test_primeforge.py"),
