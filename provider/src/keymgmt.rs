@@ -1,9 +1,14 @@
-//! Key management for RSA and DH: gen (our engine), has, get_params,
-//! import/export (to and from the default provider), and their type lists.
+//! Key management for RSA and DH: gen (our engine: RSA keys, DH
+//! parameters, and DH key pairs on given parameters — a TLS server's
+//! ephemeral DHE keys — or on a named group), has, match, get_params and
+//! set_params (the encoded public key TLS exchanges), import/export (to
+//! and from the default provider, which signs, derives and encodes), and
+//! their type lists.
 
 use std::ffi::{c_char, c_int, c_void, CStr};
 
-use primeforge::dh::{self, DhParams, DhPart};
+use primeforge::dh::named::Group;
+use primeforge::dh::{self, DhKeyPair, DhParams, DhPart};
 use primeforge::prime::{Options, Progress};
 use primeforge::rsa::{self, RsaKey};
 
@@ -27,6 +32,19 @@ enum KeyData {
     Empty(Kind),
     Rsa(RsaKey),
     Dh(DhParams),
+    /// A DH key pair, or a public key alone (a TLS peer's).
+    DhKey(DhKeyPair),
+}
+
+impl KeyData {
+    /// The DH parameters of a DH object.
+    fn dh_params(&self) -> Option<&DhParams> {
+        match self {
+            KeyData::Dh(d) => Some(d),
+            KeyData::DhKey(k) => Some(k.params()),
+            _ => None,
+        }
+    }
 }
 
 /// A generation's settings.
@@ -39,6 +57,9 @@ struct GenCtx {
     generator: u32,
     threads: u32,
     seed: Option<[u8; 32]>,
+    /// DH key pairs: the parameters to make them on (a template key, or a
+    /// named group).
+    dh_params: Option<DhParams>,
 }
 
 fn security_bits(bits: u32) -> i64 {
@@ -92,6 +113,7 @@ unsafe fn gen_init(
         generator: 2,
         threads,
         seed: None,
+        dh_params: None,
     }));
     // SAFETY: a fresh context and OpenSSL's array.
     if unsafe { gen_set_params(ctx.cast(), p) } == 0 {
@@ -202,6 +224,23 @@ unsafe fn apply_gen_params(g: &mut GenCtx, p: *const OSSL_PARAM) -> Result<(), S
             }
             g.generator = v as u32;
         }
+        // A named group for key pairs (RFC 7919 / RFC 3526).
+        // SAFETY: per this function's contract.
+        if let Some(r) = unsafe { params::find(p, "group") } {
+            // SAFETY: a record of that array.
+            let name = unsafe { params::get_utf8(r) }.unwrap_or_default();
+            match Group::ALL
+                .iter()
+                .find(|grp| grp.name().eq_ignore_ascii_case(&name))
+            {
+                Some(grp) => g.dh_params = Some(grp.params().clone()),
+                None => {
+                    return Err(format!(
+                        "group: {name:?}: not a known DH group (ffdhe2048 … modp_8192)"
+                    ))
+                }
+            }
+        }
         // openssl genpkey -pkeyopt dh_paramgen_type:…: only safe primes
         // ("generator", OpenSSL's name for them) are made here.
         // SAFETY: per this function's contract.
@@ -245,8 +284,9 @@ static RSA_GEN_SETTABLE: Static<[OSSL_PARAM; 6]> = Static([
     params::END,
 ]);
 
-static DH_GEN_SETTABLE: Static<[OSSL_PARAM; 6]> = Static([
+static DH_GEN_SETTABLE: Static<[OSSL_PARAM; 7]> = Static([
     describe(c"pbits", UNSIGNED_INTEGER),
+    describe(c"group", params::UTF8_STRING),
     describe(c"safeprime-generator", params::INTEGER),
     describe(c"type", params::UTF8_STRING),
     describe(c"threads", UNSIGNED_INTEGER),
@@ -343,20 +383,22 @@ unsafe extern "C" fn gen(
                 }
             }
             Kind::Dh => {
-                // Parameters only: a DH key pair is the default provider's
-                // job (this module does not make them), so say no rather
-                // than hand back parameters where a key pair was asked for.
-                if g.selection & (SELECT_PRIVATE_KEY | SELECT_PUBLIC_KEY) != 0 {
-                    errors::raise(
-                        errors::INVALID_PARAMETER,
-                        "primeforge makes DH parameters, not DH key pairs: use the default provider for those",
-                    );
-                    return std::ptr::null_mut();
-                }
-                match dh::Request::new(g.bits, g.generator, 0)
-                    .and_then(|r| dh::generate_request(&r, &mut opts))
-                {
-                    Ok((d, _)) => KeyData::Dh(d),
+                // Parameters: from the template or group, else made here.
+                let made = match &g.dh_params {
+                    Some(d) => Ok(d.clone()),
+                    None => dh::Request::new(g.bits, g.generator, 0)
+                        .and_then(|r| dh::generate_request(&r, &mut opts))
+                        .map(|(d, _)| d),
+                };
+                let made = made.and_then(|d| {
+                    if g.selection & (SELECT_PRIVATE_KEY | SELECT_PUBLIC_KEY) != 0 {
+                        DhKeyPair::generate(&d).map(KeyData::DhKey)
+                    } else {
+                        Ok(KeyData::Dh(d))
+                    }
+                });
+                match made {
+                    Ok(k) => k,
                     Err(e) => {
                         report_failure(e);
                         return std::ptr::null_mut();
@@ -379,6 +421,27 @@ fn report_failure(e: primeforge::Error) {
         }
         other => errors::raise(errors::GENERATION_FAILED, &other.to_string()),
     }
+}
+
+/// Key generation on a template key's parameters (`EVP_PKEY_keygen` on a
+/// context made from parameters, as a TLS server does for DHE).
+unsafe extern "C" fn gen_set_template(genctx: *mut c_void, templ: *mut c_void) -> c_int {
+    guard(0, || {
+        // SAFETY: our context and our object (OpenSSL moves the template
+        // to this key management first).
+        let (Some(g), Some(t)) = (unsafe { genctx.cast::<GenCtx>().as_mut() }, unsafe {
+            key_ref(templ)
+        }) else {
+            return 0;
+        };
+        match t.dh_params() {
+            Some(d) if g.kind == Kind::Dh => {
+                g.dh_params = Some(d.clone());
+                1
+            }
+            _ => 0,
+        }
+    })
 }
 
 unsafe extern "C" fn gen_cleanup(genctx: *mut c_void) {
@@ -406,6 +469,9 @@ unsafe extern "C" fn has(keydata: *const c_void, selection: c_int) -> c_int {
             Some(KeyData::Rsa(k)) => !k.is_inherited(),
             // DH parameters only: no key pair.
             Some(KeyData::Dh(_)) => selection & (SELECT_PRIVATE_KEY | SELECT_PUBLIC_KEY) == 0,
+            Some(KeyData::DhKey(k)) => {
+                selection & SELECT_PRIVATE_KEY == 0 || k.private_bytes().is_some()
+            }
         };
         c_int::from(ok)
     })
@@ -414,27 +480,123 @@ unsafe extern "C" fn has(keydata: *const c_void, selection: c_int) -> c_int {
 unsafe extern "C" fn get_params(keydata: *mut c_void, p: *mut OSSL_PARAM) -> c_int {
     guard(0, || {
         // SAFETY: our object or NULL.
-        let bits = match unsafe { key_ref(keydata) } {
+        let key = unsafe { key_ref(keydata) };
+        let bits = match key {
             Some(KeyData::Rsa(k)) => k.bits(),
-            Some(KeyData::Dh(d)) => d.bits(),
-            _ => return 1,
+            Some(k) => match k.dh_params() {
+                Some(d) => d.bits(),
+                None => return 1,
+            },
+            None => return 1,
         };
         // SAFETY: OpenSSL's writable array.
-        let ok = unsafe {
+        let mut ok = unsafe {
             params::set_int(p, "bits", i64::from(bits))
                 && params::set_int(p, "security-bits", security_bits(bits))
                 && params::set_int(p, "max-size", i64::from(bits.div_ceil(8)))
         };
+        // DH: the parameters and keys by name (TLS reads p, g and the
+        // encoded public key of its ephemeral key this way).
+        if let Some(d) = key.and_then(KeyData::dh_params) {
+            // p and g only, as in export (see there for q).
+            for (name, part) in [("p", DhPart::P), ("g", DhPart::G)] {
+                if let Some(v) = d.part_bytes(part) {
+                    // SAFETY: as above.
+                    ok &= unsafe { params::set_bn(p, name, &v) };
+                }
+            }
+        }
+        if let Some(KeyData::DhKey(k)) = key {
+            // SAFETY: as above.
+            unsafe {
+                ok &= params::set_bn(p, "pub", &k.public_bytes());
+                ok &= params::set_octets(p, "encoded-pub-key", &k.public_padded());
+                if let Some(x) = k.private_bytes() {
+                    ok &= params::set_bn(p, "priv", x);
+                }
+            }
+        }
         c_int::from(ok)
     })
 }
 
-static GETTABLE: Static<[OSSL_PARAM; 4]> = Static([
+static GETTABLE: Static<[OSSL_PARAM; 9]> = Static([
     describe(c"bits", params::INTEGER),
     describe(c"security-bits", params::INTEGER),
     describe(c"max-size", params::INTEGER),
+    describe(c"p", UNSIGNED_INTEGER),
+    describe(c"g", UNSIGNED_INTEGER),
+    describe(c"pub", UNSIGNED_INTEGER),
+    describe(c"priv", UNSIGNED_INTEGER),
+    describe(c"encoded-pub-key", params::OCTET_STRING),
     params::END,
 ]);
+
+/// A peer's public key arriving in TLS form (`EVP_PKEY_set1_encoded_public_key`
+/// on a key that holds the parameters).
+unsafe extern "C" fn set_params(keydata: *mut c_void, p: *const OSSL_PARAM) -> c_int {
+    guard(0, || {
+        // SAFETY: our object or NULL; OpenSSL's array.
+        let (Some(slot), Some(r)) = (unsafe { keydata.cast::<KeyData>().as_mut() }, unsafe {
+            params::find(p, "encoded-pub-key")
+        }) else {
+            return 1;
+        };
+        // SAFETY: a record of that array.
+        let (Some(d), Some(y)) = (slot.dh_params().cloned(), unsafe { params::get_octets(r) })
+        else {
+            return 0;
+        };
+        match DhKeyPair::from_parts(d, Some(&y), None) {
+            Ok(k) => {
+                *slot = KeyData::DhKey(k);
+                1
+            }
+            Err(e) => {
+                errors::raise(errors::INVALID_PARAMETER, &e.to_string());
+                0
+            }
+        }
+    })
+}
+
+static SETTABLE: Static<[OSSL_PARAM; 2]> = Static([
+    describe(c"encoded-pub-key", params::OCTET_STRING),
+    params::END,
+]);
+
+unsafe extern "C" fn settable_params(_provctx: *mut c_void) -> *const OSSL_PARAM {
+    SETTABLE.0.as_ptr()
+}
+
+/// Whether two of our keys agree on what `selection` names.
+unsafe extern "C" fn key_match(a: *const c_void, b: *const c_void, selection: c_int) -> c_int {
+    guard(0, || {
+        // SAFETY: our objects or NULL.
+        let (Some(a), Some(b)) = (unsafe { key_ref(a) }, unsafe { key_ref(b) }) else {
+            return 0;
+        };
+        let ok = match (a, b) {
+            (KeyData::Rsa(x), KeyData::Rsa(y)) => x.n() == y.n() && x.e_bytes() == y.e_bytes(),
+            _ => match (a.dh_params(), b.dh_params()) {
+                (Some(x), Some(y)) => {
+                    let params_ok = selection & SELECT_DOMAIN_PARAMETERS == 0
+                        || (x.p() == y.p() && x.g() == y.g());
+                    let keys_ok = selection & (SELECT_PUBLIC_KEY | SELECT_PRIVATE_KEY) == 0
+                        || match (a, b) {
+                            (KeyData::DhKey(x), KeyData::DhKey(y)) => {
+                                x.public_bytes() == y.public_bytes()
+                            }
+                            _ => false,
+                        };
+                    params_ok && keys_ok
+                }
+                _ => false,
+            },
+        };
+        c_int::from(ok)
+    })
+}
 
 unsafe extern "C" fn gettable_params(_provctx: *mut c_void) -> *const OSSL_PARAM {
     GETTABLE.0.as_ptr()
@@ -502,7 +664,20 @@ unsafe extern "C" fn export(
                     }
                 }
             }
-            Some(KeyData::Dh(d)) => {
+            Some(k @ (KeyData::Dh(_) | KeyData::DhKey(_))) => {
+                let d = k.dh_params().expect("a DH object");
+                if let KeyData::DhKey(pair) = k {
+                    if selection & (SELECT_PUBLIC_KEY | SELECT_PRIVATE_KEY) != 0 {
+                        bn.push(c"pub", &pair.public_bytes());
+                    }
+                    // What the key has: a peer's public key has no private
+                    // part (OpenSSL asks for everything when it copies).
+                    if selection & SELECT_PRIVATE_KEY != 0 {
+                        if let Some(x) = pair.private_bytes() {
+                            bn.push(c"priv", x);
+                        }
+                    }
+                }
                 if selection & SELECT_DOMAIN_PARAMETERS != 0 {
                     // p and g only, as OpenSSL's own safe-prime parameters:
                     // with q = (p − 1)/2 exported too, OpenSSL 3 treats them
@@ -547,10 +722,12 @@ static RSA_TYPES: Static<[OSSL_PARAM; 17]> = Static([
     params::END,
 ]);
 
-static DH_TYPES: Static<[OSSL_PARAM; 4]> = Static([
+static DH_TYPES: Static<[OSSL_PARAM; 6]> = Static([
     describe(c"p", UNSIGNED_INTEGER),
     describe(c"g", UNSIGNED_INTEGER),
     describe(c"q", UNSIGNED_INTEGER),
+    describe(c"pub", UNSIGNED_INTEGER),
+    describe(c"priv", UNSIGNED_INTEGER),
     params::END,
 ]);
 
@@ -657,13 +834,39 @@ unsafe extern "C" fn import(keydata: *mut c_void, selection: c_int, p: *const OS
                     .for_each(|b| unsafe { std::ptr::write_volatile(b, 0) });
                 r
             }
-            KeyData::Empty(Kind::Dh) | KeyData::Dh(_) => {
+            KeyData::Empty(Kind::Dh) | KeyData::Dh(_) | KeyData::DhKey(_) => {
                 let (Some(pp), Some(g)) = (bn("p"), bn("g")) else {
                     return 0;
                 };
                 let q = bn("q");
-                *slot = KeyData::Dh(DhParams::from_bytes(&pp, &g, q.as_deref()));
-                1
+                let d = DhParams::from_bytes(&pp, &g, q.as_deref());
+                let public = if selection & (SELECT_PUBLIC_KEY | SELECT_PRIVATE_KEY) != 0 {
+                    bn("pub")
+                } else {
+                    None
+                };
+                let mut private = if selection & SELECT_PRIVATE_KEY != 0 {
+                    bn("priv")
+                } else {
+                    None
+                };
+                let r = if public.is_none() && private.is_none() {
+                    *slot = KeyData::Dh(d);
+                    1
+                } else {
+                    match DhKeyPair::from_parts(d, public.as_deref(), private.as_deref()) {
+                        Ok(k) => {
+                            *slot = KeyData::DhKey(k);
+                            1
+                        }
+                        Err(_) => 0,
+                    }
+                };
+                if let Some(x) = private.as_mut() {
+                    x.iter_mut()
+                        .for_each(|b| unsafe { std::ptr::write_volatile(b, 0) });
+                }
+                r
             }
         }
     })
@@ -679,6 +882,7 @@ unsafe extern "C" fn dh_query_operation_name(_op: c_int) -> *const c_char {
 
 const NEW: c_int = 1;
 const GEN_INIT: c_int = 2;
+const GEN_SET_TEMPLATE: c_int = 3;
 const GEN_SET_PARAMS: c_int = 4;
 const GEN_SETTABLE_PARAMS: c_int = 5;
 const GEN: c_int = 6;
@@ -686,14 +890,17 @@ const GEN_CLEANUP: c_int = 7;
 const FREE: c_int = 10;
 const GET_PARAMS: c_int = 11;
 const GETTABLE_PARAMS: c_int = 12;
+const SET_PARAMS: c_int = 13;
+const SETTABLE_PARAMS: c_int = 14;
 const QUERY_OPERATION_NAME: c_int = 20;
 const HAS: c_int = 21;
+const MATCH: c_int = 23;
 const IMPORT: c_int = 40;
 const IMPORT_TYPES: c_int = 41;
 const EXPORT: c_int = 42;
 const EXPORT_TYPES: c_int = 43;
 
-pub(crate) static RSA_KEYMGMT: Static<[OSSL_DISPATCH; 16]> = Static([
+pub(crate) static RSA_KEYMGMT: Static<[OSSL_DISPATCH; 17]> = Static([
     entry!(NEW, rsa_new),
     entry!(GEN_INIT, rsa_gen_init),
     entry!(GEN_SET_PARAMS, gen_set_params),
@@ -705,6 +912,7 @@ pub(crate) static RSA_KEYMGMT: Static<[OSSL_DISPATCH; 16]> = Static([
     entry!(GETTABLE_PARAMS, gettable_params),
     entry!(QUERY_OPERATION_NAME, rsa_query_operation_name),
     entry!(HAS, has),
+    entry!(MATCH, key_match),
     entry!(IMPORT, import),
     entry!(IMPORT_TYPES, rsa_types),
     entry!(EXPORT, export),
@@ -712,9 +920,10 @@ pub(crate) static RSA_KEYMGMT: Static<[OSSL_DISPATCH; 16]> = Static([
     crate::END,
 ]);
 
-pub(crate) static DH_KEYMGMT: Static<[OSSL_DISPATCH; 16]> = Static([
+pub(crate) static DH_KEYMGMT: Static<[OSSL_DISPATCH; 20]> = Static([
     entry!(NEW, dh_new),
     entry!(GEN_INIT, dh_gen_init),
+    entry!(GEN_SET_TEMPLATE, gen_set_template),
     entry!(GEN_SET_PARAMS, gen_set_params),
     entry!(GEN_SETTABLE_PARAMS, dh_gen_settable),
     entry!(GEN, gen),
@@ -722,8 +931,11 @@ pub(crate) static DH_KEYMGMT: Static<[OSSL_DISPATCH; 16]> = Static([
     entry!(FREE, free),
     entry!(GET_PARAMS, get_params),
     entry!(GETTABLE_PARAMS, gettable_params),
+    entry!(SET_PARAMS, set_params),
+    entry!(SETTABLE_PARAMS, settable_params),
     entry!(QUERY_OPERATION_NAME, dh_query_operation_name),
     entry!(HAS, has),
+    entry!(MATCH, key_match),
     entry!(IMPORT, import),
     entry!(IMPORT_TYPES, dh_types),
     entry!(EXPORT, export),

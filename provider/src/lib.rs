@@ -13,6 +13,7 @@
 #![allow(clippy::missing_safety_doc)]
 
 mod errors;
+mod groups;
 mod keymgmt;
 mod params;
 
@@ -243,12 +244,17 @@ unsafe extern "C" fn get_reason_strings(_provctx: *mut c_void) -> *const errors:
 }
 
 const OSSL_FUNC_PROVIDER_GET_REASON_STRINGS: c_int = 1029;
+const OSSL_FUNC_PROVIDER_GET_CAPABILITIES: c_int = 1030;
 
-static PROVIDER: Static<[OSSL_DISPATCH; 6]> = Static([
+static PROVIDER: Static<[OSSL_DISPATCH; 7]> = Static([
     entry!(OSSL_FUNC_PROVIDER_TEARDOWN, teardown),
     entry!(OSSL_FUNC_PROVIDER_GETTABLE_PARAMS, gettable_params),
     entry!(OSSL_FUNC_PROVIDER_GET_PARAMS, get_params),
     entry!(OSSL_FUNC_PROVIDER_QUERY_OPERATION, query_operation),
     entry!(OSSL_FUNC_PROVIDER_GET_REASON_STRINGS, get_reason_strings),
+    entry!(
+        OSSL_FUNC_PROVIDER_GET_CAPABILITIES,
+        groups::get_capabilities
+    ),
     END,
 ]);

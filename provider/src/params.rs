@@ -16,6 +16,7 @@ pub struct OSSL_PARAM {
 pub const INTEGER: c_uint = 1;
 pub const UNSIGNED_INTEGER: c_uint = 2;
 pub const UTF8_STRING: c_uint = 4;
+pub const OCTET_STRING: c_uint = 5;
 pub const UTF8_PTR: c_uint = 6;
 /// `OSSL_PARAM_UNMODIFIED`.
 const UNMODIFIED: usize = usize::MAX;
@@ -195,6 +196,72 @@ pub unsafe fn set_int(p: *mut OSSL_PARAM, key: &str, v: i64) -> bool {
         _ => return false,
     }
     true
+}
+
+/// Writes `bytes` into a requested record of `key`'s type, as OpenSSL's
+/// setters do: with no buffer only the size is returned; a buffer too
+/// small fails.
+///
+/// # Safety
+/// As [`set_int`].
+unsafe fn set_bytes(p: *mut OSSL_PARAM, key: &str, data_type: c_uint, bytes: &[u8]) -> bool {
+    // SAFETY: per the contract.
+    let Some(r) = (unsafe { find_mut(p, key) }) else {
+        return true;
+    };
+    if r.data_type != data_type {
+        return false;
+    }
+    r.return_size = bytes.len();
+    if r.data.is_null() {
+        return true;
+    }
+    if r.data_size < bytes.len() {
+        return false;
+    }
+    // SAFETY: `data_size` writable bytes.
+    let out = unsafe { std::slice::from_raw_parts_mut(r.data.cast::<u8>(), r.data_size) };
+    if data_type == UNSIGNED_INTEGER {
+        // Native endian (little endian here), zero-padded to the buffer.
+        out.fill(0);
+        out.iter_mut()
+            .zip(bytes.iter().rev())
+            .for_each(|(o, b)| *o = *b);
+        r.return_size = r.data_size;
+    } else {
+        out[..bytes.len()].copy_from_slice(bytes);
+    }
+    true
+}
+
+/// Sets an unsigned big-number record `key` to the big-endian `be`.
+///
+/// # Safety
+/// As [`set_int`].
+pub unsafe fn set_bn(p: *mut OSSL_PARAM, key: &str, be: &[u8]) -> bool {
+    // SAFETY: per the contract.
+    unsafe { set_bytes(p, key, UNSIGNED_INTEGER, be) }
+}
+
+/// Sets an octet-string record `key`.
+///
+/// # Safety
+/// As [`set_int`].
+pub unsafe fn set_octets(p: *mut OSSL_PARAM, key: &str, bytes: &[u8]) -> bool {
+    // SAFETY: per the contract.
+    unsafe { set_bytes(p, key, OCTET_STRING, bytes) }
+}
+
+/// An octet-string parameter's bytes.
+///
+/// # Safety
+/// As [`get_u64`].
+pub unsafe fn get_octets(r: &OSSL_PARAM) -> Option<Vec<u8>> {
+    if r.data_type != OCTET_STRING || r.data.is_null() {
+        return None;
+    }
+    // SAFETY: per the contract.
+    Some(unsafe { std::slice::from_raw_parts(r.data.cast::<u8>(), r.data_size) }.to_vec())
 }
 
 /// Sets UTF8_PTR parameter `key` to static text if requested.

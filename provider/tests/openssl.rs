@@ -339,7 +339,7 @@ fn an_evp_program_generates_signs_and_cancels() {
     assert!(text.contains("signature of 256 bytes verified"), "{text}");
     assert!(text.contains("key none"), "{text}");
     assert!(
-        text.contains("shared secret agreed; key pair from primeforge refused"),
+        text.contains("key pairs from primeforge and default, 64-byte shared secrets agreed"),
         "{text}"
     );
     for primes in [2, 3] {
@@ -406,4 +406,169 @@ fn bad_parameters_are_refused_with_our_message() {
             "{opts:?}: a key was written"
         );
     }
+}
+
+/// Runs `openssl s_server -cert CERT -key KEY … -naccept 1 -www` until it
+/// listens, then `openssl s_client -quiet -CAfile CERT …` with an HTTP
+/// request; the page must arrive. Both run under `conf`.
+fn tls_round_trip(conf: &Path, (cert, key): (&str, &str), server: &[&str], client: &[&str]) {
+    use std::io::{BufRead, BufReader, Write};
+    let port = std::net::TcpListener::bind("127.0.0.1:0")
+        .unwrap()
+        .local_addr()
+        .unwrap()
+        .port();
+    let accept = format!("127.0.0.1:{port}");
+    let spawn = |args: &[&str], more: &[&str], stdin: std::process::Stdio| {
+        Command::new("openssl")
+            .args(args)
+            .args(more)
+            .env("OPENSSL_CONF", conf)
+            .stdin(stdin)
+            .stdout(std::process::Stdio::piped())
+            .stderr(std::process::Stdio::piped())
+            .spawn()
+            .unwrap()
+    };
+    let mut srv = spawn(
+        &[
+            "s_server", "-accept", &accept, "-naccept", "1", "-www", "-cert", cert, "-key", key,
+        ],
+        server,
+        std::process::Stdio::null(),
+    );
+    let mut lines = BufReader::new(srv.stdout.take().unwrap()).lines();
+    let mut seen = String::new();
+    loop {
+        match lines.next() {
+            Some(Ok(l)) => {
+                seen += &l;
+                seen += "\n";
+                if l.contains("ACCEPT") {
+                    break;
+                }
+            }
+            _ => {
+                let _ = srv.kill();
+                let out = srv.wait_with_output().unwrap();
+                panic!(
+                    "s_server {server:?} did not start: {seen}{}",
+                    String::from_utf8_lossy(&out.stderr)
+                );
+            }
+        }
+    }
+    let mut cli = spawn(
+        &["s_client", "-quiet", "-connect", &accept, "-CAfile", cert],
+        client,
+        std::process::Stdio::piped(),
+    );
+    cli.stdin
+        .take()
+        .unwrap()
+        .write_all(b"GET / HTTP/1.0\r\n\r\n")
+        .unwrap();
+    let out = cli.wait_with_output().unwrap();
+    let text =
+        String::from_utf8_lossy(&out.stdout).into_owned() + &String::from_utf8_lossy(&out.stderr);
+    let _ = srv.kill();
+    let srv_err = srv.wait_with_output().unwrap();
+    assert!(
+        text.contains("HTTP/1.0 200 ok"),
+        "s_client {client:?} against s_server {server:?}: {text}\nserver: {}",
+        String::from_utf8_lossy(&srv_err.stderr)
+    );
+}
+
+/// With an openssl.cnf that activates the provider and prefers it for
+/// everything (`default_properties = ?provider=primeforge`): `openssl req
+/// -x509 -newkey rsa:3072` makes its key here (it takes our `threads`
+/// option, which the default provider would refuse), `openssl dhparam`
+/// makes the group, and s_server/s_client — both under that config, so
+/// their ephemeral DH key pairs, the peer's public key and the TLS 1.3
+/// ffdhe groups all go through this module — complete a TLS 1.2 DHE-RSA
+/// and a TLS 1.3 ffdhe2048 handshake on 127.0.0.1.
+#[test]
+fn a_preferring_configuration_serves_dhe_rsa_and_ffdhe() {
+    let dir = module_dir();
+    let conf = tmp("prov-prefer.cnf");
+    std::fs::write(
+        &conf,
+        format!(
+            "openssl_conf = openssl_init\n\n[openssl_init]\nproviders = provider_sect\n\
+             alg_section = evp_properties\n\n\
+             [evp_properties]\ndefault_properties = ?provider=primeforge\n\n\
+             [provider_sect]\ndefault = default_sect\nprimeforge = primeforge_sect\n\n\
+             [default_sect]\nactivate = 1\n\n\
+             [primeforge_sect]\nmodule = {}\nactivate = 1\nthreads = 2\n\n\
+             [req]\ndistinguished_name = dn\nprompt = no\n[dn]\nCN = localhost\n",
+            dir.join("primeforge.so").display()
+        ),
+    )
+    .unwrap();
+    let env = [("OPENSSL_CONF", s(&conf))];
+    let (key, cert, dh) = (
+        tmp("prov-tls-key.pem"),
+        tmp("prov-tls-cert.pem"),
+        tmp("prov-tls-dh.pem"),
+    );
+    let (good, text) = openssl(
+        &[
+            "req",
+            "-x509",
+            "-newkey",
+            "rsa:3072",
+            "-pkeyopt",
+            "threads:2",
+            "-nodes",
+            "-keyout",
+            s(&key),
+            "-out",
+            s(&cert),
+            "-days",
+            "1",
+            "-subj",
+            "/CN=localhost",
+        ],
+        &env,
+    );
+    assert!(good, "req: {text}");
+    assert!(ok(&["pkey", "-in", s(&key), "-check", "-noout"]).contains("Key is valid"));
+    // Without the provider the same option is refused: ours made the key.
+    let (refused, _) = openssl(
+        &[
+            "req",
+            "-x509",
+            "-newkey",
+            "rsa:1024",
+            "-pkeyopt",
+            "threads:2",
+            "-nodes",
+            "-keyout",
+            s(&tmp("prov-tls-no.pem")),
+            "-out",
+            s(&tmp("prov-tls-no.crt")),
+            "-subj",
+            "/CN=x",
+        ],
+        &[("OPENSSL_CONF", "/dev/null")],
+    );
+    assert!(!refused);
+    let (good, text) = openssl(&["dhparam", "-out", s(&dh), "2048"], &env);
+    assert!(good, "dhparam: {text}");
+    assert!(ok(&["dhparam", "-in", s(&dh), "-check", "-noout"]).contains("ok"));
+    let cipher = "DHE-RSA-AES128-GCM-SHA256";
+    let (cert, key) = (s(&cert), s(&key));
+    tls_round_trip(
+        &conf,
+        (cert, key),
+        &["-dhparam", s(&dh), "-tls1_2", "-cipher", cipher],
+        &["-tls1_2", "-cipher", cipher],
+    );
+    tls_round_trip(
+        &conf,
+        (cert, key),
+        &["-tls1_3", "-groups", "ffdhe2048"],
+        &["-tls1_3", "-groups", "ffdhe2048"],
+    );
 }

@@ -38,6 +38,7 @@
 #![forbid(unsafe_code)]
 
 pub mod check;
+mod keypair;
 pub mod named;
 pub(crate) mod sieve;
 
@@ -54,6 +55,7 @@ use crate::prime::search::{mr_round_from_stream, CandidateSource, Generation, Ve
 use crate::prime::stream::{random_in_range, Purpose, Seed};
 use crate::prime::{Options, Stats};
 
+pub use keypair::DhKeyPair;
 use sieve::Sieve;
 
 /// Smallest size of p.

@@ -34,6 +34,8 @@ pub enum Purpose {
     PairwiseTest = 3,
     /// The start of a DH safe-prime sieve interval.
     DhStart = 4,
+    /// A DH private key.
+    DhPrivate = 5,
 }
 
 /// Largest index a stream can be selected by (56 bits).

@@ -13,6 +13,7 @@
 #include <openssl/err.h>
 #include <openssl/evp.h>
 #include <openssl/params.h>
+#include <openssl/pem.h>
 #include <openssl/provider.h>
 
 static int calls;
@@ -118,8 +119,10 @@ int main(int argc, char **argv) {
         if (src != key) EVP_PKEY_free(src);
     }
 
-    /* DH: parameters from our paramgen, key pairs and derivation by the
-     * default provider; a key-pair request to primeforge is refused. */
+    /* DH: parameters from our paramgen; key pairs from primeforge (on
+     * those parameters, as a TLS server makes its ephemeral keys) and from
+     * the default provider; derivation by the default provider, which gets
+     * our keys through export. All three pairings agree. */
     {
         EVP_PKEY_CTX *pc = EVP_PKEY_CTX_new_from_name(NULL, "DH", "provider=primeforge");
         unsigned int pbits = 512;
@@ -130,15 +133,20 @@ int main(int argc, char **argv) {
             ERR_print_errors_fp(stderr);
             return 17;
         }
-        EVP_PKEY_CTX *ours = EVP_PKEY_CTX_new_from_pkey(NULL, dhparams, "provider=primeforge");
-        EVP_PKEY *refused = NULL;
-        int r1 = ours == NULL ? 0 : (EVP_PKEY_keygen_init(ours) > 0 ? EVP_PKEY_generate(ours, &refused) : 0);
-        ERR_clear_error();
-        if (r1 > 0 || refused != NULL) return 18;
-        /* Hand the parameters to the default provider (a key made by one
-         * key manager keeps using it), then let it make the key pairs. */
+        EVP_PKEY *a = NULL, *b = NULL;
+        for (int i = 0; i < 2; i++) {
+            EVP_PKEY_CTX *kc = EVP_PKEY_CTX_new_from_pkey(NULL, dhparams, "provider=primeforge");
+            if (kc == NULL || EVP_PKEY_keygen_init(kc) <= 0 || EVP_PKEY_generate(kc, i ? &b : &a) <= 0) {
+                ERR_print_errors_fp(stderr);
+                return 18;
+            }
+            EVP_PKEY_CTX_free(kc);
+        }
+        if (strcmp(OSSL_PROVIDER_get0_name(EVP_PKEY_get0_provider(a)), "primeforge") != 0)
+            return 19;
+        /* A key pair the default provider makes on the same parameters. */
         OSSL_PARAM *pdata = NULL;
-        EVP_PKEY *defparams = NULL;
+        EVP_PKEY *defparams = NULL, *c = NULL;
         EVP_PKEY_CTX *fc = EVP_PKEY_CTX_new_from_name(NULL, "DH", "provider=default");
         if (EVP_PKEY_todata(dhparams, EVP_PKEY_KEY_PARAMETERS, &pdata) <= 0 || fc == NULL ||
             EVP_PKEY_fromdata_init(fc) <= 0 ||
@@ -148,32 +156,42 @@ int main(int argc, char **argv) {
         }
         OSSL_PARAM_free(pdata);
         EVP_PKEY_CTX_free(fc);
-        EVP_PKEY *a = NULL, *b = NULL;
-        for (int i = 0; i < 2; i++) {
-            EVP_PKEY_CTX *kc = EVP_PKEY_CTX_new_from_pkey(NULL, defparams, "provider=default");
-            if (kc == NULL || EVP_PKEY_keygen_init(kc) <= 0 || EVP_PKEY_generate(kc, i ? &b : &a) <= 0) {
-                ERR_print_errors_fp(stderr);
-                return 19;
-            }
-            EVP_PKEY_CTX_free(kc);
-        }
-        unsigned char s1[64], s2[64];
-        size_t l1 = sizeof(s1), l2 = sizeof(s2);
-        EVP_PKEY_CTX *d1 = EVP_PKEY_CTX_new_from_pkey(NULL, a, "provider=default");
-        EVP_PKEY_CTX *d2 = EVP_PKEY_CTX_new_from_pkey(NULL, b, "provider=default");
-        if (EVP_PKEY_derive_init(d1) <= 0 || EVP_PKEY_derive_set_peer(d1, b) <= 0 ||
-            EVP_PKEY_derive(d1, s1, &l1) <= 0 || EVP_PKEY_derive_init(d2) <= 0 ||
-            EVP_PKEY_derive_set_peer(d2, a) <= 0 || EVP_PKEY_derive(d2, s2, &l2) <= 0 || l1 != l2 ||
-            memcmp(s1, s2, l1) != 0) {
+        EVP_PKEY_CTX *kc = EVP_PKEY_CTX_new_from_pkey(NULL, defparams, "provider=default");
+        if (kc == NULL || EVP_PKEY_keygen_init(kc) <= 0 || EVP_PKEY_generate(kc, &c) <= 0) {
             ERR_print_errors_fp(stderr);
-            return 20;
+            return 22;
         }
-        printf("DH: our parameters, default key pairs, %zu-byte shared secret agreed; key pair from primeforge refused\n", l1);
-        EVP_PKEY_CTX_free(d1);
-        EVP_PKEY_CTX_free(d2);
+        EVP_PKEY_CTX_free(kc);
+        EVP_PKEY *pairs[3][2] = {{a, b}, {a, c}, {c, b}};
+        size_t agreed = 0;
+        for (int i = 0; i < 3; i++) {
+            unsigned char s1[64], s2[64];
+            size_t l1 = sizeof(s1), l2 = sizeof(s2);
+            EVP_PKEY_CTX *d1 = EVP_PKEY_CTX_new_from_pkey(NULL, pairs[i][0], "provider=default");
+            EVP_PKEY_CTX *d2 = EVP_PKEY_CTX_new_from_pkey(NULL, pairs[i][1], "provider=default");
+            if (d1 == NULL || d2 == NULL || EVP_PKEY_derive_init(d1) <= 0 ||
+                EVP_PKEY_derive_set_peer(d1, pairs[i][1]) <= 0 || EVP_PKEY_derive(d1, s1, &l1) <= 0 ||
+                EVP_PKEY_derive_init(d2) <= 0 || EVP_PKEY_derive_set_peer(d2, pairs[i][0]) <= 0 ||
+                EVP_PKEY_derive(d2, s2, &l2) <= 0 || l1 != l2 || memcmp(s1, s2, l1) != 0) {
+                ERR_print_errors_fp(stderr);
+                return 20;
+            }
+            agreed = l1;
+            EVP_PKEY_CTX_free(d1);
+            EVP_PKEY_CTX_free(d2);
+        }
+        /* Its PEM, by the default encoders. */
+        BIO *mem = BIO_new(BIO_s_mem());
+        if (mem == NULL || PEM_write_bio_PrivateKey(mem, a, NULL, NULL, 0, NULL, NULL) <= 0) {
+            ERR_print_errors_fp(stderr);
+            return 23;
+        }
+        BIO_free(mem);
+        printf("DH: our parameters, key pairs from primeforge and default, %zu-byte shared secrets agreed\n",
+               agreed);
         EVP_PKEY_free(a);
         EVP_PKEY_free(b);
-        EVP_PKEY_CTX_free(ours);
+        EVP_PKEY_free(c);
         EVP_PKEY_free(defparams);
         EVP_PKEY_free(dhparams);
         EVP_PKEY_CTX_free(pc);
