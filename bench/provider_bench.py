@@ -16,16 +16,22 @@ def series(name, cmds, n):
     base = st.mean(res[list(cmds)[0]])
     for k, v in res.items():
         print(f"  {k:34s} mean {st.mean(v):.4f} s  median {st.median(v):.4f} s  sd {st.stdev(v):.4f}  ratio to first {st.mean(v)/base:.3f}")
-for bits, n in [(2048, 30), (3072, 15)]:
-    series(f"RSA-{bits}", {
-        "openssl genpkey (default provider)": ["openssl", "genpkey", "-algorithm", "RSA", "-pkeyopt", f"bits:{bits}"],
-        "openssl genpkey + primeforge t=1": ["openssl", "genpkey", *P, "-algorithm", "RSA", "-pkeyopt", f"bits:{bits}", "-pkeyopt", "threads:1"],
-        "openssl genpkey + primeforge t=2": ["openssl", "genpkey", *P, "-algorithm", "RSA", "-pkeyopt", f"bits:{bits}", "-pkeyopt", "threads:2"],
-        "primeforge rsa (CLI) t=1": [CLI, "rsa", str(bits), "-q", "-t", "1"],
-        "primeforge rsa (CLI) t=2": [CLI, "rsa", str(bits), "-q", "-t", "2"],
-    }, n)
-series("DH-1024", {
-    "openssl dhparam (default)": ["openssl", "dhparam", "1024"],
-    "openssl dhparam + primeforge": ["openssl", "dhparam", *P, "1024"],
-    "primeforge dhparam (CLI) t=2": [CLI, "dhparam", "1024", "-q", "-t", "2"],
-}, 10)
+# Arguments: rsa:BITS:N and dh:BITS:N rows (default: the BENCHMARKS.md set).
+rows = sys.argv[1:] or ["rsa:2048:30", "rsa:3072:15", "dh:1024:10"]
+for row in rows:
+    kind, bits, n = row.split(":")
+    n = int(n)
+    if kind == "rsa":
+        series(f"RSA-{bits}", {
+            "openssl genpkey (default provider)": ["openssl", "genpkey", "-algorithm", "RSA", "-pkeyopt", f"bits:{bits}"],
+            "openssl genpkey + primeforge t=1": ["openssl", "genpkey", *P, "-algorithm", "RSA", "-pkeyopt", f"bits:{bits}", "-pkeyopt", "threads:1"],
+            "openssl genpkey + primeforge t=2": ["openssl", "genpkey", *P, "-algorithm", "RSA", "-pkeyopt", f"bits:{bits}", "-pkeyopt", "threads:2"],
+            "primeforge rsa (CLI) t=1": [CLI, "rsa", bits, "-q", "-t", "1"],
+            "primeforge rsa (CLI) t=2": [CLI, "rsa", bits, "-q", "-t", "2"],
+        }, n)
+    else:
+        series(f"DH-{bits}", {
+            "openssl dhparam (default)": ["openssl", "dhparam", bits],
+            "openssl dhparam + primeforge": ["openssl", "dhparam", *P, bits],
+            "primeforge dhparam (CLI) t=2": [CLI, "dhparam", bits, "-q", "-t", "2"],
+        }, n)
