@@ -8,6 +8,7 @@ use std::sync::atomic::{AtomicBool, Ordering};
 use std::time::{Duration, Instant};
 
 use clap::{Args, Parser, Subcommand, ValueEnum};
+use rug::Integer;
 
 use primeforge::dh::{self, named::Group};
 use primeforge::encode::pbes2::Kdf;
@@ -15,6 +16,7 @@ use primeforge::encode::{dh_export, rsa_export, rsa_export_encrypted, DhFormat, 
 use primeforge::prime::{Options, Progress, Stats};
 use primeforge::{Error, SecureBuf};
 
+mod moduli;
 mod out;
 mod pass;
 mod text;
@@ -85,6 +87,20 @@ enum Command {
     ///
     /// Example: primeforge pubkey key.pem --out pub.pem
     Pubkey(PubkeyArgs),
+    /// Generate or screen OpenSSH's Diffie-Hellman groups (moduli(5), the
+    /// /etc/ssh/moduli format), on all cores.
+    ///
+    /// Generation writes COUNT safe primes of each size with the generator
+    /// `ssh-keygen -M screen` would give them (g = 2, p ≡ 11 mod 24),
+    /// sorted by size and value as /etc/ssh/moduli is. Ctrl-C keeps the
+    /// lines already complete (exit 130). --screen re-checks an existing
+    /// file (ours or ssh-keygen's, types 2 and 4) and writes the lines
+    /// that pass, like `ssh-keygen -M screen`.
+    ///
+    /// Example: primeforge moduli --bits 2048,3072,4096 --count 20 --out moduli
+    ///
+    /// Example: primeforge moduli --screen /etc/ssh/moduli --out moduli.checked
+    Moduli(ModuliArgs),
     /// Print shell completions for bash, zsh, fish, elvish or powershell.
     ///
     /// Example: primeforge completions bash > /etc/bash_completion.d/primeforge
@@ -98,6 +114,27 @@ enum Command {
         /// The directory (created if missing).
         dir: PathBuf,
     },
+}
+
+#[derive(Args)]
+struct ModuliArgs {
+    /// Sizes of the moduli in bits, comma-separated (1024 to 8192, as
+    /// OpenSSH uses them).
+    #[arg(
+        long,
+        value_delimiter = ',',
+        default_value = "2048,3072,4096,6144,8192"
+    )]
+    bits: Vec<u32>,
+    /// Moduli per size.
+    #[arg(long, short = 'n', default_value_t = 1)]
+    count: u32,
+    /// Screen this moduli file ("-" reads standard input) instead of
+    /// generating.
+    #[arg(long, value_name = "FILE", conflicts_with_all = ["bits", "count"])]
+    screen: Option<PathBuf>,
+    #[command(flatten)]
+    common: Common,
 }
 
 #[derive(Args)]
@@ -582,6 +619,123 @@ fn group_by_name(name: &str) -> Option<Group> {
         .find(|g| g.name().replace('_', "") == norm)
 }
 
+fn run_moduli(a: ModuliArgs) -> Result<(), Fail> {
+    if a.common.der {
+        return Err(usage("--der: moduli(5) is a text format"));
+    }
+    let mut lines: Vec<(Integer, String)> = Vec::new();
+    let mut interrupted = false;
+    if let Some(file) = &a.screen {
+        // Public data, and /etc/ssh/moduli is about half a megabyte: an
+        // ordinary read.
+        let data = if file.as_os_str() == "-" {
+            let mut v = Vec::new();
+            std::io::Read::read_to_end(&mut std::io::stdin(), &mut v).map(|_| v)
+        } else {
+            std::fs::read(file)
+        }
+        .map_err(|e| Fail(format!("{}: {e}", file.display()), 1))?;
+        let text = std::str::from_utf8(&data)
+            .map_err(|_| Fail(format!("{}: not a text file", file.display()), 1))?;
+        let (mut seen, mut bad) = (0, 0);
+        for (i, l) in text.lines().enumerate() {
+            if INTERRUPTED.load(Ordering::SeqCst) {
+                interrupted = true;
+                break;
+            }
+            let p = match moduli::parse(l) {
+                Ok(None) => continue,
+                Ok(Some(p)) => p,
+                Err(why) => {
+                    bad += 1;
+                    if !a.common.quiet {
+                        eprintln!("{}:{}: skipped: {why}", file.display(), i + 1);
+                    }
+                    continue;
+                }
+            };
+            seen += 1;
+            let Some(g) = moduli::ssh_generator(&p) else {
+                continue;
+            };
+            GENERATING.store(true, Ordering::SeqCst);
+            let ok = moduli::passes(&p, g);
+            GENERATING.store(false, Ordering::SeqCst);
+            if ok.map_err(from_core)? {
+                let bits = p.significant_bits();
+                lines.push((
+                    p.clone(),
+                    moduli::line(&moduli::now(), moduli::trials(bits), &p, g),
+                ));
+            }
+        }
+        if !a.common.quiet {
+            eprintln!(
+                "screened {seen} moduli: {} passed{}",
+                lines.len(),
+                if bad > 0 {
+                    format!(", {bad} lines unreadable")
+                } else {
+                    String::new()
+                }
+            );
+        }
+    } else {
+        if a.count == 0 || a.count > 100_000 {
+            return Err(usage("--count: 1 to 100000"));
+        }
+        if let Some(b) = a.bits.iter().find(|b| !(1024..=8192).contains(*b)) {
+            return Err(usage(format!(
+                "--bits: {b}: OpenSSH moduli are 1024 to 8192 bits"
+            )));
+        }
+        let common = &a.common;
+        'sizes: for &bits in &a.bits {
+            let request = dh::Request::new(bits, 2, dh::FLAG_LEGACY_G2).map_err(from_core)?;
+            for i in 0..a.count {
+                let what = format!("{bits} bits, {} of {}", i + 1, a.count);
+                let got = with_progress(
+                    common,
+                    0.064 * (bits as f64).powi(2),
+                    "positions",
+                    |o| dh::generate_request(&request, o),
+                    |secs, _| format!("{what}: done in {secs}"),
+                );
+                match got {
+                    Ok(params) => {
+                        let p = params.p().clone();
+                        let line = moduli::line(&moduli::now(), moduli::trials(bits), &p, 2);
+                        lines.push((p, line));
+                    }
+                    Err(Fail(_, 130)) => {
+                        interrupted = true;
+                        break 'sizes;
+                    }
+                    Err(e) => return Err(e),
+                }
+            }
+        }
+    }
+    // By size, then value, as /etc/ssh/moduli is sorted.
+    lines.sort_by(|x, y| {
+        x.0.significant_bits()
+            .cmp(&y.0.significant_bits())
+            .then_with(|| x.0.cmp(&y.0))
+    });
+    let text: String = lines.iter().map(|(_, l)| format!("{l}\n")).collect();
+    emit(text.as_bytes(), a.common.out.as_deref(), false, false)?;
+    if interrupted {
+        return Err(Fail(
+            format!(
+                "interrupted: the {} complete moduli were written",
+                lines.len()
+            ),
+            130,
+        ));
+    }
+    Ok(())
+}
+
 fn run_dh(a: DhArgs) -> Result<(), Fail> {
     let c = &a.common;
     let params = if let Some(name) = &a.named {
@@ -888,6 +1042,7 @@ fn main() -> ExitCode {
         Command::Dhparam(a) => run_dh(a).map(|_| true),
         Command::Check { file, passin } => run_check(&file, passin.as_deref()),
         Command::Pubkey(a) => run_pubkey(a).map(|_| true),
+        Command::Moduli(a) => run_moduli(a).map(|_| true),
         Command::Completions { shell } => {
             let mut cmd = <Cli as clap::CommandFactory>::command();
             clap_complete::generate(shell, &mut cmd, "primeforge", &mut std::io::stdout());
