@@ -9,7 +9,6 @@
 //! TRIALS the number of primality rounds; SIZE the bit length of the
 //! number on the line minus one; MODULUS in hexadecimal.
 
-use rug::integer::Order;
 use rug::Integer;
 
 use primeforge::dh::{check, DhParams};
@@ -35,12 +34,8 @@ pub fn ssh_generator(p: &Integer) -> Option<u32> {
 
 /// One moduli(5) line for the safe prime `p` with generator `g`.
 pub fn line(time: &str, trials: u32, p: &Integer, g: u32) -> String {
-    let mut hex = vec![0u8; p.significant_digits::<u8>()];
-    p.write_digits(&mut hex, Order::Msf);
-    let hex: String = hex.iter().map(|b| format!("{b:02X}")).collect();
-    let hex = hex.trim_start_matches('0');
     format!(
-        "{time} {TYPE_SAFE} {TESTS_SIEVE_MR} {trials} {} {g} {hex}",
+        "{time} {TYPE_SAFE} {TESTS_SIEVE_MR} {trials} {} {g} {p:X}",
         p.significant_bits() - 1
     )
 }

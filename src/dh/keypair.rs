@@ -13,7 +13,7 @@
 use rug::integer::Order;
 use rug::Integer;
 
-use super::DhParams;
+use super::{be_bytes as be, DhParams};
 use crate::error::{Error, Result};
 use crate::prime::stream::{random_in_range_secret, Purpose, Seed};
 use crate::secure::SecureBuf;
@@ -144,13 +144,6 @@ impl DhKeyPair {
     pub fn private_bytes(&self) -> Option<&[u8]> {
         self.private.as_ref().map(|s| s.as_slice())
     }
-}
-
-/// A non-negative number, big-endian, minimal (one zero byte for 0).
-fn be(x: &Integer) -> Vec<u8> {
-    let mut v = vec![0u8; x.significant_digits::<u8>().max(1)];
-    x.write_digits(&mut v[..x.significant_digits::<u8>()], Order::Msf);
-    v
 }
 
 #[cfg(test)]

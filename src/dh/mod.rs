@@ -146,10 +146,15 @@ impl DhParams {
             DhPart::Q => self.q.as_ref()?,
             DhPart::G => &self.g,
         };
-        let mut b = vec![0u8; v.significant_digits::<u8>()];
-        v.write_digits(&mut b, rug::integer::Order::Msf);
-        Some(b)
+        Some(be_bytes(v))
     }
+}
+
+/// A non-negative number as minimal big-endian bytes (none for 0).
+pub(crate) fn be_bytes(v: &Integer) -> Vec<u8> {
+    let mut b = vec![0u8; v.significant_digits::<u8>()];
+    v.write_digits(&mut b, rug::integer::Order::Msf);
+    b
 }
 
 /// The congruence p ≡ a (mod M) for a generator and flags.

@@ -173,8 +173,19 @@ pub fn pow_mod_or_stop(
         table.push(t);
     }
     let bit = |i: u64| exp.get_bit(i as u32);
-    let mut acc: Option<Vec<Limb>> = None;
-    let mut i = bits as i64 - 1;
+    // The window ending at bit i (a 1): its lowest bit j (at most k bits,
+    // ending in a 1) and the table index of its value.
+    let window_at = |i: i64| -> (i64, usize) {
+        let mut j = (i - k as i64 + 1).max(0);
+        while !bit(j as u64) {
+            j += 1;
+        }
+        (j, (window_value(exp, j as u64, i as u64) >> 1) as usize)
+    };
+    // The first window starts at the top bit (exp > 0).
+    let (j, w) = window_at(bits as i64 - 1);
+    let mut a = table[w].clone();
+    let mut i = j - 1;
     let mut next_look = STOP_EVERY;
     while i >= 0 {
         if r.squarings >= next_look {
@@ -183,34 +194,18 @@ pub fn pow_mod_or_stop(
             }
             next_look = r.squarings + STOP_EVERY;
         }
-        let Some(a) = acc.as_mut() else {
-            // The first window starts at the top bit (a 1).
-            let mut j = (i - k as i64 + 1).max(0);
-            while !bit(j as u64) {
-                j += 1;
-            }
-            let w = window_value(exp, j as u64, i as u64);
-            acc = Some(table[(w >> 1) as usize].clone());
-            i = j - 1;
-            continue;
-        };
         if !bit(i as u64) {
-            r.square(a);
+            r.square(&mut a);
             i -= 1;
             continue;
         }
-        let mut j = (i - k as i64 + 1).max(0);
-        while !bit(j as u64) {
-            j += 1;
-        }
+        let (j, w) = window_at(i);
         for _ in j..=i {
-            r.square(a);
+            r.square(&mut a);
         }
-        let w = window_value(exp, j as u64, i as u64);
-        r.mul(a, &table[(w >> 1) as usize]);
+        r.mul(&mut a, &table[w]);
         i = j - 1;
     }
-    let mut a = acc.expect("exp > 0 has a top bit");
     // Out of Montgomery form: a·1/B^n.
     r.prod.fill(0);
     r.prod[..a.len()].copy_from_slice(&a);
