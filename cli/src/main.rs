@@ -692,13 +692,18 @@ fn run_moduli(a: ModuliArgs) -> Result<(), Fail> {
         let common = &a.common;
         'sizes: for &bits in &a.bits {
             let request = dh::Request::new(bits, 2, dh::FLAG_LEGACY_G2).map_err(from_core)?;
+            // One sieve for the size: its set-up is shared by all COUNT
+            // searches (and sized for them), each still its own search, so
+            // Ctrl-C keeps every prime already found.
+            let mut batch =
+                dh::Batch::new(&request, a.count.min(dh::BATCH_MAX), None).map_err(from_core)?;
             for i in 0..a.count {
                 let what = format!("{bits} bits, {} of {}", i + 1, a.count);
                 let got = with_progress(
                     common,
                     0.064 * (bits as f64).powi(2),
                     "positions",
-                    |o| dh::generate_request(&request, o),
+                    |o| batch.next(o),
                     |secs, _| format!("{what}: done in {secs}"),
                 );
                 match got {

@@ -197,20 +197,32 @@ pub fn validate(bits: u32, generator: u32, flags: u32) -> Result<(u64, u64)> {
 }
 
 /// Sieve bound for safe primes of `bits` bits, chosen by measurement with
-/// `cargo run --release --example dh_timing -- BITS N 1 --bound LOG2` (the
-/// answer does not depend on the bound, only the work does). Each doubling
-/// of the bound removes a few percent of the exponentiations (the sieve
-/// strikes more composites) and costs set-up time and memory (12 bytes per
-/// sieving prime: 23 MiB at 2^25); the bounds below are the measured
-/// minima (BENCHMARKS.md, "Design measurements"). Larger sizes stay at
-/// 2^25 to bound the memory.
+/// `cargo run --release --example dh_timing -- BITS N 1 --bound LOG2` and
+/// `--example sieve_setup` (the answer does not depend on the bound, only
+/// the work does). Each doubling of the bound removes 7–8 % of the
+/// exponentiations (the sieve strikes more composites) and costs set-up
+/// time: about 60–85 ns per sieving prime, and no memory (large primes
+/// only mark a window's bitmap). A prime r is worth sieving while the
+/// exponentiations it saves, 2/r of those a search does, cost more than
+/// its set-up; the bounds below are that model's optimum with the
+/// measured costs (BENCHMARKS.md, "Design measurements").
 pub fn sieve_bound(bits: u32) -> u32 {
     match bits {
         0..=511 => 1 << 16,
         512..=767 => 1 << 18,
-        768..=1535 => 1 << 22,
-        _ => 1 << 25,
+        768..=1535 => 1 << 23,
+        1536..=2559 => 1 << 26,
+        _ => 1 << 28,
     }
+}
+
+/// Positions per sieve window for a search that wants `count` safe primes
+/// of `bits` bits: four times the expected distance (about 0.06·bits²
+/// positions per safe prime, measured at 1024 and 2048 bits), so that
+/// about 2 % of searches set up a second window.
+fn window_for(bits: u32, count: u64) -> u64 {
+    let expected = 0.06 * (bits as f64).powi(2) * count as f64;
+    ((4.0 * expected) as u64).clamp(sieve::SEGMENT, sieve::MAX_WINDOW)
 }
 
 /// A sieve survivor ready for testing.
@@ -231,7 +243,18 @@ struct DhSource {
 }
 
 impl DhSource {
-    fn new(bits: u32, m: u64, a: u64, seed: &Seed, bound: u32) -> DhSource {
+    /// The source of a request's search, with its X9.42 side condition.
+    fn for_request(req: &Request, seed: &Seed, bound: u32, window: u64) -> DhSource {
+        let mut source = DhSource::new(req.bits, req.m, req.a, seed, bound, window);
+        // 2 (p ≡ 7 mod 8), 3 (p ≡ 11 mod 12), 4 (a square) and 5 (p ≡ 4 mod 5)
+        // are residues by their congruences already.
+        if req.flags & FLAG_X942 != 0 && ![2, 3, 4, 5].contains(&req.generator) {
+            source.residue_g = Some(Integer::from(req.generator));
+        }
+        source
+    }
+
+    fn new(bits: u32, m: u64, a: u64, seed: &Seed, bound: u32, window: u64) -> DhSource {
         // p0: uniform in [2^(bits−1), 2^bits − 2^(bits−2)), moved up to the
         // class a mod M. At least 2^(bits−2)/M candidates lie above it,
         // far more than any search visits, so every p_j has `bits` bits.
@@ -241,7 +264,7 @@ impl DhSource {
         random_in_range(&mut seed.stream(Purpose::DhStart, 0), &lo, &width, &mut x);
         let r = Integer::from(&x % m).to_u64().expect("small");
         x += (a + m - r) % m;
-        let sieve = Sieve::new(&x, m, bound);
+        let sieve = Sieve::new(&x, m, bound, window);
         DhSource {
             p0: x,
             m,
@@ -394,6 +417,25 @@ impl Request {
     pub fn bits(&self) -> u32 {
         self.bits
     }
+
+    /// The parameters for a safe prime p the search found for this
+    /// request, after checking it has the request's size and congruence
+    /// (and, with [`FLAG_X942`], that g lies in the order-q subgroup).
+    fn params(&self, p: Integer) -> Result<DhParams> {
+        if p.significant_bits() != self.bits || p.mod_u(self.m as u32) as u64 != self.a {
+            return Err(Error::Internal);
+        }
+        let q = Integer::from(&p >> 1u32);
+        let params = DhParams {
+            p,
+            q: Some(q),
+            g: Integer::from(self.generator),
+        };
+        if self.flags & FLAG_X942 != 0 && !params.g_in_q_subgroup() {
+            return Err(Error::Internal);
+        }
+        Ok(params)
+    }
 }
 
 /// [`generate`] for a request already validated.
@@ -402,49 +444,145 @@ pub fn generate_request(req: &Request, opts: &mut Options<'_>) -> Result<(DhPara
 }
 
 /// [`generate_request`] with an explicit sieve bound (for measuring the
-/// choice of [`sieve_bound`]; the output depends on the bound).
+/// choice of [`sieve_bound`]; the output does not depend on the bound).
 #[doc(hidden)]
 pub fn generate_with_bound(
     req: &Request,
     opts: &mut Options<'_>,
     bound: u32,
 ) -> Result<(DhParams, Stats)> {
-    let Request {
-        bits,
-        generator,
-        flags,
-        m,
-        a,
-    } = *req;
     if !(1 << 10..=1 << 28).contains(&bound) {
         return Err(Error::InvalidArgument("sieve bound"));
     }
     crate::gmp::init();
     let seed = Seed::from_option(opts.seed)?;
-    let mut source = DhSource::new(bits, m, a, &seed, bound);
-    // 2 (p ≡ 7 mod 8), 3 (p ≡ 11 mod 12), 4 (a square) and 5 (p ≡ 4 mod 5)
-    // are residues by their congruences already.
-    if flags & FLAG_X942 != 0 && ![2, 3, 4, 5].contains(&generator) {
-        source.residue_g = Some(Integer::from(generator));
-    }
+    let source = DhSource::for_request(req, &seed, bound, window_for(req.bits, 1));
     let pool = crate::threads::build_pool(opts.threads)?;
     let mut generation = Generation::new(&pool, seed, opts, 1);
     let found = generation.search(source, 0, 1)?;
     let stats = generation.stats();
     let p = found.into_iter().next().ok_or(Error::Internal)?.prime;
-    if p.significant_bits() != bits || p.mod_u(m as u32) as u64 != a {
-        return Err(Error::Internal);
+    Ok((req.params(p)?, stats))
+}
+
+/// The most safe primes a [`Batch`] sizes its sieve for.
+pub const BATCH_MAX: u32 = 4096;
+
+/// Safe primes one after another from a single sieve: the lowest-numbered
+/// safe primes p0 + M·j above one random start, in order. Each
+/// [`Batch::next`] is one search (its own threads, progress and cancel),
+/// so a caller keeps every prime found before it stops; the sieve's set-up
+/// is shared by all of them, which lets it go deeper than one search
+/// could afford (OpenSSH's moduli files: `primeforge moduli`).
+///
+/// For a seed, the sequence does not depend on the thread counts used.
+pub struct Batch {
+    req: Request,
+    seed: Seed,
+    source: std::sync::Arc<DhSource>,
+    next_index: u64,
+}
+
+impl Batch {
+    /// Sizes the sieve for `expected` safe primes (1 ..= [`BATCH_MAX`]; more
+    /// may be taken, at some extra set-up cost). `seed`: 32 bytes, or
+    /// `None` for fresh OS randomness.
+    pub fn new(req: &Request, expected: u32, seed: Option<&[u8]>) -> Result<Batch> {
+        if !(1..=BATCH_MAX).contains(&expected) {
+            return Err(Error::InvalidArgument("batch size must be in 1 ..= 4096"));
+        }
+        crate::gmp::init();
+        let seed = Seed::from_option(seed)?;
+        let source = DhSource::for_request(
+            req,
+            &seed,
+            batch_bound(req.bits, expected),
+            window_for(req.bits, expected as u64),
+        );
+        Ok(Batch {
+            req: *req,
+            seed,
+            source: std::sync::Arc::new(source),
+            next_index: 0,
+        })
     }
-    let q = Integer::from(&p >> 1u32);
-    let params = DhParams {
-        p,
-        q: Some(q),
-        g: Integer::from(generator),
-    };
-    if flags & FLAG_X942 != 0 && !params.g_in_q_subgroup() {
-        return Err(Error::Internal);
+
+    /// The next safe prime of the sequence. `opts` gives the threads, the
+    /// progress callback and the cancel flag; its seed must be `None` (the
+    /// batch has its own). After an error (a cancel) the batch can go on:
+    /// the next call searches from where the failed one started.
+    pub fn next(&mut self, opts: &mut Options<'_>) -> Result<(DhParams, Stats)> {
+        if opts.seed.is_some() {
+            return Err(Error::InvalidArgument(
+                "a batch's seed is given to Batch::new",
+            ));
+        }
+        let pool = crate::threads::build_pool(opts.threads)?;
+        let mut generation = Generation::new(&pool, self.seed.clone(), opts, 1);
+        let found = generation
+            .search(std::sync::Arc::clone(&self.source), self.next_index, 1)?
+            .into_iter()
+            .next()
+            .ok_or(Error::Internal)?;
+        let stats = generation.stats();
+        let params = self.req.params(found.prime)?;
+        self.next_index = found.index + 1;
+        Ok((params, stats))
     }
-    Ok((params, stats))
+}
+
+/// Sieve bound for a batch of `expected` safe primes: the set-up is shared,
+/// so the single search's optimum ([`sieve_bound`]) moves up about in
+/// proportion (see there), to at most 2^31.
+fn batch_bound(bits: u32, expected: u32) -> u32 {
+    let scale = expected.next_power_of_two().min(1 << 8) as u64;
+    (sieve_bound(bits) as u64 * scale).min(1 << 31) as u32
+}
+
+/// What setting up the combined sieve of one search costs
+/// (`bench/examples/sieve_setup`).
+#[doc(hidden)]
+#[derive(Debug, Clone, Copy)]
+pub struct SieveCost {
+    /// Sieving primes below the bound (those not dividing M).
+    pub primes: usize,
+    /// Finding them and their residue classes, on one thread.
+    pub setup: std::time::Duration,
+    /// Building the first segment from the classes.
+    pub first_segment: std::time::Duration,
+    /// Survivors in the first segment.
+    pub survivors: u64,
+}
+
+/// Sets up the sieve of the search a request and seed start, with `bound`,
+/// on the calling thread, and times it (for `bench/examples/sieve_setup`).
+#[doc(hidden)]
+pub fn measure_sieve(req: &Request, bound: u32, seed: &[u8]) -> Result<SieveCost> {
+    if !(1 << 10..=1 << 28).contains(&bound) {
+        return Err(Error::InvalidArgument("sieve bound"));
+    }
+    crate::gmp::init();
+    let seed = Seed::from_bytes(seed)?;
+    let never = AtomicBool::new(false);
+    let t0 = std::time::Instant::now();
+    let source = DhSource::new(
+        req.bits,
+        req.m,
+        req.a,
+        &seed,
+        bound,
+        window_for(req.bits, 1),
+    );
+    let primes = source.sieve.prepare_now();
+    let setup = t0.elapsed();
+    let t1 = std::time::Instant::now();
+    let survivors = source.sieve.survivors(0, &never);
+    Ok(SieveCost {
+        primes,
+        setup,
+        first_segment: t1.elapsed(),
+        survivors,
+    })
 }
 
 #[cfg(test)]
@@ -503,6 +641,68 @@ mod tests {
             }
             assert!(st.exponentiations >= 2 + rounds_for_bits(255) as u64);
         }
+    }
+
+    /// A batch yields the lowest safe primes above its start in order: the
+    /// first is what a single search with the same seed finds, none is
+    /// skipped between two it yields, the sequence is the same at 1 and 2
+    /// threads, and a cancelled `next` leaves the batch where it was.
+    #[test]
+    fn batches_are_the_lowest_safe_primes_in_order() {
+        let req = Request::new(512, 2, FLAG_LEGACY_G2).unwrap();
+        let seed = [0x42u8; 32];
+        let run = |threads: u32, cancel_first: bool| {
+            let mut batch = Batch::new(&req, 3, Some(&seed)).unwrap();
+            if cancel_first {
+                let mut cb = |_: &crate::prime::Progress| true;
+                let mut o = Options {
+                    threads,
+                    progress: Some(&mut cb),
+                    progress_interval: Some(std::time::Duration::from_millis(1)),
+                    ..Default::default()
+                };
+                assert_eq!(batch.next(&mut o).err(), Some(Error::Cancelled));
+            }
+            (0..3)
+                .map(|_| {
+                    let mut o = Options {
+                        threads,
+                        ..Default::default()
+                    };
+                    batch.next(&mut o).unwrap().0.p().clone()
+                })
+                .collect::<Vec<_>>()
+        };
+        let one = run(1, false);
+        assert_eq!(one, run(2, false));
+        assert_eq!(one, run(2, true));
+        let mut o = Options {
+            threads: 2,
+            seed: Some(&seed),
+            ..Default::default()
+        };
+        assert_eq!(&one[0], generate_request(&req, &mut o).unwrap().0.p());
+        for pair in one.windows(2) {
+            assert!(pair[0] < pair[1]);
+            let mut p = Integer::from(&pair[0] + 24u32);
+            while p < pair[1] {
+                let q = Integer::from(&p >> 1u32);
+                assert!(
+                    q.is_probably_prime(20) == rug::integer::IsPrime::No
+                        || p.is_probably_prime(20) == rug::integer::IsPrime::No,
+                    "a safe prime was skipped"
+                );
+                p += 24u32;
+            }
+        }
+        assert!(Batch::new(&req, 0, None).is_err());
+        assert!(Batch::new(&req, BATCH_MAX + 1, None).is_err());
+        let mut batch = Batch::new(&req, 1, Some(&seed)).unwrap();
+        let mut o = Options {
+            seed: Some(&seed),
+            ..Default::default()
+        };
+        assert!(matches!(batch.next(&mut o), Err(Error::InvalidArgument(_))));
     }
 
     /// With FLAG_X942 every generator ends in the subgroup of order q

@@ -8,20 +8,34 @@
 //! residue classes of j to strike per prime. (Primes dividing M never
 //! divide p_j or q_j: the congruence p0 ≡ a was chosen so.)
 //!
-//! The residues p0 mod r are computed once per search; a segment — W
-//! consecutive j — is then sieved with word arithmetic only: its first
-//! struck position for each class is (j_class − s·W) mod r. Segments are
-//! pure functions of their number, built on first use by whichever worker
-//! needs them and shared, so the set of survivors (and hence the search's
-//! answer) does not depend on the thread count.
+//! The sieve has two parts:
+//! - **small primes** (below [`SMALL`]) hit every segment — 2^18
+//!   consecutive j — many times. Their classes are computed once and kept
+//!   (a few hundred KiB); a segment strikes them with word arithmetic when
+//!   it is built: the first struck position of a class is
+//!   (j_class − s·SEGMENT) mod r.
+//! - **large primes** (from [`SMALL`] up to the bound, millions of them)
+//!   hit a segment at most once each. Nothing is kept for them: a
+//!   *window* of consecutive segments, sized to hold several times the
+//!   positions a search is expected to visit, is set up by computing each
+//!   large prime's residue classes (p0 mod r through GMP's one-limb
+//!   remainder of products of primes) and marking its few hits in the
+//!   window's bitmap. The cost per sieving prime is what bounds the
+//!   sieve's depth; memory does not grow with the bound.
+//!
+//! Windows and segments are pure functions of their number, built on first
+//! use by whichever workers need them (the set-up of a window is shared
+//! among all workers that arrive, chunk by chunk) and kept, so the set of
+//! survivors (and hence the search's answer) does not depend on the thread
+//! count.
 
 use std::collections::HashMap;
-use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
+use std::sync::atomic::{AtomicBool, AtomicU64, AtomicUsize, Ordering};
 use std::sync::{Arc, Mutex, OnceLock};
 
 use rug::Integer;
 
-use crate::gmp::rem_u64;
+use crate::gmp::{rem_limb, REM_LIMB_MAX};
 use crate::prime::small::odd_primes_below;
 
 /// Positions per segment: 2^18 bits = 32 KiB, sized for the L1/L2 caches.
@@ -31,6 +45,13 @@ pub(crate) const SEGMENT: u64 = 1 << 18;
 /// their residue classes (workers share the chunks).
 const CHUNK: u32 = 1 << 18;
 
+/// Primes below this are kept with their classes and strike each segment
+/// as it is built; the others strike each window once, at its set-up.
+const SMALL: u32 = SEGMENT as u32;
+
+/// The largest window: 2^27 positions, a 16 MiB bitmap.
+pub(crate) const MAX_WINDOW: u64 = 1 << 27;
+
 #[derive(Clone, Copy)]
 struct Class {
     r: u32,
@@ -39,79 +60,166 @@ struct Class {
     jq: u32,
 }
 
-/// The sieve of one search.
+/// One window's marks from the large primes, and its shared set-up.
+struct Window {
+    /// Bit i set: position w·window + i is divisible (p or q) by a large
+    /// prime.
+    struck: Vec<AtomicU64>,
+    /// Chunk i covers [SMALL + i·CHUNK, SMALL + (i+1)·CHUNK) ∩ [.., bound);
+    /// set once its hits are marked.
+    chunks: Vec<OnceLock<usize>>,
+    next_chunk: AtomicUsize,
+    /// Set once every chunk is marked: then a single load.
+    ready: AtomicBool,
+}
+
+/// The sieve of one search (or of one batch of searches from the same
+/// start).
 pub(crate) struct Sieve {
     p0: Integer,
     m: u64,
     bound: u32,
     /// Odd primes up to √bound, for sieving the chunks.
     base: Vec<u32>,
-    /// Residue classes of the primes in [i·CHUNK, (i+1)·CHUNK) ∩ [3, bound),
-    /// computed on first use by the workers together (see
-    /// [`Sieve::prepare`]).
-    chunks: Vec<OnceLock<Vec<Class>>>,
-    next_chunk: AtomicUsize,
-    /// Set once every chunk exists: `prepare` is then a single load.
-    prepared: AtomicBool,
+    div_m: DivM,
+    /// Positions per window: a multiple of [`SEGMENT`].
+    window: u64,
+    /// Classes of the small primes, computed on first use.
+    small: OnceLock<Vec<Class>>,
+    windows: Mutex<HashMap<u64, Arc<Window>>>,
     segments: Mutex<HashMap<u64, Arc<OnceLock<Vec<u64>>>>>,
 }
 
-/// M⁻¹ mod r for M = 2^a·3^b·5^c (every M we use) and a prime r > 5, from
-/// the closed forms of 2⁻¹, 3⁻¹ and 5⁻¹ mod r: no extended Euclid per
-/// prime (that was the largest part of the set-up cost).
-fn inverse_of_m(m: u64, r: u64) -> u64 {
-    let inv = |d: u64| -> u64 {
-        // The k in 1..d with k·r + 1 ≡ 0 (mod d); then (k·r + 1)/d.
-        let k = (1..d)
-            .find(|&k| (k * (r % d) + 1) % d == 0)
-            .expect("d prime to r");
-        (k * r + 1) / d
-    };
-    let mut out = 1u64;
-    let mut rest = m;
-    for d in [2u64, 3, 5] {
-        if rest % d == 0 {
-            let i = inv(d);
+/// The primes whose multiples [`presieve_pattern`] marks.
+const PATTERN_PRIMES: [u32; 5] = [3, 5, 7, 11, 13];
+/// Their product: the pattern's period among the odd numbers.
+const PATTERN_PERIOD: usize = 3 * 5 * 7 * 11 * 13;
+
+/// Byte i is 1 when the odd number 2i + 1 is a multiple of 3, 5, 7, 11 or
+/// 13 (i < [`PATTERN_PERIOD`]; the pattern repeats).
+fn presieve_pattern() -> &'static [u8] {
+    static PATTERN: OnceLock<Vec<u8>> = OnceLock::new();
+    PATTERN.get_or_init(|| {
+        (0..PATTERN_PERIOD as u32)
+            .map(|i| PATTERN_PRIMES.iter().any(|&p| (2 * i + 1) % p == 0) as u8)
+            .collect()
+    })
+}
+
+/// Division by M modulo a sieving prime, without a division instruction:
+/// M = 2^a·3^b·5^c for every M we use, and x/d mod r for d ∈ {2, 3, 5} is
+/// (x + k·r)/d with the k ∈ [0, d) that makes the sum divisible by d.
+#[derive(Clone, Copy)]
+struct DivM {
+    twos: u32,
+    threes: u32,
+    fives: u32,
+}
+
+impl DivM {
+    fn new(m: u64) -> DivM {
+        let mut rest = m;
+        let mut count = |d: u64| {
+            let mut n = 0;
             while rest % d == 0 {
-                out = out * i % r;
                 rest /= d;
+                n += 1;
             }
+            n
+        };
+        let (twos, threes, fives) = (count(2), count(3), count(5));
+        assert_eq!(rest, 1, "M must be 2^a 3^b 5^c");
+        assert!(twos < 32, "k·r must fit");
+        DivM {
+            twos,
+            threes,
+            fives,
         }
     }
-    debug_assert_eq!(rest, 1, "M must be 2^a 3^b 5^c");
-    out
+
+    /// x·M⁻¹ mod r for x < r and a prime r > 5.
+    #[inline(always)]
+    fn apply(self, mut x: u64, r: u64) -> u64 {
+        if self.twos > 0 {
+            // x/2^a = (x + k·r)/2^a with k ≡ −x·r⁻¹ (mod 2^a): no branch.
+            let mut inv = r; // r⁻¹ mod 2^3, doubled in precision by Newton.
+            for _ in 0..5 {
+                inv = inv.wrapping_mul(2u64.wrapping_sub(r.wrapping_mul(inv)));
+            }
+            let mask = (1u64 << self.twos) - 1;
+            let k = x.wrapping_neg().wrapping_mul(inv) & mask;
+            x = (x + k * r) >> self.twos;
+        }
+        if self.threes > 0 {
+            // r⁻¹ ≡ r (mod 3).
+            let r3 = r % 3;
+            for _ in 0..self.threes {
+                let k = (3 - x % 3 * r3 % 3) % 3;
+                x = (x + k * r) / 3;
+            }
+        }
+        if self.fives > 0 {
+            // r⁻¹ ≡ r³ (mod 5).
+            let r5 = r % 5;
+            let inv = r5 * r5 * r5 % 5;
+            for _ in 0..self.fives {
+                let k = (5 - x % 5 * inv % 5) % 5;
+                x = (x + k * r) / 5;
+            }
+        }
+        x
+    }
 }
 
 impl Sieve {
     /// Prepares the sieve for p_j = p0 + m·j with all odd primes below
-    /// `bound` that do not divide `m`. Cheap: the residues are computed
-    /// later, in parallel, by the workers that first need a segment.
-    pub(crate) fn new(p0: &Integer, m: u64, bound: u32) -> Sieve {
+    /// `bound` that do not divide `m`, in windows of `window` positions
+    /// (rounded up to whole segments, at most [`MAX_WINDOW`]). Cheap: the
+    /// residues are computed later, in parallel, by the workers that first
+    /// need a segment.
+    pub(crate) fn new(p0: &Integer, m: u64, bound: u32, window: u64) -> Sieve {
         let root = (bound as f64).sqrt() as u32 + 2;
-        let n_chunks = bound.div_ceil(CHUNK) as usize;
         Sieve {
             p0: p0.clone(),
             m,
             bound,
             base: odd_primes_below(root),
-            chunks: (0..n_chunks).map(|_| OnceLock::new()).collect(),
-            next_chunk: AtomicUsize::new(0),
-            prepared: AtomicBool::new(false),
+            div_m: DivM::new(m),
+            window: window.clamp(SEGMENT, MAX_WINDOW).next_multiple_of(SEGMENT),
+            small: OnceLock::new(),
+            windows: Mutex::new(HashMap::new()),
             segments: Mutex::new(HashMap::new()),
         }
     }
 
     /// The odd primes in [lo, hi) not dividing M, by a segmented sieve of
-    /// Eratosthenes with the base primes.
+    /// Eratosthenes over the odd numbers (one byte each: strikes are plain
+    /// stores), started from the repeating pattern of 3, 5, 7, 11 and 13.
     fn primes_in(&self, lo: u32, hi: u32) -> Vec<u32> {
         let lo = lo.max(3) | 1; // first odd number ≥ max(lo, 3)
         if lo >= hi {
             return Vec::new();
         }
-        // Bit i stands for lo + 2i.
+        // Byte k stands for lo + 2k, whose index among the odd numbers is
+        // i0 + k.
         let n = ((hi - lo) as usize).div_ceil(2);
-        let mut composite = vec![0u64; n.div_ceil(64)];
-        for &p in &self.base {
+        let i0 = (lo / 2) as usize;
+        let pattern = presieve_pattern();
+        let mut composite = vec![0u8; n.next_multiple_of(8)];
+        let (mut k, mut o) = (0, i0 % PATTERN_PERIOD);
+        while k < n {
+            let take = (PATTERN_PERIOD - o).min(n - k);
+            composite[k..k + take].copy_from_slice(&pattern[o..o + take]);
+            k += take;
+            o = 0;
+        }
+        for &p in &PATTERN_PRIMES {
+            // The pattern primes themselves are primes.
+            if p >= lo && p < hi {
+                composite[((p - lo) / 2) as usize] = 0;
+            }
+        }
+        for &p in self.base.iter().filter(|&&p| p > 13) {
             let p = p as u64;
             if p * p >= hi as u64 {
                 break;
@@ -124,126 +232,197 @@ impl Sieve {
             if start % 2 == 0 {
                 start += p;
             }
-            let mut i = ((start - lo as u64) / 2) as usize;
-            while i < n {
-                composite[i >> 6] |= 1 << (i & 63);
-                i += p as usize;
+            let i = ((start - lo as u64) / 2) as usize;
+            if i < n {
+                for b in composite[i..n].iter_mut().step_by(p as usize) {
+                    *b = 1;
+                }
             }
         }
-        (0..n)
-            .filter(|&i| composite[i >> 6] >> (i & 63) & 1 == 0)
-            .map(|i| lo + 2 * i as u32)
-            .filter(|&r| self.m % r as u64 != 0)
-            .collect()
+        // The padding past n counts as composite.
+        composite[n..].fill(1);
+        let mut out = Vec::with_capacity(n / 8);
+        for (w, bytes) in composite.chunks_exact(8).enumerate() {
+            let word = u64::from_le_bytes(bytes.try_into().expect("8 bytes"));
+            // Bit 8b is set exactly when byte b is 0 (bytes are 0 or 1).
+            let mut free = !word & 0x0101_0101_0101_0101;
+            while free != 0 {
+                let i = w * 8 + (free.trailing_zeros() / 8) as usize;
+                free &= free - 1;
+                let r = lo + 2 * i as u32;
+                if r > 5 || self.m % r as u64 != 0 {
+                    out.push(r);
+                }
+            }
+        }
+        out
     }
 
-    /// Residue classes for chunk `i`: its primes, and p0 mod r through
-    /// products of primes below 2^64 (one multi-precision remainder per
-    /// product).
-    fn compute_chunk(&self, i: usize) -> Vec<Class> {
-        let lo = i as u32 * CHUNK;
-        let hi = lo.saturating_add(CHUNK).min(self.bound);
-        let primes = &self.primes_in(lo, hi)[..];
-        let mut out = Vec::with_capacity(primes.len());
+    /// Calls `f(r, jp, jq)` for each prime r of `primes` with its two
+    /// classes: p0 mod r through products of primes up to
+    /// [`REM_LIMB_MAX`] (one multi-precision remainder per product).
+    fn classes(&self, primes: &[u32], mut f: impl FnMut(u64, u64, u64)) {
         let mut a = 0;
         while a < primes.len() {
             let mut prod = 1u64;
             let mut b = a;
             while b < primes.len() {
                 match prod.checked_mul(primes[b] as u64) {
-                    Some(x) => {
+                    Some(x) if x <= REM_LIMB_MAX => {
                         prod = x;
                         b += 1;
                     }
-                    None => break,
+                    _ => break,
                 }
             }
-            let big = rem_u64(&self.p0, prod);
+            let big = rem_limb(&self.p0, prod);
             for &r in &primes[a..b] {
-                let r64 = r as u64;
-                let pr = big % r64;
-                let minv = inverse_of_m(self.m, r64);
-                let jp = ((r64 - pr) % r64 * minv) % r64;
-                let jq = ((1 + r64 - pr) % r64 * minv) % r64;
-                out.push(Class {
-                    r,
-                    jp: jp as u32,
-                    jq: jq as u32,
-                });
+                // p_j ≡ p0 + M·j (mod r): p_j ≡ 0 at j ≡ −p0/M and p_j ≡ 1
+                // (q_j ≡ 0) at j ≡ (1 − p0)/M = jp + 1/M.
+                let r = r as u64;
+                let pr = big % r;
+                let jp = self.div_m.apply(if pr == 0 { 0 } else { r - pr }, r);
+                let mut jq = jp + self.div_m.apply(1, r);
+                if jq >= r {
+                    jq -= r;
+                }
+                f(r, jp, jq);
             }
             a = b;
         }
-        out
     }
 
-    /// Makes sure every chunk's classes exist: claims unclaimed chunks
-    /// until none is left (so all workers arriving here share the work),
-    /// then waits for chunks others are still computing. Returns false,
-    /// unprepared, once `stop` is set (the search was cancelled).
-    fn prepare(&self, stop: &AtomicBool) -> bool {
-        if self.prepared.load(Ordering::Acquire) {
-            return true;
+    fn small_classes(&self) -> &[Class] {
+        self.small.get_or_init(|| {
+            let primes = self.primes_in(3, self.bound.min(SMALL));
+            let mut out = Vec::with_capacity(primes.len());
+            self.classes(&primes, |r, jp, jq| {
+                out.push(Class {
+                    r: r as u32,
+                    jp: jp as u32,
+                    jq: jq as u32,
+                })
+            });
+            out
+        })
+    }
+
+    fn large_chunks(&self) -> usize {
+        self.bound.saturating_sub(SMALL).div_ceil(CHUNK) as usize
+    }
+
+    /// Marks the hits of chunk `i`'s large primes in window `w`; returns
+    /// the number of primes.
+    fn mark_chunk(&self, win: &Window, w: u64, i: usize) -> usize {
+        let lo = SMALL + i as u32 * CHUNK;
+        let hi = lo.saturating_add(CHUNK).min(self.bound);
+        let primes = self.primes_in(lo, hi);
+        let base = w * self.window;
+        let size = self.window;
+        self.classes(&primes, |r, jp, jq| {
+            let b = if base < r { base } else { base % r };
+            for class in [jp, jq] {
+                let mut off = if class >= b { class - b } else { class + r - b };
+                while off < size {
+                    win.struck[(off >> 6) as usize].fetch_or(1 << (off & 63), Ordering::Relaxed);
+                    off += r;
+                }
+            }
+        });
+        primes.len()
+    }
+
+    /// Window `w`, set up: claims unclaimed chunks until none is left (so
+    /// all workers arriving here share the work), then waits for chunks
+    /// others are still marking. `None` once `stop` is set (the search was
+    /// cancelled; its window is never used).
+    fn window(&self, w: u64, stop: &AtomicBool) -> Option<Arc<Window>> {
+        let win = {
+            let mut map = self.windows.lock().unwrap_or_else(|e| e.into_inner());
+            Arc::clone(map.entry(w).or_insert_with(|| {
+                Arc::new(Window {
+                    struck: (0..self.window / 64).map(|_| AtomicU64::new(0)).collect(),
+                    chunks: (0..self.large_chunks()).map(|_| OnceLock::new()).collect(),
+                    next_chunk: AtomicUsize::new(0),
+                    ready: AtomicBool::new(false),
+                })
+            }))
+        };
+        if win.ready.load(Ordering::Acquire) {
+            return Some(win);
         }
         loop {
             if stop.load(Ordering::Relaxed) {
-                return false;
+                return None;
             }
-            let i = self.next_chunk.fetch_add(1, Ordering::Relaxed);
-            if i >= self.chunks.len() {
+            let i = win.next_chunk.fetch_add(1, Ordering::Relaxed);
+            if i >= win.chunks.len() {
                 break;
             }
-            self.chunks[i].get_or_init(|| self.compute_chunk(i));
+            win.chunks[i].get_or_init(|| self.mark_chunk(&win, w, i));
         }
-        for (i, c) in self.chunks.iter().enumerate() {
+        for (i, c) in win.chunks.iter().enumerate() {
             if stop.load(Ordering::Relaxed) {
-                return false;
+                return None;
             }
-            c.get_or_init(|| self.compute_chunk(i));
+            c.get_or_init(|| self.mark_chunk(&win, w, i));
         }
-        self.prepared.store(true, Ordering::Release);
-        true
+        win.ready.store(true, Ordering::Release);
+        Some(win)
     }
 
-    /// Builds segment `s` (after [`Sieve::prepare`]). Once `stop` is set
-    /// it returns early with a bitmap that is not the sieve's: the
-    /// cancelled search discards everything it finds.
-    fn build(&self, s: u64, stop: &AtomicBool) -> Vec<u64> {
+    /// Builds segment `s` from the small primes' classes and its window's
+    /// marks.
+    fn build(&self, s: u64, win: &Window) -> Vec<u64> {
         let words = (SEGMENT / 64) as usize;
         let mut bits = vec![u64::MAX; words];
         let base = s * SEGMENT;
-        for chunk in &self.chunks {
-            if stop.load(Ordering::Relaxed) {
-                break;
-            }
-            for c in chunk.get().expect("prepared") {
-                let r = c.r as u64;
-                let b = base % r;
-                for class in [c.jp as u64, c.jq as u64] {
-                    let mut off = if class >= b { class - b } else { class + r - b };
-                    while off < SEGMENT {
-                        bits[(off >> 6) as usize] &= !(1u64 << (off & 63));
-                        off += r;
-                    }
+        for c in self.small_classes() {
+            let r = c.r as u64;
+            let b = base % r;
+            for class in [c.jp as u64, c.jq as u64] {
+                let mut off = if class >= b { class - b } else { class + r - b };
+                while off < SEGMENT {
+                    bits[(off >> 6) as usize] &= !(1u64 << (off & 63));
+                    off += r;
                 }
             }
+        }
+        let first = ((base % self.window) / 64) as usize;
+        for (word, mark) in bits.iter_mut().zip(&win.struck[first..first + words]) {
+            *word &= !mark.load(Ordering::Relaxed);
         }
         bits
     }
 
-    /// The survivors of segment `s` as a bitmap (bit i: j = s·W + i).
-    /// `None` once `stop` is set before the set-up is complete.
+    /// The survivors of segment `s` as a bitmap (bit i: j = s·SEGMENT + i).
+    /// `None` once `stop` is set before its window is set up.
     pub(crate) fn segment(&self, s: u64, stop: &AtomicBool) -> Option<Arc<OnceLock<Vec<u64>>>> {
-        // Every worker that gets here helps with the set-up first, rather
-        // than waiting for the one building the segment.
-        if !self.prepare(stop) {
-            return None;
-        }
+        // Every worker that gets here helps with the window's set-up first,
+        // rather than waiting for the one building the segment.
+        let win = self.window(s * SEGMENT / self.window, stop)?;
         let cell = {
             let mut map = self.segments.lock().unwrap_or_else(|e| e.into_inner());
             Arc::clone(map.entry(s).or_default())
         };
-        cell.get_or_init(|| self.build(s, stop));
+        cell.get_or_init(|| self.build(s, &win));
         Some(cell)
+    }
+
+    /// Sets up window 0 on this thread and returns the number of sieving
+    /// primes (measurement).
+    pub(crate) fn prepare_now(&self) -> usize {
+        let never = AtomicBool::new(false);
+        let win = self.window(0, &never).expect("not stopped");
+        self.small_classes().len() + win.chunks.iter().filter_map(|c| c.get()).sum::<usize>()
+    }
+
+    /// The survivors of segment `s`, counted.
+    pub(crate) fn survivors(&self, s: u64, stop: &AtomicBool) -> u64 {
+        self.segment(s, stop).map_or(0, |cell| {
+            let bits = cell.get().expect("segment built");
+            bits.iter().map(|w| w.count_ones() as u64).sum()
+        })
     }
 
     /// The smallest j ≥ `k` that survives the sieve; once `stop` is set,
@@ -279,16 +458,76 @@ mod tests {
     use super::*;
 
     #[test]
-    fn inverse_of_m_is_right() {
-        for m in [12u64, 24, 60] {
-            for r in odd_primes_below(2000)
-                .into_iter()
-                .filter(|&r| m % r as u64 != 0)
-            {
+    fn division_by_m_is_right() {
+        for m in [12u64, 24, 60, 2, 3, 5, 2 * 3 * 5 * 5] {
+            let d = DivM::new(m);
+            for r in odd_primes_below(3000).into_iter().filter(|&r| r > 5) {
                 let r = r as u64;
-                assert_eq!(inverse_of_m(m, r) * (m % r) % r, 1, "{m} {r}");
+                for x in [0, 1, 2, 3, 4, 5, r / 2, r - 2, r - 1] {
+                    let y = d.apply(x, r);
+                    assert!(y < r, "{m} {r} {x}");
+                    assert_eq!(y * (m % r) % r, x, "{m} {r} {x}");
+                }
             }
         }
+    }
+
+    /// Large primes (marked in windows) and small ones (struck per
+    /// segment) together: every position of four segments, in windows of
+    /// two, agrees with direct divisibility by the primes below the bound.
+    #[test]
+    fn windows_and_segments_strike_exactly_the_divisible_positions() {
+        let p0 = Integer::from(Integer::u_pow_u(10, 40)) * 60u32 + 59u32;
+        let bound = SMALL + 2 * CHUNK + 12_345;
+        let sieve = Sieve::new(&p0, 60, bound, 2 * SEGMENT);
+        let primes: Vec<u32> = odd_primes_below(bound)
+            .into_iter()
+            .filter(|&r| r != 3 && r != 5)
+            .collect();
+        let never = AtomicBool::new(false);
+        let mut got = Vec::new();
+        let mut k = 0;
+        loop {
+            let v = sieve.next_viable(k, &never);
+            if v >= 4 * SEGMENT {
+                break;
+            }
+            got.push(v);
+            k = v + 1;
+        }
+        // Check every survivor and a sample of struck positions directly:
+        // gcd(p·q, product of the sieving primes) = 1 exactly when neither
+        // has a factor below the bound.
+        let product = |lo: u32, hi: u32| {
+            primes
+                .iter()
+                .filter(|&&r| (lo..hi).contains(&r))
+                .fold(Integer::from(1u32), |acc, &r| acc * r)
+        };
+        let all = product(0, bound);
+        let small = product(0, SMALL);
+        let coprime = |j: u64, to: &Integer| {
+            let p = Integer::from(&p0 + 60 * j);
+            let q: Integer = Integer::from(&p - 1u32) >> 1u32;
+            let pq = p * q;
+            Integer::from(to % &pq).gcd(&pq) == 1u32
+        };
+        for &j in &got {
+            assert!(coprime(j, &all), "{j} survived");
+        }
+        let survivors: std::collections::HashSet<u64> = got.iter().copied().collect();
+        let struck_by_large = (0..4 * SEGMENT)
+            .step_by(211)
+            .filter(|j| !survivors.contains(j))
+            .inspect(|&j| assert!(!coprime(j, &all), "{j} struck"))
+            .filter(|&j| coprime(j, &small))
+            .count();
+        assert!(
+            struck_by_large > 0,
+            "no position was struck by a large prime only"
+        );
+        // Segments 0-3 in windows 0 and 1; the search past them opened 2.
+        assert_eq!(sieve.windows.lock().unwrap().len(), 3);
     }
 
     #[test]
@@ -296,7 +535,7 @@ mod tests {
         // p0 ≡ 23 mod 24, small numbers: check every position of two
         // segments against direct divisibility of p_j and q_j.
         let p0 = Integer::from(1_000_000_007u64 * 24 + 23);
-        let sieve = Sieve::new(&p0, 24, 1 << 10);
+        let sieve = Sieve::new(&p0, 24, 1 << 10, SEGMENT);
         let primes: Vec<u32> = odd_primes_below(1 << 10)
             .into_iter()
             .filter(|&r| r != 3)
@@ -314,6 +553,8 @@ mod tests {
             }
         }
         let mut got = Vec::new();
+        // Windows of one segment: the second segment is in a second window.
+        assert_eq!(sieve.window, SEGMENT);
         while k < 2 * SEGMENT {
             let v = sieve.next_viable(k, &AtomicBool::new(false));
             if v >= 2 * SEGMENT {

@@ -82,9 +82,73 @@ pub(crate) fn rem_u64(n: &Integer, d: u64) -> u64 {
     unsafe { gmp_mpfr_sys::gmp::mpz_fdiv_ui(n.as_raw(), d as _) as u64 }
 }
 
+extern "C" {
+    // GMP's remainder by a single limb, four limbs per step (internal but
+    // exported from the static library; `mpn_mod_1` picks it only above a
+    // per-CPU threshold, and otherwise runs a loop several times slower
+    // at the 16-32 limbs of a DH start). `cps` receives b's normalising
+    // shift and the constants B^k mod b; b ≤ B/4.
+    fn __gmpn_mod_1s_4p_cps(cps: *mut gmp_mpfr_sys::gmp::limb_t, b: gmp_mpfr_sys::gmp::limb_t);
+    fn __gmpn_mod_1s_4p(
+        ap: *const gmp_mpfr_sys::gmp::limb_t,
+        n: gmp_mpfr_sys::gmp::size_t,
+        b: gmp_mpfr_sys::gmp::limb_t,
+        cps: *const gmp_mpfr_sys::gmp::limb_t,
+    ) -> gmp_mpfr_sys::gmp::limb_t;
+}
+
+/// The largest divisor [`rem_limb`] takes.
+pub(crate) const REM_LIMB_MAX: u64 = u64::MAX / 4;
+
+/// Remainder of `n` (≥ 0) modulo `d` in 1 ..= [`REM_LIMB_MAX`], by GMP's
+/// four-limbs-per-step reduction (the sieve set-up's inner loop).
+pub(crate) fn rem_limb(n: &Integer, d: u64) -> u64 {
+    assert!((1..=REM_LIMB_MAX).contains(&d) && *n >= 0);
+    let limbs = n.as_limbs();
+    if limbs.is_empty() {
+        return 0;
+    }
+    let mut cps = [0 as gmp_mpfr_sys::gmp::limb_t; 7];
+    // SAFETY: cps has the 7 limbs mpn_mod_1s_4p_cps writes; d ≤ B/4 as it
+    // requires. `limbs` is n's live limb array (n ≥ 1 limbs), read only,
+    // and the divisor passed is d shifted by the count cps[1] holds, as
+    // mpn_mod_1s_4p expects; it returns the unshifted remainder.
+    unsafe {
+        __gmpn_mod_1s_4p_cps(cps.as_mut_ptr(), d as _);
+        __gmpn_mod_1s_4p(
+            limbs.as_ptr(),
+            limbs.len() as _,
+            (d << cps[1]) as _,
+            cps.as_ptr(),
+        ) as u64
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use rug::Integer;
+
+    #[test]
+    fn rem_limb_agrees_with_fdiv_ui() {
+        let mut n = Integer::from(0x9e37_79b9_7f4a_7c15u64);
+        for len in 0..70u32 {
+            for d in [
+                1u64,
+                2,
+                3,
+                1_000_003,
+                (1 << 31) - 1,
+                (1 << 40) + 15,
+                997 * 1_000_003 * 1_000_033,
+                super::REM_LIMB_MAX,
+                super::REM_LIMB_MAX - 2,
+            ] {
+                assert_eq!(super::rem_limb(&n, d), super::rem_u64(&n, d), "{len} {d}");
+            }
+            n = n * 0x1234_5678_9abc_def1u64 + len;
+        }
+        assert_eq!(super::rem_limb(&Integer::new(), 7), 0);
+    }
 
     /// With the fix active, exponentiation still agrees with a plain
     /// square-and-multiply reference on many sizes (including odd limb

@@ -93,6 +93,37 @@ pub(crate) trait CandidateSource: Send + Sync + 'static {
     fn prime(&self, cand: &Self::Cand) -> Integer;
 }
 
+/// A shared source searches like the source itself (several searches in
+/// turn over one sieve: `dh::Batch`).
+impl<S: CandidateSource> CandidateSource for Arc<S> {
+    type Cand = S::Cand;
+    fn next_viable(&self, index: u64, stop: &AtomicBool) -> u64 {
+        (**self).next_viable(index, stop)
+    }
+    fn candidate(&self, seed: &Seed, index: u64, scratch: &mut Integer) -> Option<Self::Cand> {
+        (**self).candidate(seed, index, scratch)
+    }
+    fn recycle(&self, cand: Self::Cand, scratch: &mut Integer) {
+        (**self).recycle(cand, scratch)
+    }
+    fn rounds(&self) -> u32 {
+        (**self).rounds()
+    }
+    fn round(
+        &self,
+        seed: &Seed,
+        index: u64,
+        round: u32,
+        cand: &Self::Cand,
+        stop: &AtomicBool,
+    ) -> Verdict {
+        (**self).round(seed, index, round, cand, stop)
+    }
+    fn prime(&self, cand: &Self::Cand) -> Integer {
+        (**self).prime(cand)
+    }
+}
+
 /// The outcome of one round.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub(crate) struct Verdict {
