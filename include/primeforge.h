@@ -587,6 +587,12 @@ typedef uint32_t pf_dh_group;
 typedef struct pf_buffer pf_buffer;
 
 /**
+ * A sequence of safe primes from one sieve (see `pf_dh_batch_new`).
+ * Opaque. Holds its seed in secure memory.
+ */
+typedef struct pf_dh_batch pf_dh_batch;
+
+/**
  * Diffie-Hellman parameters (p, q, g). Opaque; public values.
  */
 typedef struct pf_dh_params pf_dh_params;
@@ -1053,6 +1059,54 @@ pf_status pf_dh_generate(uint32_t bits, uint32_t generator, uint32_t threads, st
  * `PF_ERR_NO_MEMORY`, `PF_ERR_INTERNAL`. Thread-safe.
  */
 pf_status pf_dh_generate_ex(uint32_t bits, uint32_t generator, uint32_t flags, const struct pf_options *opts, struct pf_dh_params **out);
+
+/**
+ * Starts a batch: the lowest safe primes above one random start, taken
+ * one at a time with `pf_dh_batch_next`, all from one sieve whose set-up
+ * (the residues of every sieving prime) is shared and therefore deeper
+ * than a single `pf_dh_generate_ex` can afford. For many parameters of one
+ * size (OpenSSH moduli files, a pool of DH groups) this is several times
+ * less work per prime. Nothing is generated here.
+ *
+ * `bits`, `generator` and `flags` are those of `pf_dh_generate_ex`.
+ * `expected` (1 to 4096) is how many primes the caller means to take: it
+ * sizes the sieve; more may be taken, at some extra cost. `opts` may be
+ * NULL; only its seed is used here: with a seed the whole sequence is a
+ * deterministic function of the seed and the arguments, at any thread
+ * count; without one the start comes from the OS.
+ *
+ * On success `*out` receives a batch the caller owns (free with
+ * `pf_dh_batch_free`); on failure it is untouched. Returns
+ * `PF_ERR_NULL_ARGUMENT`, `PF_ERR_INVALID_ARGUMENT` (as for
+ * `pf_dh_generate_ex`, and `expected`), `PF_ERR_ENTROPY`,
+ * `PF_ERR_NO_MEMORY`, `PF_ERR_INTERNAL`. Thread-safe.
+ */
+pf_status pf_dh_batch_new(uint32_t bits, uint32_t generator, uint32_t flags, uint32_t expected, const struct pf_options *opts, struct pf_dh_batch **out);
+
+/**
+ * Finds the batch's next safe prime: the lowest one above the last this
+ * batch returned (above its start, the first time). One search, on
+ * `opts->threads` threads, with the progress callback, cancellation and
+ * `opts->stats` of `pf_dh_generate_ex`; `opts` may be NULL, and its seed
+ * must be NULL (the batch has its own). After a failure (a cancel, say)
+ * the batch is where it was: the next call searches the same range.
+ *
+ * On success `*out` receives parameters the caller owns (free with
+ * `pf_dh_free`); on failure `*out` and `*opts->stats` are untouched.
+ * Returns `PF_ERR_NULL_ARGUMENT`, `PF_ERR_INVALID_ARGUMENT` (threads, a
+ * seed, struct_size), `PF_ERR_CANCELLED`, `PF_ERR_THREADS`,
+ * `PF_ERR_NO_MEMORY`, `PF_ERR_INTERNAL`. Thread-safe: calls on one batch
+ * from several threads run one after another.
+ */
+pf_status pf_dh_batch_next(struct pf_dh_batch *batch, const struct pf_options *opts, struct pf_dh_params **out);
+
+/**
+ * Frees `batch` (wiping its seed). NULL is a no-op. Freeing a batch twice,
+ * or while a `pf_dh_batch_next` on it runs, is undefined behaviour. (In a
+ * `fork()` child a batch still yields safe primes, but its seed reads as
+ * zeros there, so the sequence is no longer the seed's.)
+ */
+void pf_dh_batch_free(struct pf_dh_batch *batch);
 
 /**
  * Starts generating DH parameters in the background and returns at once:

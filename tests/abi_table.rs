@@ -237,6 +237,64 @@ fn every_export_rejects_bad_arguments_as_documented() {
         unsafe { pf_dh_generate_ex(512, 2, 0, &good, std::ptr::null_mut()) },
         PF_ERR_NULL_ARGUMENT,
     );
+    // Batches: the generate rows, plus the batch size and the seed rule.
+    let mut batch = sentinel::<pf_dh_batch>();
+    for (bits, g, flags, expected) in [
+        (512u32, 2u32, 0u32, 0u32),
+        (512, 2, 0, 4097),
+        (512, 2, 0, u32::MAX),
+        (255, 2, 0, 1),
+        (16385, 2, 0, 1),
+        (512, 1, 0, 1),
+        (512, 1 << 31, 0, 1),
+        (512, 2, 4, 1),
+        (512, 5, PF_DH_FLAG_LEGACY_G2, 1),
+    ] {
+        row(
+            "pf_dh_batch_new",
+            unsafe { pf_dh_batch_new(bits, g, flags, expected, &good, &mut batch) },
+            PF_ERR_INVALID_ARGUMENT,
+        );
+    }
+    for o in [&bad_seed, &null_seed, &small] {
+        row(
+            "pf_dh_batch_new",
+            unsafe { pf_dh_batch_new(512, 2, 0, 1, o, &mut batch) },
+            PF_ERR_INVALID_ARGUMENT,
+        );
+    }
+    row(
+        "pf_dh_batch_new",
+        unsafe { pf_dh_batch_new(512, 2, 0, 1, &good, std::ptr::null_mut()) },
+        PF_ERR_NULL_ARGUMENT,
+    );
+    assert_eq!(batch, sentinel());
+    let mut live = std::ptr::null_mut();
+    assert_eq!(
+        unsafe { pf_dh_batch_new(512, 2, 0, 1, std::ptr::null(), &mut live) },
+        PF_OK
+    );
+    let seeded = opts(1, Some(&[7u8; 32]));
+    for o in [&seeded, &bad_seed, &null_seed, &small] {
+        row(
+            "pf_dh_batch_next",
+            unsafe { pf_dh_batch_next(live, o, &mut d) },
+            PF_ERR_INVALID_ARGUMENT,
+        );
+    }
+    row(
+        "pf_dh_batch_next",
+        unsafe { pf_dh_batch_next(std::ptr::null_mut(), &good, &mut d) },
+        PF_ERR_NULL_ARGUMENT,
+    );
+    row(
+        "pf_dh_batch_next",
+        unsafe { pf_dh_batch_next(live, &good, std::ptr::null_mut()) },
+        PF_ERR_NULL_ARGUMENT,
+    );
+    unsafe { pf_dh_batch_free(live) };
+    unsafe { pf_dh_batch_free(std::ptr::null_mut()) };
+    covered.borrow_mut().insert("pf_dh_batch_free");
     row(
         "pf_dh_named",
         unsafe { pf_dh_named(1, std::ptr::null_mut()) },

@@ -37,6 +37,7 @@ fn every_example_has_a_test() {
         "dh_params",
         "tls_dhe_server",
         "dh_job",
+        "dh_batch",
     ];
     for entry in std::fs::read_dir(common::manifest_dir().join("c-examples")).unwrap() {
         let path = entry.unwrap().path();
@@ -149,6 +150,56 @@ fn dh_params_writes_parameters_openssl_accepts() {
     assert_eq!(r.code, Some(1));
     assert!(
         r.stderr.contains("dh_params: invalid argument"),
+        "{}",
+        r.stderr
+    );
+}
+
+#[test]
+fn dh_batch_writes_distinct_parameters_openssl_accepts() {
+    let exe = common::compile_c("dh_batch", &[&example("dh_batch")], &[]);
+    let r = common::run(&exe, &["768", "3", "2"]);
+    assert_eq!(r.code, Some(0), "stderr:\n{}", r.stderr);
+    for i in 1..=3 {
+        assert!(
+            r.stderr
+                .contains(&format!("dh_batch: {i} of 3: 768-bit safe prime in ")),
+            "{}",
+            r.stderr
+        );
+    }
+    let blocks: Vec<String> = r
+        .stdout
+        .split_inclusive("-----END DH PARAMETERS-----\n")
+        .map(str::to_owned)
+        .collect();
+    assert_eq!(blocks.len(), 3, "{}", r.stdout);
+    let dir = std::path::PathBuf::from(env!("CARGO_TARGET_TMPDIR"));
+    let mut primes = Vec::new();
+    for (i, block) in blocks.iter().enumerate() {
+        let path = dir.join(format!("dh_batch_{i}.pem"));
+        std::fs::write(&path, block).unwrap();
+        let out = std::process::Command::new("openssl")
+            .args(["dhparam", "-check", "-text", "-noout", "-in"])
+            .arg(&path)
+            .output()
+            .expect("openssl");
+        let text = String::from_utf8_lossy(&out.stdout).into_owned()
+            + &String::from_utf8_lossy(&out.stderr);
+        assert!(
+            out.status.success() && text.contains("appear to be ok"),
+            "{text}"
+        );
+        primes.push(text);
+    }
+    primes.sort();
+    primes.dedup();
+    assert_eq!(primes.len(), 3, "the batch repeated a prime");
+    // Bad input: a clear message and a non-zero exit.
+    let r = common::run(&exe, &["768", "0"]);
+    assert_eq!(r.code, Some(1));
+    assert!(
+        r.stderr.contains("dh_batch: invalid argument"),
         "{}",
         r.stderr
     );

@@ -579,3 +579,148 @@ fn seeded_primes_are_known_answers() {
         }
     }
 }
+
+fn batch_next(b: *mut pf_dh_batch, o: *const pf_options) -> Result<*mut pf_dh_params, pf_status> {
+    let mut d = SENTINEL as *mut pf_dh_params;
+    let st = unsafe { pf_dh_batch_next(b, o, &mut d) };
+    if st == pf_status::PF_OK {
+        Ok(d)
+    } else {
+        assert_eq!(d as usize, SENTINEL, "*out written on failure");
+        Err(st)
+    }
+}
+
+/// pf_dh_batch_*: a seeded batch gives the same sequence at any thread
+/// count (and after a cancelled call), its first prime is what
+/// pf_dh_generate_ex gives for the seed, its primes increase, OpenSSL
+/// accepts them, and its work per prime is below a separate search's.
+#[test]
+fn batches_through_the_c_abi() {
+    let s = seed(77);
+    let sequence = |threads: u32, cancel_first: bool| {
+        let mut b = SENTINEL as *mut pf_dh_batch;
+        let st = unsafe { pf_dh_batch_new(1024, 2, 0, 4, &opts(1, Some(&s)), &mut b) };
+        assert_eq!(st, pf_status::PF_OK);
+        if cancel_first {
+            let mut state = CancelState {
+                calls: 0,
+                cancel_after: 1,
+                thread: std::thread::current().id(),
+                other_thread: false,
+                cancelled_at: None,
+            };
+            let mut o = opts(threads, None);
+            o.progress = Some(cancel_cb);
+            o.user_data = &mut state as *mut CancelState as *mut c_void;
+            assert_eq!(batch_next(b, &o), Err(pf_status::PF_ERR_CANCELLED));
+        }
+        let mut out = Vec::new();
+        let mut work = 0;
+        for _ in 0..4 {
+            let mut stats = pf_stats::default();
+            let mut o = opts(threads, None);
+            o.stats = &mut stats;
+            let d = batch_next(b, &o).unwrap();
+            work += stats.exponentiations;
+            out.push(export(d, pf_format::PF_FORMAT_PKCS3_PEM));
+            check_params(d, 1024, 2, 24, 23);
+            unsafe { pf_dh_free(d) };
+        }
+        unsafe { pf_dh_batch_free(b) };
+        (out, work)
+    };
+    let (one, batch_work) = sequence(1, false);
+    assert_eq!(one, sequence(2, false).0);
+    assert_eq!(one, sequence(2, true).0);
+    let mut stats = pf_stats::default();
+    let mut o = opts(2, Some(&s));
+    o.stats = &mut stats;
+    let d = generate(1024, 2, 0, &o).unwrap();
+    assert_eq!(export(d, pf_format::PF_FORMAT_PKCS3_PEM), one[0]);
+    unsafe { pf_dh_free(d) };
+    let mut ps = Vec::new();
+    for (i, pem) in one.iter().enumerate() {
+        assert!(openssl_dhparam_ok(pem, &format!("batch_{i}.pem"), false));
+        let d = {
+            let mut d = std::ptr::null_mut();
+            assert_eq!(
+                unsafe { pf_dh_import(pem.as_ptr(), pem.len(), &mut d) },
+                pf_status::PF_OK
+            );
+            d
+        };
+        ps.push(component(d, pf_dh_part::PF_DH_P));
+        unsafe { pf_dh_free(d) };
+    }
+    assert!(ps.windows(2).all(|w| w[0] < w[1]), "not increasing");
+    // The shared, deeper sieve: fewer exponentiations per prime than the
+    // single search made for the first one alone (a loose bound: the
+    // searches' lengths vary).
+    assert!(
+        (batch_work as f64 / 4.0) < 1.5 * stats.exponentiations as f64 + 400.0,
+        "batch {batch_work} for 4, single {}",
+        stats.exponentiations
+    );
+}
+
+#[test]
+fn batch_bad_input_gets_a_status_and_leaves_out_untouched() {
+    use pf_status::*;
+    let s = seed(5);
+    let new = |bits, g, flags, expected, o: *const pf_options| {
+        let mut b = SENTINEL as *mut pf_dh_batch;
+        let st = unsafe { pf_dh_batch_new(bits, g, flags, expected, o, &mut b) };
+        if st == PF_OK {
+            Ok(b)
+        } else {
+            assert_eq!(b as usize, SENTINEL, "*out written on failure");
+            Err(st)
+        }
+    };
+    let o = opts(1, Some(&s));
+    for (bits, g, flags, expected) in [
+        (1024u32, 2u32, 0u32, 0u32),
+        (1024, 2, 0, 4097),
+        (255, 2, 0, 1),
+        (1024, 1, 0, 1),
+        (1024, 5, PF_DH_FLAG_LEGACY_G2, 1),
+        (1024, 2, 0x80, 1),
+    ] {
+        assert_eq!(
+            new(bits, g, flags, expected, &o),
+            Err(PF_ERR_INVALID_ARGUMENT)
+        );
+    }
+    let mut short = opts(1, None);
+    short.seed = s.as_ptr();
+    short.seed_len = 31;
+    assert_eq!(new(512, 2, 0, 1, &short), Err(PF_ERR_INVALID_ARGUMENT));
+    assert_eq!(
+        unsafe { pf_dh_batch_new(512, 2, 0, 1, &o, std::ptr::null_mut()) },
+        PF_ERR_NULL_ARGUMENT
+    );
+    let b = new(512, 2, 0, 2, std::ptr::null()).unwrap();
+    // A seed belongs to pf_dh_batch_new; RSA flags are refused; NULLs.
+    assert_eq!(
+        batch_next(b, &opts(1, Some(&s))),
+        Err(PF_ERR_INVALID_ARGUMENT)
+    );
+    let mut rsa_flags = opts(1, None);
+    rsa_flags.flags = 1;
+    assert_eq!(batch_next(b, &rsa_flags), Err(PF_ERR_INVALID_ARGUMENT));
+    assert_eq!(
+        batch_next(std::ptr::null_mut(), &opts(1, None)),
+        Err(PF_ERR_NULL_ARGUMENT)
+    );
+    assert_eq!(
+        unsafe { pf_dh_batch_next(b, std::ptr::null(), std::ptr::null_mut()) },
+        PF_ERR_NULL_ARGUMENT
+    );
+    // The batch still works after the refusals, with NULL options too.
+    let d = batch_next(b, std::ptr::null()).unwrap();
+    check_params(d, 512, 2, 24, 23);
+    unsafe { pf_dh_free(d) };
+    unsafe { pf_dh_batch_free(b) };
+    unsafe { pf_dh_batch_free(std::ptr::null_mut()) };
+}

@@ -517,6 +517,7 @@ impl Batch {
                 "a batch's seed is given to Batch::new",
             ));
         }
+        self.source.sieve.forget_below(self.next_index);
         let pool = crate::threads::build_pool(opts.threads)?;
         let mut generation = Generation::new(&pool, self.seed.clone(), opts, 1);
         let found = generation

@@ -409,6 +409,29 @@ impl Sieve {
         Some(cell)
     }
 
+    /// Drops the segments and windows wholly below position `k` (a batch
+    /// never looks back), so that a long batch holds only what its current
+    /// search can still use.
+    pub(crate) fn forget_below(&self, k: u64) {
+        self.segments
+            .lock()
+            .unwrap_or_else(|e| e.into_inner())
+            .retain(|&s, _| (s + 1) * SEGMENT > k);
+        self.windows
+            .lock()
+            .unwrap_or_else(|e| e.into_inner())
+            .retain(|&w, _| (w + 1) * self.window > k);
+    }
+
+    /// The number of segments and windows held (tests).
+    #[cfg(test)]
+    pub(crate) fn held(&self) -> (usize, usize) {
+        (
+            self.segments.lock().unwrap().len(),
+            self.windows.lock().unwrap().len(),
+        )
+    }
+
     /// Sets up window 0 on this thread and returns the number of sieving
     /// primes (measurement).
     pub(crate) fn prepare_now(&self) -> usize {
@@ -527,7 +550,11 @@ mod tests {
             "no position was struck by a large prime only"
         );
         // Segments 0-3 in windows 0 and 1; the search past them opened 2.
-        assert_eq!(sieve.windows.lock().unwrap().len(), 3);
+        assert_eq!(sieve.held(), (5, 3));
+        sieve.forget_below(2 * SEGMENT + 5);
+        assert_eq!(sieve.held(), (3, 2));
+        // What was forgotten is rebuilt the same if asked for again.
+        assert_eq!(sieve.next_viable(0, &never), got[0]);
     }
 
     #[test]

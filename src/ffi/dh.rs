@@ -165,16 +165,9 @@ pub unsafe extern "C" fn pf_dh_generate_ex(
     out: *mut *mut pf_dh_params,
 ) -> pf_status {
     guard(|| {
-        if out.is_null() {
-            return pf_status::PF_ERR_NULL_ARGUMENT;
-        }
         // SAFETY: documented contract of `opts`.
-        let checked = match unsafe { check_options(opts) } {
+        let (checked, request) = match unsafe { dh_call(bits, generator, flags, opts, out) } {
             Ok(c) => c,
-            Err(st) => return st,
-        };
-        let request = match dh_request(bits, generator, flags, &checked) {
-            Ok(r) => r,
             Err(st) => return st,
         };
         match checked.with_core(|o| dh::generate_request(&request, o)) {
@@ -187,6 +180,141 @@ pub unsafe extern "C" fn pf_dh_generate_ex(
             Err(e) => e.into(),
         }
     })
+}
+
+/// A sequence of safe primes from one sieve (see `pf_dh_batch_new`).
+/// Opaque. Holds its seed in secure memory.
+pub struct pf_dh_batch {
+    inner: std::sync::Mutex<dh::Batch>,
+}
+
+/// Starts a batch: the lowest safe primes above one random start, taken
+/// one at a time with `pf_dh_batch_next`, all from one sieve whose set-up
+/// (the residues of every sieving prime) is shared and therefore deeper
+/// than a single `pf_dh_generate_ex` can afford. For many parameters of one
+/// size (OpenSSH moduli files, a pool of DH groups) this is several times
+/// less work per prime. Nothing is generated here.
+///
+/// `bits`, `generator` and `flags` are those of `pf_dh_generate_ex`.
+/// `expected` (1 to 4096) is how many primes the caller means to take: it
+/// sizes the sieve; more may be taken, at some extra cost. `opts` may be
+/// NULL; only its seed is used here: with a seed the whole sequence is a
+/// deterministic function of the seed and the arguments, at any thread
+/// count; without one the start comes from the OS.
+///
+/// On success `*out` receives a batch the caller owns (free with
+/// `pf_dh_batch_free`); on failure it is untouched. Returns
+/// `PF_ERR_NULL_ARGUMENT`, `PF_ERR_INVALID_ARGUMENT` (as for
+/// `pf_dh_generate_ex`, and `expected`), `PF_ERR_ENTROPY`,
+/// `PF_ERR_NO_MEMORY`, `PF_ERR_INTERNAL`. Thread-safe.
+#[no_mangle]
+pub unsafe extern "C" fn pf_dh_batch_new(
+    bits: u32,
+    generator: u32,
+    flags: u32,
+    expected: u32,
+    opts: *const pf_options,
+    out: *mut *mut pf_dh_batch,
+) -> pf_status {
+    guard_secret(|| {
+        // SAFETY: documented contract of `opts`.
+        let (checked, request) = match unsafe { dh_call(bits, generator, flags, opts, out) } {
+            Ok(c) => c,
+            Err(st) => return st,
+        };
+        match dh::Batch::new(&request, expected, checked.seed) {
+            Ok(batch) => {
+                let handle = Box::new(pf_dh_batch {
+                    inner: std::sync::Mutex::new(batch),
+                });
+                // SAFETY: `out` checked for NULL.
+                unsafe { write_out(out, Box::into_raw(handle)) };
+                pf_status::PF_OK
+            }
+            Err(e) => e.into(),
+        }
+    })
+}
+
+/// Finds the batch's next safe prime: the lowest one above the last this
+/// batch returned (above its start, the first time). One search, on
+/// `opts->threads` threads, with the progress callback, cancellation and
+/// `opts->stats` of `pf_dh_generate_ex`; `opts` may be NULL, and its seed
+/// must be NULL (the batch has its own). After a failure (a cancel, say)
+/// the batch is where it was: the next call searches the same range.
+///
+/// On success `*out` receives parameters the caller owns (free with
+/// `pf_dh_free`); on failure `*out` and `*opts->stats` are untouched.
+/// Returns `PF_ERR_NULL_ARGUMENT`, `PF_ERR_INVALID_ARGUMENT` (threads, a
+/// seed, struct_size), `PF_ERR_CANCELLED`, `PF_ERR_THREADS`,
+/// `PF_ERR_NO_MEMORY`, `PF_ERR_INTERNAL`. Thread-safe: calls on one batch
+/// from several threads run one after another.
+#[no_mangle]
+pub unsafe extern "C" fn pf_dh_batch_next(
+    batch: *mut pf_dh_batch,
+    opts: *const pf_options,
+    out: *mut *mut pf_dh_params,
+) -> pf_status {
+    guard_secret(|| {
+        if batch.is_null() || out.is_null() {
+            return pf_status::PF_ERR_NULL_ARGUMENT;
+        }
+        // SAFETY: documented contract of `opts`.
+        let checked = match unsafe { check_options(opts) } {
+            Ok(c) => c,
+            Err(st) => return st,
+        };
+        if checked.seed.is_some() {
+            return invalid("a batch's seed is given to pf_dh_batch_new: opts->seed must be NULL");
+        }
+        if checked.flags != 0 {
+            return invalid("pf_options.flags holds RSA flags: must be 0 for DH");
+        }
+        // SAFETY: the caller passes a live batch; the mutex serialises
+        // concurrent calls.
+        let batch = unsafe { &*batch };
+        let mut inner = batch.inner.lock().unwrap_or_else(|e| e.into_inner());
+        match checked.with_core(|o| inner.next(o)) {
+            Ok((params, stats)) => {
+                checked.write_stats(&stats);
+                // SAFETY: `out` checked for NULL.
+                unsafe { write_out(out, boxed(params)) };
+                pf_status::PF_OK
+            }
+            Err(e) => e.into(),
+        }
+    })
+}
+
+/// Frees `batch` (wiping its seed). NULL is a no-op. Freeing a batch twice,
+/// or while a `pf_dh_batch_next` on it runs, is undefined behaviour. (In a
+/// `fork()` child a batch still yields safe primes, but its seed reads as
+/// zeros there, so the sequence is no longer the seed's.)
+#[no_mangle]
+pub unsafe extern "C" fn pf_dh_batch_free(batch: *mut pf_dh_batch) {
+    // SAFETY: the caller passes NULL or a live handle, freed once.
+    unsafe { super::free_handle(batch) }
+}
+
+/// The arguments of a blocking DH call that makes something into `out`:
+/// `out` not NULL, the options and the request checked.
+///
+/// # Safety
+/// `opts` is NULL or valid as `check_options` requires.
+unsafe fn dh_call<'a, T>(
+    bits: u32,
+    generator: u32,
+    flags: u32,
+    opts: *const pf_options,
+    out: *mut *mut T,
+) -> Result<(CheckedOptions<'a>, dh::Request), pf_status> {
+    if out.is_null() {
+        return Err(pf_status::PF_ERR_NULL_ARGUMENT);
+    }
+    // SAFETY: the caller's contract.
+    let checked = unsafe { check_options(opts) }?;
+    let request = dh_request(bits, generator, flags, &checked)?;
+    Ok((checked, request))
 }
 
 /// The request of a DH generate call, checked as the blocking and the
