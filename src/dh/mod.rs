@@ -222,7 +222,7 @@ pub fn sieve_bound(bits: u32) -> u32 {
 /// about 2 % of searches set up a second window.
 fn window_for(bits: u32, count: u64) -> u64 {
     let expected = 0.06 * (bits as f64).powi(2) * count as f64;
-    ((4.0 * expected) as u64).clamp(sieve::SEGMENT, sieve::MAX_WINDOW)
+    ((4.0 * expected) as u64).min(sieve::MAX_WINDOW)
 }
 
 /// A sieve survivor ready for testing.
@@ -451,7 +451,7 @@ pub fn generate_with_bound(
     opts: &mut Options<'_>,
     bound: u32,
 ) -> Result<(DhParams, Stats)> {
-    if !(1 << 10..=1 << 28).contains(&bound) {
+    if !(1 << 10..=MAX_BOUND).contains(&bound) {
         return Err(Error::InvalidArgument("sieve bound"));
     }
     crate::gmp::init();
@@ -464,6 +464,10 @@ pub fn generate_with_bound(
     let p = found.into_iter().next().ok_or(Error::Internal)?.prime;
     Ok((req.params(p)?, stats))
 }
+
+/// The deepest sieve: primes below 2^31 (two fit the 62-bit products the
+/// set-up reduces by).
+const MAX_BOUND: u32 = 1 << 31;
 
 /// The most safe primes a [`Batch`] sizes its sieve for.
 pub const BATCH_MAX: u32 = 4096;
@@ -537,7 +541,7 @@ impl Batch {
 /// proportion (see there), to at most 2^31.
 fn batch_bound(bits: u32, expected: u32) -> u32 {
     let scale = expected.next_power_of_two().min(1 << 8) as u64;
-    (sieve_bound(bits) as u64 * scale).min(1 << 31) as u32
+    (sieve_bound(bits) as u64 * scale).min(MAX_BOUND as u64) as u32
 }
 
 /// What setting up the combined sieve of one search costs
@@ -559,7 +563,7 @@ pub struct SieveCost {
 /// on the calling thread, and times it (for `bench/examples/sieve_setup`).
 #[doc(hidden)]
 pub fn measure_sieve(req: &Request, bound: u32, seed: &[u8]) -> Result<SieveCost> {
-    if !(1 << 10..=1 << 28).contains(&bound) {
+    if !(1 << 10..=MAX_BOUND).contains(&bound) {
         return Err(Error::InvalidArgument("sieve bound"));
     }
     crate::gmp::init();

@@ -13,7 +13,7 @@
 //!   consecutive j — many times. Their classes are computed once and kept
 //!   (a few hundred KiB); a segment strikes them with word arithmetic when
 //!   it is built: the first struck position of a class is
-//!   (j_class − s·SEGMENT) mod r.
+//!   (j_class − s·segment) mod r.
 //! - **large primes** (from [`SMALL`] up to the bound, millions of them)
 //!   hit a segment at most once each. Nothing is kept for them: a
 //!   *window* of consecutive segments, sized to hold several times the
@@ -38,8 +38,13 @@ use rug::Integer;
 use crate::gmp::{rem_limb, REM_LIMB_MAX};
 use crate::prime::small::odd_primes_below;
 
-/// Positions per segment: 2^18 bits = 32 KiB, sized for the L1/L2 caches.
+/// Positions per segment at most: 2^18 bits = 32 KiB, sized for the L1/L2
+/// caches. Small searches (DH-256, DH-512) use smaller segments, sized to
+/// their window, so as not to sieve positions they never visit.
 pub(crate) const SEGMENT: u64 = 1 << 18;
+
+/// The smallest segment.
+const MIN_SEGMENT: u64 = 1 << 12;
 
 /// Numbers per chunk of set-up work: finding the primes of the chunk and
 /// their residue classes (workers share the chunks).
@@ -82,7 +87,9 @@ pub(crate) struct Sieve {
     /// Odd primes up to √bound, for sieving the chunks.
     base: Vec<u32>,
     div_m: DivM,
-    /// Positions per window: a multiple of [`SEGMENT`].
+    /// Positions per segment: a power of two in [MIN_SEGMENT, SEGMENT].
+    segment: u64,
+    /// Positions per window: a multiple of the segment.
     window: u64,
     /// Classes of the small primes, computed on first use.
     small: OnceLock<Vec<Class>>,
@@ -174,18 +181,22 @@ impl DivM {
 impl Sieve {
     /// Prepares the sieve for p_j = p0 + m·j with all odd primes below
     /// `bound` that do not divide `m`, in windows of `window` positions
-    /// (rounded up to whole segments, at most [`MAX_WINDOW`]). Cheap: the
+    /// (rounded up to whole segments, at most [`MAX_WINDOW`]; segments as
+    /// large as the window up to [`SEGMENT`]). Cheap: the
     /// residues are computed later, in parallel, by the workers that first
     /// need a segment.
     pub(crate) fn new(p0: &Integer, m: u64, bound: u32, window: u64) -> Sieve {
         let root = (bound as f64).sqrt() as u32 + 2;
+        let window = window.clamp(MIN_SEGMENT, MAX_WINDOW);
+        let segment = window.next_power_of_two().clamp(MIN_SEGMENT, SEGMENT);
         Sieve {
             p0: p0.clone(),
             m,
             bound,
             base: odd_primes_below(root),
             div_m: DivM::new(m),
-            window: window.clamp(SEGMENT, MAX_WINDOW).next_multiple_of(SEGMENT),
+            segment,
+            window: window.next_multiple_of(segment),
             small: OnceLock::new(),
             windows: Mutex::new(HashMap::new()),
             segments: Mutex::new(HashMap::new()),
@@ -374,15 +385,16 @@ impl Sieve {
     /// Builds segment `s` from the small primes' classes and its window's
     /// marks.
     fn build(&self, s: u64, win: &Window) -> Vec<u64> {
-        let words = (SEGMENT / 64) as usize;
+        let size = self.segment;
+        let words = (size / 64) as usize;
         let mut bits = vec![u64::MAX; words];
-        let base = s * SEGMENT;
+        let base = s * size;
         for c in self.small_classes() {
             let r = c.r as u64;
             let b = base % r;
             for class in [c.jp as u64, c.jq as u64] {
                 let mut off = if class >= b { class - b } else { class + r - b };
-                while off < SEGMENT {
+                while off < size {
                     bits[(off >> 6) as usize] &= !(1u64 << (off & 63));
                     off += r;
                 }
@@ -395,12 +407,12 @@ impl Sieve {
         bits
     }
 
-    /// The survivors of segment `s` as a bitmap (bit i: j = s·SEGMENT + i).
+    /// The survivors of segment `s` as a bitmap (bit i: j = s·segment + i).
     /// `None` once `stop` is set before its window is set up.
     pub(crate) fn segment(&self, s: u64, stop: &AtomicBool) -> Option<Arc<OnceLock<Vec<u64>>>> {
         // Every worker that gets here helps with the window's set-up first,
         // rather than waiting for the one building the segment.
-        let win = self.window(s * SEGMENT / self.window, stop)?;
+        let win = self.window(s * self.segment / self.window, stop)?;
         let cell = {
             let mut map = self.segments.lock().unwrap_or_else(|e| e.into_inner());
             Arc::clone(map.entry(s).or_default())
@@ -416,7 +428,7 @@ impl Sieve {
         self.segments
             .lock()
             .unwrap_or_else(|e| e.into_inner())
-            .retain(|&s, _| (s + 1) * SEGMENT > k);
+            .retain(|&s, _| (s + 1) * self.segment > k);
         self.windows
             .lock()
             .unwrap_or_else(|e| e.into_inner())
@@ -451,8 +463,8 @@ impl Sieve {
     /// The smallest j ≥ `k` that survives the sieve; once `stop` is set,
     /// any index ≥ `k` (the cancelled search discards it).
     pub(crate) fn next_viable(&self, k: u64, stop: &AtomicBool) -> u64 {
-        let mut s = k / SEGMENT;
-        let mut i = k % SEGMENT;
+        let mut s = k / self.segment;
+        let mut i = k % self.segment;
         loop {
             let Some(cell) = self.segment(s, stop) else {
                 return k;
@@ -462,7 +474,7 @@ impl Sieve {
             let mut word = bits[w] & (u64::MAX << (i % 64));
             loop {
                 if word != 0 {
-                    return s * SEGMENT + (w as u64) * 64 + word.trailing_zeros() as u64;
+                    return s * self.segment + (w as u64) * 64 + word.trailing_zeros() as u64;
                 }
                 w += 1;
                 if w == bits.len() {
@@ -496,31 +508,18 @@ mod tests {
     }
 
     /// Large primes (marked in windows) and small ones (struck per
-    /// segment) together: every position of four segments, in windows of
-    /// two, agrees with direct divisibility by the primes below the bound.
+    /// segment) together: every survivor of four windows, and a sample of
+    /// the struck positions, agree with direct divisibility by the primes
+    /// below the bound. Full-size segments in windows of two, and the small
+    /// segments of a small search.
     #[test]
     fn windows_and_segments_strike_exactly_the_divisible_positions() {
         let p0 = Integer::from(Integer::u_pow_u(10, 40)) * 60u32 + 59u32;
         let bound = SMALL + 2 * CHUNK + 12_345;
-        let sieve = Sieve::new(&p0, 60, bound, 2 * SEGMENT);
         let primes: Vec<u32> = odd_primes_below(bound)
             .into_iter()
             .filter(|&r| r != 3 && r != 5)
             .collect();
-        let never = AtomicBool::new(false);
-        let mut got = Vec::new();
-        let mut k = 0;
-        loop {
-            let v = sieve.next_viable(k, &never);
-            if v >= 4 * SEGMENT {
-                break;
-            }
-            got.push(v);
-            k = v + 1;
-        }
-        // Check every survivor and a sample of struck positions directly:
-        // gcd(p·q, product of the sieving primes) = 1 exactly when neither
-        // has a factor below the bound.
         let product = |lo: u32, hi: u32| {
             primes
                 .iter()
@@ -529,32 +528,57 @@ mod tests {
         };
         let all = product(0, bound);
         let small = product(0, SMALL);
+        // gcd(p·q, product of the sieving primes) = 1 exactly when neither
+        // has a factor below the bound.
         let coprime = |j: u64, to: &Integer| {
             let p = Integer::from(&p0 + 60 * j);
             let q: Integer = Integer::from(&p - 1u32) >> 1u32;
             let pq = p * q;
             Integer::from(to % &pq).gcd(&pq) == 1u32
         };
-        for &j in &got {
-            assert!(coprime(j, &all), "{j} survived");
+        for (window, segment, step) in [(2 * SEGMENT, SEGMENT, 211), (5000, 8192, 7)] {
+            let sieve = Sieve::new(&p0, 60, bound, window);
+            assert_eq!(
+                (sieve.segment, sieve.window),
+                (segment, window.max(segment))
+            );
+            let end = 4 * sieve.window;
+            let never = AtomicBool::new(false);
+            let mut got = Vec::new();
+            let mut k = 0;
+            loop {
+                let v = sieve.next_viable(k, &never);
+                if v >= end {
+                    break;
+                }
+                got.push(v);
+                k = v + 1;
+            }
+            for &j in &got {
+                assert!(coprime(j, &all), "{j} survived");
+            }
+            let survivors: std::collections::HashSet<u64> = got.iter().copied().collect();
+            let struck_by_large = (0..end)
+                .step_by(step)
+                .filter(|j| !survivors.contains(j))
+                .inspect(|&j| assert!(!coprime(j, &all), "{j} struck"))
+                .filter(|&j| coprime(j, &small))
+                .count();
+            assert!(
+                struck_by_large > 0,
+                "no position was struck by a large prime only"
+            );
+            // Four windows; the search past them opened a fifth.
+            let segments = (end / segment) as usize + 1;
+            assert_eq!(sieve.held(), (segments, 5));
+            sieve.forget_below(2 * sieve.window + 5);
+            assert_eq!(
+                sieve.held(),
+                (segments - 2 * (sieve.window / segment) as usize, 3)
+            );
+            // What was forgotten is rebuilt the same if asked for again.
+            assert_eq!(sieve.next_viable(0, &never), got[0]);
         }
-        let survivors: std::collections::HashSet<u64> = got.iter().copied().collect();
-        let struck_by_large = (0..4 * SEGMENT)
-            .step_by(211)
-            .filter(|j| !survivors.contains(j))
-            .inspect(|&j| assert!(!coprime(j, &all), "{j} struck"))
-            .filter(|&j| coprime(j, &small))
-            .count();
-        assert!(
-            struck_by_large > 0,
-            "no position was struck by a large prime only"
-        );
-        // Segments 0-3 in windows 0 and 1; the search past them opened 2.
-        assert_eq!(sieve.held(), (5, 3));
-        sieve.forget_below(2 * SEGMENT + 5);
-        assert_eq!(sieve.held(), (3, 2));
-        // What was forgotten is rebuilt the same if asked for again.
-        assert_eq!(sieve.next_viable(0, &never), got[0]);
     }
 
     #[test]

@@ -1,0 +1,87 @@
+#!/usr/bin/env python3
+"""primeforge against OpenSSL 4.0 in one process (issue 20's main peer).
+
+OpenSSL 4.0 is the copy pyca `cryptography` bundles (its symbols are not
+exported, so pf-bench cannot dlopen it): RSA by rsa.generate_private_key,
+DH by dh.generate_parameters, both one thread. primeforge runs through its
+Python binding (ctypes, the C ABI) with threads = 1 and fixed seeds. DH rows
+also time the `openssl dhparam` command (the system's OpenSSL 3.0, process
+start included), the tool people run today. Samples are interleaved, the
+order alternating per sample; reported: mean, median and standard deviation
+of wall seconds, and primeforge's speed as ratios of means and of medians.
+
+    PRIMEFORGE_LIB=target/release/libprimeforge.so python3 bench/peers.py [rsa:BITS:N | dh:BITS:N ...]
+"""
+import os
+import statistics as st
+import subprocess
+import sys
+import time
+
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "bindings", "python"))
+import primeforge  # noqa: E402
+from cryptography.hazmat.backends.openssl import backend  # noqa: E402
+from cryptography.hazmat.primitives.asymmetric import dh, rsa  # noqa: E402
+
+
+def timed(f):
+    t = time.perf_counter()
+    f()
+    return time.perf_counter() - t
+
+
+def seed(kind, bits, i):
+    s = bytearray(32)
+    s[0] = kind
+    s[1:5] = bits.to_bytes(4, "little")
+    s[5:9] = i.to_bytes(4, "little")
+    s[31] = 0x5A
+    return bytes(s)
+
+
+def row(kind, bits, n):
+    bits, n = int(bits), int(n)
+    if kind == "rsa":
+        peers = {
+            "primeforge": lambda i: primeforge.generate_rsa(bits, threads=1, seed=seed(0, bits, i)),
+            "OpenSSL 4.0": lambda i: rsa.generate_private_key(65537, bits),
+        }
+    else:
+        peers = {
+            "primeforge": lambda i: primeforge.generate_dh(bits, 2, threads=1, seed=seed(1, bits, i)),
+            "OpenSSL 4.0": lambda i: dh.generate_parameters(2, bits),
+            "openssl dhparam (3.0 CLI)": lambda i: subprocess.run(
+                ["openssl", "dhparam", "-out", "/dev/null", str(bits)],
+                check=True, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL),
+        }
+    res = {k: [] for k in peers}
+    names = list(peers)
+    for i in range(n):
+        order = names if i % 2 == 0 else names[::-1]
+        for k in order:
+            res[k].append(timed(lambda: peers[k](i)))
+    ours = res["primeforge"]
+    print(f"\n{kind.upper()}-{bits}, {n} interleaved samples, one thread each")
+    print("| | mean s | median s | sd s | primeforge faster by (means) | (medians) |")
+    print("|---|---|---|---|---|---|")
+    for k, v in res.items():
+        sd = st.stdev(v) if len(v) > 1 else 0.0
+        if k == "primeforge":
+            print(f"| {k} | {st.mean(v):.4f} | {st.median(v):.4f} | {sd:.4f} | | |")
+        else:
+            print(f"| {k} | {st.mean(v):.4f} | {st.median(v):.4f} | {sd:.4f} | "
+                  f"{st.mean(v) / st.mean(ours):.2f}× | {st.median(v) / st.median(ours):.2f}× |")
+    sys.stdout.flush()
+
+
+def main():
+    rows = sys.argv[1:] or ["rsa:512:60", "rsa:1024:40", "rsa:2048:30", "rsa:3072:16",
+                            "rsa:4096:8", "dh:1024:16", "dh:2048:6"]
+    print(f"primeforge {primeforge.version()}; peer {backend.openssl_version_text()} "
+          f"(pyca cryptography, in process)")
+    for r in rows:
+        row(*r.split(":"))
+
+
+if __name__ == "__main__":
+    main()
