@@ -5,7 +5,8 @@
 //! ## Test order and the primality proof of p
 //! For each sieve survivor j (p = p0 + M·j, q = (p − 1)/2):
 //! 1. one Miller–Rabin round to base 2 on q — nearly every survivor fails
-//!    here, at the cost of one exponentiation;
+//!    here, at the cost of one exponentiation (squarings and doublings
+//!    only: `prime::fermat::strong_base2_public_or_stop`);
 //! 2. an Euler test to base 2 on p: 2^q ≡ (2/p) (mod p), the Legendre
 //!    symbol, which is +1 for p ≡ ±1 (mod 8) and −1 otherwise;
 //! 3. confirmation of q: Miller–Rabin rounds with bases from the seeded
@@ -23,9 +24,9 @@
 //!    because every convention below makes p ≡ 2 (mod 3).
 //!
 //! Nothing here is secret (DH parameters are public), so exponentiations
-//! are variable-time: GMP's `mpz_powm` up to 2048 bits, above that
-//! `gmp::pubpow`, as fast and interruptible (a cancelled job waits for no
-//! more than 64 squarings).
+//! are variable-time: step 1 as above, the others by `gmp::pubpow` (GMP's
+//! sliding windows, interruptible); a cancelled job waits for no more than
+//! 64 squarings.
 //!
 //! ## Generator conventions (p mod M ≡ a)
 //! | g | condition | why |
@@ -48,7 +49,7 @@ use rug::{Assign, Integer};
 
 use crate::error::{Error, Result};
 use crate::gmp::pubpow::pow_mod_or_stop;
-use crate::prime::fermat::fermat_base2_secret_or_stop;
+use crate::prime::fermat::strong_base2_public_or_stop;
 use crate::prime::lucas::strong_lucas_or_stop;
 use crate::prime::mr::{rounds_for_bits, MrCandidate};
 use crate::prime::search::{mr_round_from_stream, CandidateSource, Generation, Verdict};
@@ -212,7 +213,9 @@ pub fn sieve_bound(bits: u32) -> u32 {
         512..=767 => 1 << 18,
         768..=1535 => 1 << 23,
         1536..=2559 => 1 << 26,
-        _ => 1 << 28,
+        2560..=3583 => 1 << 29,
+        3584..=6143 => 1 << 30,
+        _ => MAX_BOUND,
     }
 }
 
@@ -313,17 +316,11 @@ impl CandidateSource for DhSource {
 
     fn round(&self, seed: &Seed, index: u64, round: u32, c: &DhCand, stop: &AtomicBool) -> Verdict {
         if round == 0 {
-            // The first test on q: up to FERMAT_MAX_BITS our base-2 Fermat
-            // loop (squarings and doublings only), above it a windowed
-            // exponentiation with subquadratic squaring (`gmp::pubpow`),
-            // faster there (see BENCHMARKS.md). Both look at `stop` every
-            // 64 squarings. Either way only a filter: q still gets every
-            // counted round, so the prime a seed yields is the same.
-            let q_passes = if c.q.n.significant_bits() <= FERMAT_MAX_BITS {
-                fermat_base2_secret_or_stop(&c.q.n, stop)
-            } else {
-                c.q.round_or_stop(Integer::from(2u32), false, stop)
-            };
+            // The first test on q: a Miller–Rabin round to base 2 by
+            // squarings and doublings only, in variable time (q is public;
+            // `prime::fermat`), 0.63-0.75x of `mpz_powm` at every size. It
+            // looks at `stop` every 64 squarings.
+            let q_passes = strong_base2_public_or_stop(&c.q.n, stop);
             // A cancelled search stops between the two exponentiations.
             if !q_passes || stop.load(Ordering::Relaxed) {
                 return Verdict::one(false);
@@ -371,11 +368,6 @@ pub fn import(data: &[u8]) -> Result<DhParams> {
     }
     Ok(params)
 }
-
-/// Largest q (in bits) whose first test is our base-2 Fermat loop rather
-/// than GMP's `mpz_powm` (measured: 0.94× of powm's time at 1024 bits,
-/// 0.97× at 2048, 1.38× at 3072; bench/examples/powm_cost).
-const FERMAT_MAX_BITS: u32 = 2048;
 
 /// Generates DH parameters: a safe prime of exactly `bits` bits with the
 /// congruence of `generator`'s convention (see the module docs).

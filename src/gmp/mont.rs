@@ -174,6 +174,44 @@ impl<'n> Mont<'n> {
         self.reduce(xp, cy);
     }
 
+    /// x ← x²·R⁻¹ mod n for a *public* n and x (DH candidates): GMP's
+    /// fastest squaring at every size and a branch for the final
+    /// subtraction, instead of the masked passes of [`Mont::square`].
+    pub(crate) fn square_public(&mut self, x: &mut Residue) {
+        let len = self.len();
+        let n_l = len as gmp::size_t;
+        let xp = x.0.as_mut_ptr();
+        // SAFETY: `prod` has 2·len limbs as mpn_sqr and redc_1 require,
+        // `x` and the modulus len limbs; mpn_sub_n works in place.
+        unsafe {
+            gmp::mpn_sqr(self.prod.as_mut_ptr(), xp, n_l);
+            let cy = (self.redc)(
+                xp,
+                self.prod.as_mut_ptr(),
+                self.m.as_ptr(),
+                len as isize,
+                self.invm,
+            );
+            if cy != 0 || gmp::mpn_cmp(xp, self.m.as_ptr(), n_l) >= 0 {
+                gmp::mpn_sub_n(xp, xp, self.m.as_ptr(), n_l);
+            }
+        }
+    }
+
+    /// x ← 2x mod n for a public n and x (see [`Mont::square_public`]).
+    pub(crate) fn double_public(&mut self, x: &mut Residue) {
+        let n_l = self.len() as gmp::size_t;
+        let xp = x.0.as_mut_ptr();
+        // SAFETY: `x` and the modulus have len limbs; mpn_lshift and
+        // mpn_sub_n work in place.
+        unsafe {
+            let top = gmp::mpn_lshift(xp, xp, n_l, 1);
+            if top != 0 || gmp::mpn_cmp(xp, self.m.as_ptr(), n_l) >= 0 {
+                gmp::mpn_sub_n(xp, xp, self.m.as_ptr(), n_l);
+            }
+        }
+    }
+
     /// x ← 2^bit·x mod n for `bit` 0 or 1, the same work either way.
     pub(crate) fn double_if(&mut self, x: &mut Residue, bit: u64) {
         let n_l = self.len() as gmp::size_t;
