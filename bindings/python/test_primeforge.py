@@ -95,6 +95,25 @@ class Dh(unittest.TestCase):
             params = serialization.load_pem_parameters(dh.pem())
             self.assertEqual(params.parameter_numbers().p, p)
 
+    def test_batch_gives_increasing_safe_primes_deterministically(self):
+        seed = bytes([9] * 32)
+        with pf.DhBatch(512, expected=3, seed=seed) as batch:
+            ps = [batch.next(threads=t).p for t in (1, 2, 1)]
+        self.assertTrue(ps[0] < ps[1] < ps[2])
+        for p in ps:
+            self.assertEqual(p % 24, 23)
+        with pf.DhBatch(512, expected=3, seed=seed) as batch:
+            with self.assertRaises(pf.Cancelled):
+                batch.next(progress=lambda ev: True)
+            self.assertEqual([batch.next().p for _ in range(3)], ps)
+        self.assertEqual(pf.generate_dh(512, seed=seed, threads=2).p, ps[0])
+        with self.assertRaises(pf.InvalidArgument):
+            pf.DhBatch(512, expected=0)
+        batch = pf.DhBatch(512, expected=1)
+        batch.close()
+        with self.assertRaises(ValueError):
+            batch.next()
+
     def test_named_groups_and_problems(self):
         ff = pf.named_group("ffdhe2048")
         self.assertEqual(ff.bits, 2048)

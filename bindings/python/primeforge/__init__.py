@@ -42,6 +42,7 @@ __all__ = [
     "NAMED_GROUPS", "DH_CHECK_BITS", "Forked", "WrongKind", "AlreadyTaken",
     "Job", "start_rsa", "start_dh", "generate_rsa_async", "generate_dh_async",
     "PassphraseError", "import_rsa", "import_dh", "RSA_CHECK_BITS", "RSA_CHECK_FIPS_MASK",
+    "DhBatch",
 ]
 
 
@@ -169,6 +170,10 @@ _pf_rsa_export_encrypted = _fn("pf_rsa_export_encrypted", _status, _h, ctypes.c_
 _pf_dh_import = _fn("pf_dh_import", _status, u8p, ctypes.c_size_t, _hp)
 _pf_dh_check = _fn("pf_dh_check", _status, u8p, ctypes.c_size_t,
                    ctypes.POINTER(ctypes.c_uint32))
+_pf_dh_batch_new = _fn("pf_dh_batch_new", _status, ctypes.c_uint32, ctypes.c_uint32,
+                       ctypes.c_uint32, ctypes.c_uint32, ctypes.POINTER(_Options), _hp)
+_pf_dh_batch_next = _fn("pf_dh_batch_next", _status, _h, ctypes.POINTER(_Options), _hp)
+_pf_dh_batch_free = _fn("pf_dh_batch_free", None, _h)
 
 
 class Error(Exception):
@@ -520,6 +525,44 @@ def generate_dh(bits: int = 2048, generator: int = 2, threads: int = 0, legacy: 
                   ctypes.byref(call.opts), ctypes.byref(out))
     call.finish(st)
     return DhParams(out, call.counters())
+
+
+class DhBatch(_Owned):
+    """Many DH parameter sets of one size from one sieve: the consecutive
+    safe primes above one random start (pf_dh_batch_*). The sieve is set
+    up once and deeper than a single generate_dh can afford, so each prime
+    costs less. `expected` (1 to 4096) sizes the sieve; more may be taken.
+    With a 32-byte `seed` the sequence is deterministic at any thread
+    count. Each next() is one search with its own threads and progress;
+    after a cancel the batch is where it was.
+
+        with DhBatch(2048, expected=8) as batch:
+            pools = [batch.next(threads=0) for _ in range(8)]
+    """
+
+    _what = "batch"
+
+    def _free(self, handle):
+        _pf_dh_batch_free(handle)
+
+    def __init__(self, bits: int = 2048, generator: int = 2, expected: int = 16,
+                 legacy: bool = False, seed: Optional[BytesLike] = None):
+        call = _Call(0, seed, None)
+        out = _h()
+        _check(_pf_dh_batch_new(bits, generator, 1 if legacy else 0, expected,
+                                ctypes.byref(call.opts), ctypes.byref(out)))
+        self._h = out
+
+    def next(self, threads: int = 0,
+             progress: Optional[ProgressCallback] = None) -> "DhParams":
+        """The batch's next safe prime, as DhParams (Ctrl-C and a progress
+        callback returning True cancel, as for generate_dh)."""
+        call = _Call(threads, None, progress)
+        out = _h()
+        st = call.run(_pf_dh_batch_next, self._handle(), ctypes.byref(call.opts),
+                      ctypes.byref(out))
+        call.finish(st)
+        return DhParams(out, call.counters())
 
 
 PF_RSA_FIPS = 1
