@@ -304,6 +304,32 @@ mod tests {
         }
     }
 
+    /// The largest sums (every limb all ones) up to the table's 256 limbs:
+    /// the table agrees with the slow path.
+    #[test]
+    fn table_agrees_at_the_largest_sums() {
+        let slow = batches(&odd_primes_below(1 << 12));
+        for limbs in [32usize, 128, 129, TABLE_MAX_LIMBS] {
+            let t = TrialTable::new(limbs, 1 << 12);
+            let top = (Integer::from(1u32) << (64 * limbs as u32)) - 1u32;
+            let mut passed = 0;
+            for j in 0..300u32 {
+                let n = Integer::from(&top - 2 * j);
+                let fast = t.passes(&n);
+                assert_eq!(
+                    fast,
+                    passes_trial_division(&n, &slow),
+                    "{limbs} limbs, j = {j}"
+                );
+                passed += fast as u32;
+            }
+            assert!(
+                passed > 0,
+                "{limbs} limbs: nothing passed, the test is vacuous"
+            );
+        }
+    }
+
     #[test]
     fn table_rejects_each_prime_and_accepts_primes() {
         let t = TrialTable::new(4, 1 << 14);
