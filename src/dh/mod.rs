@@ -225,7 +225,8 @@ pub fn sieve_bound(bits: u32) -> u32 {
 /// about 2 % of searches set up a second window.
 fn window_for(bits: u32, count: u64) -> u64 {
     let expected = 0.06 * (bits as f64).powi(2) * count as f64;
-    ((4.0 * expected) as u64).min(sieve::MAX_WINDOW)
+    // `Sieve::new` bounds it.
+    (4.0 * expected) as u64
 }
 
 /// A sieve survivor ready for testing.

@@ -55,7 +55,7 @@ const CHUNK: u32 = 1 << 18;
 const SMALL: u32 = SEGMENT as u32;
 
 /// The largest window: 2^27 positions, a 16 MiB bitmap.
-pub(crate) const MAX_WINDOW: u64 = 1 << 27;
+const MAX_WINDOW: u64 = 1 << 27;
 
 #[derive(Clone, Copy)]
 struct Class {
@@ -144,9 +144,10 @@ impl DivM {
         }
     }
 
-    /// x·M⁻¹ mod r for x < r and a prime r > 5.
+    /// x·M⁻¹ mod r for each x < r of `xs`, for a prime r > 5 (the
+    /// per-prime constants once for all of them).
     #[inline(always)]
-    fn apply(self, mut x: u64, r: u64) -> u64 {
+    fn apply<const N: usize>(self, mut xs: [u64; N], r: u64) -> [u64; N] {
         if self.twos > 0 {
             // x/2^a = (x + k·r)/2^a with k ≡ −x·r⁻¹ (mod 2^a): no branch.
             let mut inv = r; // r⁻¹ mod 2^3, doubled in precision by Newton.
@@ -154,27 +155,33 @@ impl DivM {
                 inv = inv.wrapping_mul(2u64.wrapping_sub(r.wrapping_mul(inv)));
             }
             let mask = (1u64 << self.twos) - 1;
-            let k = x.wrapping_neg().wrapping_mul(inv) & mask;
-            x = (x + k * r) >> self.twos;
+            for x in &mut xs {
+                let k = x.wrapping_neg().wrapping_mul(inv) & mask;
+                *x = (*x + k * r) >> self.twos;
+            }
         }
         if self.threes > 0 {
             // r⁻¹ ≡ r (mod 3).
             let r3 = r % 3;
-            for _ in 0..self.threes {
-                let k = (3 - x % 3 * r3 % 3) % 3;
-                x = (x + k * r) / 3;
+            for x in &mut xs {
+                for _ in 0..self.threes {
+                    let k = (3 - *x % 3 * r3 % 3) % 3;
+                    *x = (*x + k * r) / 3;
+                }
             }
         }
         if self.fives > 0 {
             // r⁻¹ ≡ r³ (mod 5).
             let r5 = r % 5;
             let inv = r5 * r5 * r5 % 5;
-            for _ in 0..self.fives {
-                let k = (5 - x % 5 * inv % 5) % 5;
-                x = (x + k * r) / 5;
+            for x in &mut xs {
+                for _ in 0..self.fives {
+                    let k = (5 - *x % 5 * inv % 5) % 5;
+                    *x = (*x + k * r) / 5;
+                }
             }
         }
-        x
+        xs
     }
 }
 
@@ -292,8 +299,8 @@ impl Sieve {
                 // (q_j ≡ 0) at j ≡ (1 − p0)/M = jp + 1/M.
                 let r = r as u64;
                 let pr = big % r;
-                let jp = self.div_m.apply(if pr == 0 { 0 } else { r - pr }, r);
-                let mut jq = jp + self.div_m.apply(1, r);
+                let [jp, m_inv] = self.div_m.apply([if pr == 0 { 0 } else { r - pr }, 1], r);
+                let mut jq = jp + m_inv;
                 if jq >= r {
                     jq -= r;
                 }
@@ -410,14 +417,18 @@ impl Sieve {
     /// The survivors of segment `s` as a bitmap (bit i: j = s·segment + i).
     /// `None` once `stop` is set before its window is set up.
     pub(crate) fn segment(&self, s: u64, stop: &AtomicBool) -> Option<Arc<OnceLock<Vec<u64>>>> {
-        // Every worker that gets here helps with the window's set-up first,
-        // rather than waiting for the one building the segment.
-        let win = self.window(s * self.segment / self.window, stop)?;
         let cell = {
             let mut map = self.segments.lock().unwrap_or_else(|e| e.into_inner());
             Arc::clone(map.entry(s).or_default())
         };
-        cell.get_or_init(|| self.build(s, &win));
+        // A built segment needs nothing else (the common case in a search).
+        // Otherwise every worker that gets here helps with the window's
+        // set-up first, rather than waiting for the one building the
+        // segment.
+        if cell.get().is_none() {
+            let win = self.window(s * self.segment / self.window, stop)?;
+            cell.get_or_init(|| self.build(s, &win));
+        }
         Some(cell)
     }
 
@@ -499,7 +510,7 @@ mod tests {
             for r in odd_primes_below(3000).into_iter().filter(|&r| r > 5) {
                 let r = r as u64;
                 for x in [0, 1, 2, 3, 4, 5, r / 2, r - 2, r - 1] {
-                    let y = d.apply(x, r);
+                    let [y] = d.apply([x], r);
                     assert!(y < r, "{m} {r} {x}");
                     assert_eq!(y * (m % r) % r, x, "{m} {r} {x}");
                 }
