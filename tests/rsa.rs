@@ -278,6 +278,30 @@ fn exps(bits: u32, threads: u32, s: &[u8; 32]) -> u64 {
 }
 
 #[test]
+fn small_moduli_run_the_table_floor_rounds() {
+    // At one thread every survivor of trial division gets the base-2
+    // filter, and each of the two primes then its confirmation rounds
+    // (composites passing the filter are vanishingly rare): 17 rounds per
+    // 256-bit prime and 8 per 512-bit prime (the 2^-100 DLP bound), not
+    // the 29 and 12 of the 2^-128 rule.
+    for (bits, rounds) in [(512u32, 17u64), (1024, 8)] {
+        for i in 0..4u8 {
+            let mut stats = pf_stats::default();
+            let s = seed(90 + i);
+            let mut o = opts(1, Some(&s));
+            o.stats = &mut stats;
+            let key = generate(bits, 65537, 2, &o).unwrap();
+            unsafe { pf_rsa_free(key) };
+            assert_eq!(
+                stats.exponentiations - stats.survivors,
+                2 * rounds,
+                "RSA-{bits}, seed {i}: {stats:?}"
+            );
+        }
+    }
+}
+
+#[test]
 fn work_at_16_threads_is_within_the_waste_bound() {
     // Same seeds: 1 thread is deterministic; 16 threads may only add what is
     // in flight when the answer becomes known.

@@ -125,9 +125,10 @@ pub unsafe extern "C" fn pf_rsa_generate(
 /// OpenSSL's cap for the size (2 below 1024 bits, 3 below 4096, 4 below
 /// 8192, else 5). Every key is made by the FIPS 186-5 A.1.3 procedure
 /// (random probable primes, Table B.1 Miller–Rabin rounds, |p − q| and d
-/// bounds) and passes a pairwise consistency test before it is returned,
-/// but only a key with bits ≥ 2048, 2^16 < e and two primes meets FIPS
-/// 186-5; set `PF_RSA_FIPS` in `opts->flags` to refuse anything else.
+/// bounds; below 2048 bits, the rounds for Table B.1's floor of 2^-100)
+/// and passes a pairwise consistency test before it is returned, but only
+/// a key with bits ≥ 2048, 2^16 < e and two primes meets FIPS 186-5; set
+/// `PF_RSA_FIPS` in `opts->flags` to refuse anything else.
 ///
 /// `opts` may be NULL (defaults: all cores, OS randomness, no callback).
 /// With `opts->seed` set, the key is a deterministic function of the seed

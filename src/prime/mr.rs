@@ -17,6 +17,18 @@
 //! (computed by [`dlp_log2_bound`]); above 2048 bits we never go below the
 //! table's 4 rounds, although the bound would allow fewer: the extra rounds
 //! cost a few exponentiations per key and keep the margin uniform.
+//!
+//! ## RSA moduli below 2048 bits
+//! Table B.1's rows are the DLP bound evaluated at two targets: 2^-100,
+//! and the modulus's security strength (2^-112 for 1024-bit primes,
+//! 2^-128 for 1536, 2^-144 for 2048; [`dlp_log2_bound`] reproduces every
+//! p, q entry). A modulus below 2048 bits (RSA-512/1024, outside FIPS
+//! 186-5; strength 80 bits or less) gets the table's floor, 2^-100, which
+//! is still 20 bits beyond its strength: [`rsa_rounds`]. That is 17
+//! rounds instead of 29 for RSA-512's 256-bit primes and 8 instead of 12
+//! for RSA-1024's. A strong Lucas test would not lower these counts: the
+//! Miller–Rabin-plus-Lucas counts in FIPS 186-4 Table C.1 are the same
+//! DLP-bound rounds with the Lucas test added on top.
 
 use std::sync::atomic::AtomicBool;
 
@@ -26,6 +38,14 @@ use crate::gmp::pubpow::pow_mod_or_stop;
 
 /// Target error probability exponent (2^-128) for sizes outside Table B.1.
 pub const TARGET_LOG2_ERROR: f64 = -128.0;
+
+/// Table B.1's smallest target (2^-100), used for RSA moduli below 2048
+/// bits ([`rsa_rounds`]).
+pub const SMALL_RSA_LOG2_ERROR: f64 = -100.0;
+
+/// The smallest modulus size [`rsa_rounds`] treats as Table B.1's (2048
+/// bits, security strength 112).
+pub const SMALL_RSA_BELOW: u32 = 2048;
 
 /// log2 of the best DLP upper bound on p(k, t): the probability that a
 /// random odd k-bit composite passes t Miller–Rabin rounds with random bases.
@@ -73,6 +93,19 @@ pub fn rounds_for_bits(bits: u32) -> u32 {
             }
         }
     }
+}
+
+/// Miller–Rabin rounds for a random `prime_bits`-bit prime of an RSA
+/// modulus of `modulus_bits` bits: [`rounds_for_bits`] from 2048 bits up,
+/// and below that the smallest t whose DLP bound is at most 2^-100 (see
+/// the module notes).
+pub fn rsa_rounds(prime_bits: u32, modulus_bits: u32) -> u32 {
+    if modulus_bits >= SMALL_RSA_BELOW {
+        return rounds_for_bits(prime_bits);
+    }
+    (1..=64)
+        .find(|&t| dlp_log2_bound(prime_bits, t) <= SMALL_RSA_LOG2_ERROR)
+        .unwrap_or(64)
 }
 
 /// A candidate prepared for Miller–Rabin: n - 1 = d·2^s with d odd.
@@ -163,6 +196,45 @@ mod tests {
         assert_eq!(rounds_for_bits(1024), 5);
         assert_eq!(rounds_for_bits(1536), 4);
         assert_eq!(rounds_for_bits(2048), 4);
+    }
+
+    #[test]
+    fn table_b1_columns_are_the_dlp_bound() {
+        // Every p, q entry of FIPS 186-5 Table B.1, both columns.
+        let first =
+            |k: u32, target: f64| (1..64).find(|&t| dlp_log2_bound(k, t) <= target).unwrap();
+        for (k, t100, t_strength, strength) in [
+            (1024u32, 4u32, 5u32, -112.0),
+            (1536, 3, 4, -128.0),
+            (2048, 2, 4, -144.0),
+        ] {
+            assert_eq!(first(k, -100.0), t100, "{k} bits at 2^-100");
+            assert_eq!(first(k, strength), t_strength, "{k} bits at 2^{strength}");
+        }
+    }
+
+    #[test]
+    fn small_rsa_moduli_use_the_table_floor() {
+        assert_eq!(rsa_rounds(256, 512), 17);
+        assert_eq!(rsa_rounds(512, 1024), 8);
+        assert_eq!(rsa_rounds(342, 1024), 12); // three primes
+        for (k, n) in [(256u32, 512u32), (384, 768), (512, 1024), (1023, 2047)] {
+            let t = rsa_rounds(k, n);
+            assert!(dlp_log2_bound(k, t) <= SMALL_RSA_LOG2_ERROR);
+            assert!(dlp_log2_bound(k, t - 1) > SMALL_RSA_LOG2_ERROR);
+            assert!(t < rounds_for_bits(k));
+        }
+        // From 2048 bits on, Table B.1 and the 2^-128 rule are unchanged,
+        // for two primes and more.
+        for (k, n) in [
+            (1024u32, 2048u32),
+            (683, 2048),
+            (1536, 3072),
+            (2048, 4096),
+            (4096, 8192),
+        ] {
+            assert_eq!(rsa_rounds(k, n), rounds_for_bits(k));
+        }
     }
 
     #[test]

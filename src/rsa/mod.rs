@@ -29,7 +29,7 @@ use crate::error::{Error, Result};
 use crate::gmp::rem_u64;
 use crate::gmp::sec;
 use crate::prime::fermat::fermat_base2_secret_or_stop;
-use crate::prime::mr::rounds_for_bits;
+use crate::prime::mr::rsa_rounds;
 use crate::prime::mr::MrCandidate;
 use crate::prime::search::{mr_round_from_stream, CandidateSource, Generation, Verdict};
 use crate::prime::small::{rsa_trial_bound, TrialTable};
@@ -221,14 +221,16 @@ struct RsaSource {
 }
 
 impl RsaSource {
-    fn new(k: u32, u: u32, e: u64) -> RsaSource {
+    /// The search for `k`-bit primes of a `bits`-bit modulus of `u`
+    /// primes.
+    fn new(k: u32, u: u32, e: u64, bits: u32) -> RsaSource {
         let lo = lower_bound(k, u);
         let width = (Integer::from(1u32) << k) - &lo;
         RsaSource {
             lo,
             width,
             e,
-            rounds: rounds_for_bits(k),
+            rounds: rsa_rounds(k, bits),
             trial: TrialTable::shared(k.div_ceil(64) as usize, rsa_trial_bound(k)),
         }
     }
@@ -336,7 +338,8 @@ fn generate_inner(req: &Request, opts: &mut Options<'_>) -> Result<(RsaKey, Stat
     loop {
         let mut ps: Vec<Integer> = Vec::with_capacity(primes as usize);
         for (g, &(k, count)) in groups.iter().enumerate() {
-            let found = generation.search(RsaSource::new(k, primes, e), next_index[g], count)?;
+            let found =
+                generation.search(RsaSource::new(k, primes, e, bits), next_index[g], count)?;
             next_index[g] = found.last().map_or(next_index[g], |f| f.index + 1);
             ps.extend(found.into_iter().map(|f| f.prime));
         }
