@@ -109,3 +109,22 @@ pub fn is_probable_prime(n: &Integer, seed: &Seed, index: u64) -> bool {
     }
     true
 }
+
+/// Benchmark hook (not API): the wall time of a generation's fixed thread
+/// costs with `threads` workers and no work: the caller's wiped frame,
+/// building the private pool (threads started, stacks shielded), one
+/// empty job, the stack wipe on every worker and the join.
+#[doc(hidden)]
+pub fn measure_pool_cost(threads: u32) -> crate::Result<std::time::Duration> {
+    crate::gmp::init();
+    let start = std::time::Instant::now();
+    crate::secure::with_wiped_stack(|| {
+        crate::gmp::secret_scope(|| -> crate::Result<()> {
+            let pool = crate::threads::build_pool(threads)?;
+            pool.install(|| ());
+            pool.broadcast(|_| crate::secure::wipe_stack());
+            Ok(())
+        })
+    })?;
+    Ok(start.elapsed())
+}

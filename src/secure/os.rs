@@ -6,6 +6,7 @@
 //! | pages read as zeros in a fork child | `MADV_WIPEONFORK` | `minherit(INHERIT_ZERO)` | `minherit(MAP_INHERIT_ZERO)` | — | — |
 //! | pages absent from a fork child | `MADV_DONTFORK` | — | `minherit(MAP_INHERIT_NONE)` | `minherit(VM_INHERIT_NONE)` | — |
 //! | pages left out of core dumps | `MADV_DONTDUMP` | `MADV_NOCORE` | — | — | — |
+//! | which pages are resident | `mincore` | `mincore` | `mincore` | `mincore` | — |
 //! | usable size of a malloc block | `malloc_usable_size` | `malloc_usable_size` | — | `malloc_size` | — |
 //!
 //! Only Linux (x86-64) is built and tested here. The other columns follow
@@ -20,6 +21,30 @@
 #![allow(unused_variables)]
 
 use libc::{c_void, size_t};
+
+/// Fills `vec[i]` for each page of `[p, p + len)`: bit 0 set when the page
+/// is resident. False where the platform cannot tell or the call failed.
+///
+/// # Safety
+/// `p` must be page-aligned, `[p, p + len)` mapped, and `vec` must hold
+/// at least `len / page size` rounded up entries.
+pub(crate) unsafe fn resident(p: *mut c_void, len: size_t, vec: &mut [u8]) -> bool {
+    #[cfg(any(
+        target_os = "linux",
+        target_os = "android",
+        target_os = "freebsd",
+        target_os = "openbsd",
+        target_os = "netbsd",
+        target_vendor = "apple"
+    ))]
+    {
+        // The libc crate declares the vector as unsigned or signed chars
+        // depending on the platform.
+        return libc::mincore(p, len, vec.as_mut_ptr().cast()) == 0;
+    }
+    #[allow(unreachable_code)]
+    false
+}
 
 /// `MAP_NORESERVE` where the platform has it, else no flag.
 #[cfg(any(target_os = "linux", target_os = "android", target_vendor = "apple"))]

@@ -24,7 +24,9 @@ use zeroize::Zeroize;
 pub(super) const STACK_WIPE: usize = 256 * 1024;
 
 /// Overwrites up to `STACK_WIPE` bytes of stack below the caller's frame,
-/// never more than the thread's stack has: on a host thread with a small
+/// down to the lowest page of that span the thread has resident
+/// ([`resident_depth`]; the rest reads as zeros), and never more than the
+/// thread's stack has: on a host thread with a small
 /// stack (coroutines, musl's 128 KiB default) the wipe stops 32 KiB above
 /// the stack's lowest address instead of running into its guard page.
 ///
@@ -41,10 +43,58 @@ pub(crate) fn wipe_stack() {
         Some(low) => here.saturating_sub(low).saturating_sub(STACK_MARGIN),
         None => STACK_WIPE,
     };
-    let levels = room.min(STACK_WIPE) / WIPE_CHUNK;
-    if levels > 0 {
-        wipe_down(levels);
+    let room = room.min(STACK_WIPE);
+    let levels = resident_depth(here, room).div_ceil(WIPE_CHUNK).max(1);
+    if room >= WIPE_CHUNK {
+        wipe_down(levels.min(room / WIPE_CHUNK));
     }
+}
+
+/// Bytes from `here` down to the lowest resident page of the `room` bytes
+/// below it; `room` where the platform cannot tell.
+///
+/// Pages below that one were never touched since the stack was mapped or
+/// since the C library released them (glibc hands a dead thread's stack
+/// back with `MADV_DONTNEED` before caching it) and read as zeros, or
+/// are swapped out, where zeroing the copy in memory would not reach the
+/// swap device either. Wiping them would only fault them in: 64 fresh
+/// pages cost a new worker about 0.2 ms per generation, 10 % of an
+/// RSA-512 key (`bench/examples/pool_cost`). Every page from `here` down
+/// to the lowest resident one is wiped, resident or not, so a gap left by
+/// a large `alloca` that was only partly written is covered.
+fn resident_depth(here: usize, room: usize) -> usize {
+    const MAX_PAGES: usize = STACK_WIPE / 4096 + 1;
+    let page = page_size();
+    let top = here & !(page - 1);
+    let bottom = (here - room).next_multiple_of(page);
+    if page < 4096 || top <= bottom {
+        return room;
+    }
+    let pages = (top - bottom) / page;
+    let mut vec = [0u8; MAX_PAGES];
+    if pages > MAX_PAGES {
+        return room;
+    }
+    // SAFETY: [bottom, top) is page-aligned and lies in this thread's
+    // stack mapping, between the guard margin and the current frame;
+    // `vec` has an entry per page.
+    if !unsafe { super::os::resident(bottom as *mut libc::c_void, top - bottom, &mut vec) } {
+        return room;
+    }
+    match vec[..pages].iter().position(|&v| v & 1 != 0) {
+        Some(i) => here - (bottom + i * page),
+        None => here - top,
+    }
+}
+
+/// The system's page size (cached).
+fn page_size() -> usize {
+    static PAGE: std::sync::OnceLock<usize> = std::sync::OnceLock::new();
+    // SAFETY: sysconf has no preconditions.
+    *PAGE.get_or_init(|| match unsafe { libc::sysconf(libc::_SC_PAGESIZE) } {
+        n if n > 0 => n as usize,
+        _ => 4096,
+    })
 }
 
 /// Bytes per link of the wipe chain.
@@ -253,6 +303,49 @@ mod tests {
         })
         .join()
         .unwrap();
+    }
+
+    /// Resident pages among the `STACK_WIPE` bytes below the caller.
+    #[inline(never)]
+    fn resident_pages_below() -> usize {
+        let here = std::hint::black_box(0u8);
+        let here = std::ptr::addr_of!(here) as usize;
+        let page = page_size();
+        let top = here & !(page - 1);
+        let bottom = top - STACK_WIPE;
+        let mut vec = vec![0u8; STACK_WIPE / page];
+        // SAFETY: the test thread's 2 MiB stack maps this range.
+        assert!(unsafe { crate::secure::os::resident(bottom as *mut _, STACK_WIPE, &mut vec) });
+        vec.iter().filter(|&&v| v & 1 != 0).count()
+    }
+
+    /// On a fresh thread the wipe stays within the pages the thread used:
+    /// it does not fault in the whole span (before, a new worker paid 64
+    /// page faults per generation for pages that could only read as
+    /// zeros), and a secret it left is still wiped.
+    #[test]
+    fn wipe_leaves_untouched_pages_alone() {
+        std::thread::Builder::new()
+            .stack_size(2 << 20)
+            .spawn(|| {
+                let before = resident_pages_below();
+                let addr = leave_a_secret();
+                wipe_stack();
+                assert!(!read_dead_stack(addr), "the secret survived");
+                let after = resident_pages_below();
+                assert!(
+                    after <= before + 8,
+                    "wipe faulted in {} pages ({before} resident before)",
+                    after - before
+                );
+                // A deep secret is found and wiped the same way.
+                let addr = leave_a_deep_secret();
+                wipe_stack();
+                assert!(!read_dead_stack(addr), "the deep secret survived");
+            })
+            .unwrap()
+            .join()
+            .unwrap();
     }
 
     /// On a thread whose whole stack is smaller than the wipe, the wipe
