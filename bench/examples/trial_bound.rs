@@ -15,7 +15,7 @@
 //! The chosen bounds are in `primeforge::prime::small::rsa_trial_bound`.
 use std::time::Instant;
 
-use primeforge::prime::mr::{rounds_for_bits, MrCandidate};
+use primeforge::prime::mr::{rsa_rounds, MrCandidate};
 use primeforge::prime::small::{odd_primes_below, rsa_trial_bound, TrialTable};
 use rug::Integer;
 
@@ -68,7 +68,7 @@ fn main() {
                 })
                 .collect(),
         );
-        let rounds = rounds_for_bits(k) as f64;
+        let rounds = rsa_rounds(k, 2 * k) as f64;
         let cands = k as f64 * std::f64::consts::LN_2 / 2.0;
         let samples: Vec<Integer> = (0..4000).map(|_| rng.odd(k)).collect();
         println!(
