@@ -6,7 +6,7 @@
 //! | pages read as zeros in a fork child | `MADV_WIPEONFORK` | `minherit(INHERIT_ZERO)` | `minherit(MAP_INHERIT_ZERO)` | — | — |
 //! | pages absent from a fork child | `MADV_DONTFORK` | — | `minherit(MAP_INHERIT_NONE)` | `minherit(VM_INHERIT_NONE)` | — |
 //! | pages left out of core dumps | `MADV_DONTDUMP` | `MADV_NOCORE` | — | — | — |
-//! | which pages are resident | `mincore` | `mincore` | `mincore` | `mincore` | — |
+//! | which pages are resident; drop pages to zeros | `mincore`; `MADV_DONTNEED` | — | — | — | — |
 //! | usable size of a malloc block | `malloc_usable_size` | `malloc_usable_size` | — | `malloc_size` | — |
 //!
 //! Only Linux (x86-64) is built and tested here. The other columns follow
@@ -23,24 +23,33 @@
 use libc::{c_void, size_t};
 
 /// Fills `vec[i]` for each page of `[p, p + len)`: bit 0 set when the page
-/// is resident. False where the platform cannot tell or the call failed.
+/// is resident. False where the platform cannot tell (everywhere but
+/// Linux and Android, where [`discard`] exists too) or the call failed.
 ///
 /// # Safety
 /// `p` must be page-aligned, `[p, p + len)` mapped, and `vec` must hold
 /// at least `len / page size` rounded up entries.
 pub(crate) unsafe fn resident(p: *mut c_void, len: size_t, vec: &mut [u8]) -> bool {
-    #[cfg(any(
-        target_os = "linux",
-        target_os = "android",
-        target_os = "freebsd",
-        target_os = "openbsd",
-        target_os = "netbsd",
-        target_vendor = "apple"
-    ))]
+    #[cfg(any(target_os = "linux", target_os = "android"))]
     {
-        // The libc crate declares the vector as unsigned or signed chars
-        // depending on the platform.
-        return libc::mincore(p, len, vec.as_mut_ptr().cast()) == 0;
+        return libc::mincore(p, len, vec.as_mut_ptr()) == 0;
+    }
+    #[allow(unreachable_code)]
+    false
+}
+
+/// Drops the pages of `[p, p + len)`, swapped-out ones included: they read
+/// as zeros afterwards (`MADV_DONTNEED` on private anonymous memory, Linux
+/// semantics; elsewhere the advice does not promise zeros, so nothing is
+/// done and false returned). Whether it was done.
+///
+/// # Safety
+/// `p`/`len` must describe page-aligned pages of a private anonymous
+/// mapping the caller owns and no longer needs.
+pub(crate) unsafe fn discard(p: *mut c_void, len: size_t) -> bool {
+    #[cfg(any(target_os = "linux", target_os = "android"))]
+    {
+        return libc::madvise(p, len, libc::MADV_DONTNEED) == 0;
     }
     #[allow(unreachable_code)]
     false

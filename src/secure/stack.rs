@@ -51,17 +51,19 @@ pub(crate) fn wipe_stack() {
 }
 
 /// Bytes from `here` down to the lowest resident page of the `room` bytes
-/// below it; `room` where the platform cannot tell.
+/// below it, after dropping every page below that one (`os::discard`);
+/// `room` where the platform cannot tell or drop.
 ///
-/// Pages below that one were never touched since the stack was mapped or
-/// since the C library released them (glibc hands a dead thread's stack
-/// back with `MADV_DONTNEED` before caching it) and read as zeros, or
-/// are swapped out, where zeroing the copy in memory would not reach the
-/// swap device either. Wiping them would only fault them in: 64 fresh
-/// pages cost a new worker about 0.2 ms per generation, 10 % of an
-/// RSA-512 key (`bench/examples/pool_cost`). Every page from `here` down
-/// to the lowest resident one is wiped, resident or not, so a gap left by
-/// a large `alloca` that was only partly written is covered.
+/// Pages below the lowest resident one were never touched since the stack
+/// was mapped or since the C library released them (glibc hands a dead
+/// thread's stack back with `MADV_DONTNEED` before caching it), or are
+/// swapped out. Dropping them costs one system call and leaves zeros, also
+/// where a swapped-out page held data; writing zeros would fault every
+/// one of them in: 64 fresh pages cost a new worker about 0.2 ms per
+/// generation, 10 % of an RSA-512 key (`bench/examples/pool_cost`). Every
+/// page from `here` down to the lowest resident one is wiped by writing,
+/// resident or not, so a gap left by a large `alloca` that was only partly
+/// written is covered.
 fn resident_depth(here: usize, room: usize) -> usize {
     const MAX_PAGES: usize = STACK_WIPE / 4096 + 1;
     let page = page_size();
@@ -81,10 +83,17 @@ fn resident_depth(here: usize, room: usize) -> usize {
     if !unsafe { super::os::resident(bottom as *mut libc::c_void, top - bottom, &mut vec) } {
         return room;
     }
-    match vec[..pages].iter().position(|&v| v & 1 != 0) {
-        Some(i) => here - (bottom + i * page),
-        None => here - top,
+    let lowest = vec[..pages]
+        .iter()
+        .position(|&v| v & 1 != 0)
+        .unwrap_or(pages);
+    // SAFETY: [bottom, bottom + lowest pages) is below every live frame of
+    // this thread (it ends at or below the current frame's page) in its
+    // own private anonymous stack mapping.
+    if lowest > 0 && !unsafe { super::os::discard(bottom as *mut libc::c_void, lowest * page) } {
+        return room;
     }
+    here - (bottom + lowest * page)
 }
 
 /// The system's page size (cached).
