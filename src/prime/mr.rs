@@ -22,9 +22,10 @@
 //! Table B.1's rows are the DLP bound evaluated at two targets: 2^-100,
 //! and the modulus's security strength (2^-112 for 1024-bit primes,
 //! 2^-128 for 1536, 2^-144 for 2048; [`dlp_log2_bound`] reproduces every
-//! p, q entry). A modulus below 2048 bits (RSA-512/1024, outside FIPS
-//! 186-5; strength 80 bits or less) gets the table's floor, 2^-100, which
-//! is still 20 bits beyond its strength: [`rsa_rounds`]. That is 17
+//! p, q entry). A modulus below 2048 bits (outside FIPS 186-5; RSA-1024's
+//! strength is 80 bits) gets the table's floor, 2^-100: the column FIPS
+//! 186-5 accepts even for RSA-2048's 112-bit strength, and 20 bits beyond
+//! RSA-1024's ([`rsa_rounds`]). That is 17
 //! rounds instead of 29 for RSA-512's 256-bit primes and 8 instead of 12
 //! for RSA-1024's. A strong Lucas test would not lower these counts: the
 //! Miller–Rabin-plus-Lucas counts in FIPS 186-4 Table C.1 are the same

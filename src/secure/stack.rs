@@ -24,8 +24,8 @@ use zeroize::Zeroize;
 pub(super) const STACK_WIPE: usize = 256 * 1024;
 
 /// Overwrites up to `STACK_WIPE` bytes of stack below the caller's frame,
-/// down to the lowest page of that span the thread has resident
-/// ([`resident_depth`]; the rest reads as zeros), and never more than the
+/// down to the lowest page of that span the thread has resident (the
+/// pages below it are dropped: [`resident_depth`]), and never more than the
 /// thread's stack has: on a host thread with a small
 /// stack (coroutines, musl's 128 KiB default) the wipe stops 32 KiB above
 /// the stack's lowest address instead of running into its guard page.
