@@ -583,7 +583,43 @@ fn known_answers_for_fixed_seeds() {
     // the same output. Values recorded from the implementation of
     // 2026-11-29 (d183a69, before the divsteps inversion); parts n, e, d,
     // p, q, dP, dQ, qInv (and r, d, t of the third prime).
-    let cases: [(u32, u32, u8, &[u64]); 3] = [
+    let cases: [(u32, u32, u8, &[u64]); 5] = [
+        // Recorded 2026-12-01 from 55a60e2, before the in-register
+        // arithmetic for candidates of up to 8 limbs (`arith::fixed`):
+        // 256-bit primes (4 limbs), and three 342-bit primes (6 limbs).
+        (
+            512,
+            2,
+            4,
+            &[
+                334817242927412238,
+                65537,
+                1589249392782122384,
+                359387745301858551,
+                1881208904230290711,
+                2181923986615331127,
+                2222623532915033329,
+                1476003355272979242,
+            ],
+        ),
+        (
+            1024,
+            3,
+            5,
+            &[
+                303657771705768529,
+                65537,
+                2225335188617001335,
+                1043921006468434998,
+                1814778798120647356,
+                1201701858500812468,
+                1776549047991144028,
+                2099207942908060853,
+                1352482424829009014,
+                842739300206153134,
+                1472637794002749885,
+            ],
+        ),
         (
             1024,
             2,

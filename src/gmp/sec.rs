@@ -232,7 +232,7 @@ pub(crate) fn mr_round(n: &Integer, base: &Integer, stop: &AtomicBool) -> Option
 }
 
 #[cfg(test)]
-mod tests {
+pub(crate) mod tests {
     use super::*;
 
     #[test]
@@ -247,26 +247,44 @@ mod tests {
         }
     }
 
+    /// The textbook strong-probable-prime round to base `a`, by mpz_powm
+    /// (also the reference of `prime::mr`'s tests).
+    pub(crate) fn reference(n: &Integer, a: &Integer) -> bool {
+        let nm1 = Integer::from(n - 1u32);
+        let s = nm1.find_one(0).unwrap();
+        let mut x = a.clone().pow_mod(&Integer::from(&nm1 >> s), n).unwrap();
+        if x == 1u32 || x == nm1 {
+            return true;
+        }
+        for _ in 1..s {
+            x = x.square() % n;
+            if x == nm1 {
+                return true;
+            }
+        }
+        false
+    }
+
+    /// A `bits`-bit prime p with v2(p − 1) = s, from the walk `x`.
+    pub(crate) fn prime_with_s(x: &mut Integer, bits: u32, s: u32) -> Integer {
+        *x = (Integer::from(&*x * &*x) + 0x9e37_79b9u32).keep_bits(bits + 64);
+        let mut k = Integer::from(&*x >> 64u32).keep_bits(bits - s);
+        k.set_bit(bits - s - 1, true);
+        k |= 1u32;
+        let mut n = (Integer::from(&k << s)) + 1u32;
+        // GMP's test with reps ≤ 24 is Baillie–PSW: enough to pick test
+        // primes (the round itself is what is under test).
+        while n.is_probably_prime(1) == rug::integer::IsPrime::No {
+            k += 2u32;
+            n = (Integer::from(&k << s)) + 1u32;
+        }
+        n
+    }
+
     /// Agrees with the textbook round on primes, strong pseudoprimes and
     /// composites, for s from 1 to 63, at one limb and at many.
     #[test]
     fn mr_round_agrees_with_reference() {
-        let reference = |n: &Integer, a: &Integer| {
-            let nm1 = Integer::from(n - 1u32);
-            let s = nm1.find_one(0).unwrap();
-            let d = Integer::from(&nm1 >> s);
-            let mut x = a.clone().pow_mod(&d, n).unwrap();
-            if x == 1u32 || x == nm1 {
-                return true;
-            }
-            for _ in 1..s {
-                x = x.square() % n;
-                if x == nm1 {
-                    return true;
-                }
-            }
-            false
-        };
         let mut checked = 0;
         for small in [101u32, 561, 2047, 3277, 4033, 65537, 2147483647] {
             let n = Integer::from(small);
@@ -290,17 +308,7 @@ mod tests {
                 if s + 8 > bits {
                     continue;
                 }
-                x = (Integer::from(&x * &x) + 0x9e37_79b9u32).keep_bits(bits + 64);
-                let mut k = Integer::from(&x >> 64u32).keep_bits(bits - s);
-                k.set_bit(bits - s - 1, true);
-                k |= 1u32;
-                let mut n = (Integer::from(&k << s)) + 1u32;
-                // GMP's test with reps ≤ 24 is Baillie–PSW: enough to pick
-                // test primes (the round itself is what is under test).
-                while n.is_probably_prime(1) == rug::integer::IsPrime::No {
-                    k += 2u32;
-                    n = (Integer::from(&k << s)) + 1u32;
-                }
+                let n = prime_with_s(&mut x, bits, s);
                 assert_eq!(Integer::from(&n - 1u32).find_one(0), Some(s));
                 for a in [2u32, 3, 7] {
                     let a = Integer::from(a);

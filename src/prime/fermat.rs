@@ -19,8 +19,10 @@
 //!
 //! ## Constant time
 //! The candidate may become a secret prime: the arithmetic is
-//! `gmp::mont`'s (basecase squarings, Montgomery reduction and
-//! masked doublings, no value-dependent branch or index), each exponent bit
+//! `arith::fixed`'s for candidates of up to 8 limbs (512 bits: RSA-512 and
+//! RSA-1024 primes, numbers held in registers) and `gmp::mont`'s above
+//! (basecase squarings, Montgomery reduction and masked doublings); neither
+//! has a value-dependent branch or index. Each exponent bit
 //! is a mask, and the loop runs once per bit of n, which is public (the
 //! key size). Only the verdict leaves, and for a prime it is always
 //! "pass".
@@ -29,6 +31,9 @@ use std::sync::atomic::{AtomicBool, Ordering};
 
 use rug::Integer;
 
+use zeroize::Zeroize;
+
+use crate::arith::fixed::{ct_eq, with_limbs, FixedMont, PUBLIC_MAX_LIMBS};
 use crate::gmp::mont::Mont;
 
 /// Whether 2^(n−1) ≡ 1 (mod n), in time that depends only on the size of
@@ -43,6 +48,10 @@ pub fn fermat_base2_secret(n: &Integer) -> bool {
 pub fn fermat_base2_secret_or_stop(n: &Integer, stop: &AtomicBool) -> bool {
     if *n < 5u32 {
         return false;
+    }
+    let limbs = n.as_limbs();
+    if let Some(v) = with_limbs!(limbs.len(), N => fermat_base2_fixed::<N>(n, stop)) {
+        return v;
     }
     let Some(mut m) = Mont::new(n) else {
         return false;
@@ -63,6 +72,28 @@ pub fn fermat_base2_secret_or_stop(n: &Integer, stop: &AtomicBool) -> bool {
     acc.ct_eq(&one) == 1
 }
 
+/// [`fermat_base2_secret_or_stop`] on `arith::fixed`'s arithmetic for n
+/// of N ≤ 8 limbs: the same steps, in registers.
+fn fermat_base2_fixed<const N: usize>(n: &Integer, stop: &AtomicBool) -> bool {
+    let Some(m) = FixedMont::<N>::new(n.as_limbs()) else {
+        return false;
+    };
+    let one = m.one();
+    let mut acc = one;
+    for i in (0..n.significant_bits() as usize).rev() {
+        if i % 64 == 0 && stop.load(Ordering::Relaxed) {
+            acc.zeroize();
+            return false;
+        }
+        acc = m.sqr(&acc);
+        let bit = if i == 0 { 0 } else { m.modulus_bit(i) };
+        acc = m.double_if(&acc, bit);
+    }
+    let pass = ct_eq(&acc, &one) == 1;
+    acc.zeroize();
+    pass
+}
+
 /// A Miller–Rabin round to base 2 (strong probable-prime test) for a
 /// *public* odd n (DH candidates), in variable time: with n − 1 = 2^s·d,
 /// 2^d by squarings with GMP's fastest `mpn_sqr` and doublings only where d
@@ -74,6 +105,12 @@ pub fn fermat_base2_secret_or_stop(n: &Integer, stop: &AtomicBool) -> bool {
 pub fn strong_base2_public_or_stop(n: &Integer, stop: &AtomicBool) -> bool {
     if *n < 5u32 || n.is_even() {
         return false;
+    }
+    let limbs = n.as_limbs().len();
+    if limbs <= PUBLIC_MAX_LIMBS {
+        if let Some(v) = with_limbs!(limbs, N => strong_base2_fixed::<N>(n, stop)) {
+            return v;
+        }
     }
     let Some(mut m) = Mont::new(n) else {
         return false;
@@ -104,6 +141,43 @@ pub fn strong_base2_public_or_stop(n: &Integer, stop: &AtomicBool) -> bool {
             return true;
         }
         if x.ct_eq(&one) == 1 {
+            return false;
+        }
+    }
+    false
+}
+
+/// [`strong_base2_public_or_stop`] on `arith::fixed`'s arithmetic for n
+/// of N ≤ 7 limbs (odd, at least 5).
+fn strong_base2_fixed<const N: usize>(n: &Integer, stop: &AtomicBool) -> bool {
+    let Some(m) = FixedMont::<N>::new(n.as_limbs()) else {
+        return false;
+    };
+    let one = m.one();
+    let minus_one = m.minus_one();
+    let s = n.find_one(1).expect("n ≥ 5 has a one bit above bit 0");
+    let mut x = one;
+    for i in (s..n.significant_bits()).rev() {
+        if i % 64 == 0 && stop.load(Ordering::Relaxed) {
+            return false;
+        }
+        x = m.sqr(&x);
+        if n.get_bit(i) {
+            x = m.double_if(&x, 1);
+        }
+    }
+    if stop.load(Ordering::Relaxed) {
+        return false;
+    }
+    if ct_eq(&x, &one) == 1 || ct_eq(&x, &minus_one) == 1 {
+        return true;
+    }
+    for _ in 1..s {
+        x = m.sqr(&x);
+        if ct_eq(&x, &minus_one) == 1 {
+            return true;
+        }
+        if ct_eq(&x, &one) == 1 {
             return false;
         }
     }

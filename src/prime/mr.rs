@@ -34,6 +34,9 @@
 use std::sync::atomic::AtomicBool;
 
 use rug::Integer;
+use zeroize::Zeroize;
+
+use crate::arith::fixed::{ct_eq, with_limbs, FixedMont, PUBLIC_MAX_LIMBS};
 
 use crate::gmp::pubpow::pow_mod_or_stop;
 
@@ -132,8 +135,9 @@ impl MrCandidate {
 
     /// One strong-probable-prime round with `base` (2 ≤ base ≤ n − 2).
     ///
-    /// With `secret`, the round is `gmp::sec::mr_round`: its time
-    /// depends only on the size of n — not on s = v2(n − 1), nor on where
+    /// With `secret`, the round is [`mr_round_fixed`] for n of up to 8
+    /// limbs and `gmp::sec::mr_round` above: its time depends only on the
+    /// size of n — not on s = v2(n − 1), nor on where
     /// −1 shows up. Candidates with s > 63 never reach it from the RSA
     /// source (rejected unbuilt); for them this falls back to the loop
     /// below with GMP's `mpz_powm_sec` and s − 1 squarings.
@@ -147,6 +151,14 @@ impl MrCandidate {
     /// secret round looks at it between chunks above 4096 bits
     /// (`gmp::sec::mr_round`) and otherwise runs to its end.
     pub fn round_or_stop(&self, mut base: Integer, secret: bool, stop: &AtomicBool) -> bool {
+        let len = self.n.as_limbs().len();
+        if secret || len <= PUBLIC_MAX_LIMBS {
+            let fixed =
+                with_limbs!(len, N => mr_round_fixed::<N>(&self.n, &base, secret)).flatten();
+            if let Some(v) = fixed {
+                return v;
+            }
+        }
         if secret {
             if let Some(v) = crate::gmp::sec::mr_round(&self.n, &base, stop) {
                 return v;
@@ -188,9 +200,98 @@ impl MrCandidate {
     }
 }
 
+/// Exponent bits per window of [`mr_round_fixed`]'s exponentiation.
+const WINDOW: usize = 4;
+
+/// `gmp::sec::mr_round` on `arith::fixed`'s arithmetic for n of N ≤ 8
+/// limbs, in time that depends only on N and the bit size of n:
+/// - s = v2(n − 1) and d = (n − 1) / 2^s by shifts (a shift's time does
+///   not depend on its count);
+/// - base^d by fixed 4-bit windows over as many bits as n has (not d), each
+///   window's power read from a table of base^0 … base^15 by scanning all
+///   sixteen entries with masks;
+/// - then `MAX_S − 1` squarings, each compared with −1, only those before
+///   the s-th counted.
+///
+/// A public round (`secret` false: DH candidates, whose numbers are
+/// public) squares only s − 1 times and stops at the first −1.
+///
+/// `None` when v2(n − 1) > `MAX_S`, n is even or shorter than N limbs, or
+/// the base is longer than n.
+fn mr_round_fixed<const N: usize>(n: &Integer, base: &Integer, secret: bool) -> Option<bool> {
+    use crate::gmp::sec::MAX_S;
+    let nl = n.as_limbs();
+    let m = FixedMont::<N>::new(nl)?;
+    let s = (nl[0] ^ 1).trailing_zeros();
+    if s > MAX_S || s == 0 || *n < 5u32 {
+        return None;
+    }
+    let bl = base.as_limbs();
+    if bl.len() > N {
+        return None;
+    }
+    let mut d = [0u64; N];
+    for i in 0..N {
+        let lo = if i == 0 { nl[0] ^ 1 } else { nl[i] };
+        let hi = if i + 1 < N { nl[i + 1] } else { 0 };
+        // 1 ≤ s ≤ 63: both shifts are in range.
+        d[i] = (lo >> s) | (hi << (64 - s));
+    }
+    let mut b = [0u64; N];
+    b[..bl.len()].copy_from_slice(bl);
+    let r2 = m.r_squared();
+    let one = m.one();
+    let mut table = [[0u64; N]; 1 << WINDOW];
+    table[0] = one;
+    table[1] = m.to_mont(&b, &r2);
+    for k in 2..table.len() {
+        table[k] = m.mul(&table[k - 1], &table[1]);
+    }
+    let mut acc = one;
+    let windows = (n.significant_bits() as usize).div_ceil(WINDOW);
+    for w in (0..windows).rev() {
+        for _ in 0..WINDOW {
+            acc = m.sqr(&acc);
+        }
+        let bit = w * WINDOW;
+        let idx = (d[bit / 64] >> (bit % 64)) & ((1 << WINDOW) - 1);
+        let mut power = [0u64; N];
+        for (k, entry) in table.iter().enumerate() {
+            let x = k as u64 ^ idx;
+            // All ones when k = idx.
+            let mask = core::hint::black_box(((x | x.wrapping_neg()) >> 63) ^ 1).wrapping_neg();
+            for i in 0..N {
+                power[i] |= entry[i] & mask;
+            }
+        }
+        acc = m.mul(&acc, &power);
+        power.zeroize();
+    }
+    let minus_one = m.minus_one();
+    let mut pass = ct_eq(&acc, &one) | ct_eq(&acc, &minus_one);
+    let squarings = if secret { MAX_S } else { s };
+    for j in 1..squarings {
+        if !secret && pass == 1 {
+            break;
+        }
+        acc = m.sqr(&acc);
+        // Counts only while j < s: mask from the borrow of j − s.
+        let live = (j.wrapping_sub(s) >> 31) as u64 & 1;
+        pass |= ct_eq(&acc, &minus_one) & live;
+    }
+    for entry in table.iter_mut() {
+        entry.zeroize();
+    }
+    acc.zeroize();
+    d.zeroize();
+    b.zeroize();
+    Some(pass == 1)
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::gmp::sec::tests::{prime_with_s, reference};
 
     #[test]
     fn table_b1_sizes() {
@@ -255,6 +356,69 @@ mod tests {
         // Smaller candidates need more rounds.
         assert!(rounds_for_bits(256) > rounds_for_bits(512));
         assert!(rounds_for_bits(512) >= rounds_for_bits(1024));
+    }
+
+    /// The in-register round agrees with the textbook round at every limb
+    /// count it serves: strong pseudoprimes, Carmichael numbers, primes of
+    /// every s from 1 to 63 and composites with the same s, bases short
+    /// and full-length; s = 64 and a base longer than n are refused.
+    #[test]
+    fn fixed_round_agrees_with_reference() {
+        let fixed = |n: &Integer, a: &Integer| {
+            let len = n.as_limbs().len();
+            let ct = with_limbs!(len, N => mr_round_fixed::<N>(n, a, true)).flatten();
+            let public = with_limbs!(len, N => mr_round_fixed::<N>(n, a, false)).flatten();
+            assert_eq!(ct, public, "{n:#x} to base {a:#x}");
+            ct
+        };
+        for (n, a, want) in [
+            (2047u32, 2u32, true),
+            (3277, 2, true),
+            (2047, 3, false),
+            (561, 2, false),
+        ] {
+            let (n, a) = (Integer::from(n), Integer::from(a));
+            assert_eq!(fixed(&n, &a), Some(want), "{n} to base {a}");
+        }
+        let mut x = Integer::from(0x1234_5678_9abc_def1u64);
+        let mut checked = 0;
+        for bits in [64u32, 100, 128, 192, 255, 256, 320, 384, 448, 511, 512] {
+            for s in [1u32, 2, 3, 5, 17, 32, 62, 63] {
+                if s + 8 > bits {
+                    continue;
+                }
+                let n = prime_with_s(&mut x, bits, s);
+                // A composite with the same s, cut to the same size.
+                let c: Integer = &n * ((Integer::from(1u32) << (s + 1)) * 3u32 + 1u32);
+                let c = c.keep_bits(bits) | 1u32;
+                let full = Integer::from(&x >> 3u32) % &n;
+                for a in [Integer::from(2u32), Integer::from(3u32), full] {
+                    if a < 2u32 {
+                        continue;
+                    }
+                    assert_eq!(fixed(&n, &a), Some(true), "prime, {bits} bits, s={s}");
+                    if c > 4u32 && Integer::from(&c - 1u32).find_one(0).unwrap() <= 63 {
+                        let a = Integer::from(&a % &c);
+                        if a >= 2u32 {
+                            assert_eq!(
+                                fixed(&c, &a),
+                                Some(reference(&c, &a)),
+                                "composite {c:#x} to base {a:#x}"
+                            );
+                        }
+                    }
+                    checked += 1;
+                }
+            }
+        }
+        assert!(checked > 200, "{checked}");
+        let big = (Integer::from(5u32) << 64u32) + 1u32;
+        assert_eq!(fixed(&big, &Integer::from(2u32)), None);
+        let n = Integer::from(2047u32);
+        assert_eq!(
+            mr_round_fixed::<1>(&n, &Integer::from(u128::MAX), true),
+            None
+        );
     }
 
     #[test]

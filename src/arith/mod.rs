@@ -37,3 +37,5 @@ pub(crate) fn inverse_mod_2_64(p: u64) -> u64 {
     }
     x
 }
+
+pub(crate) mod fixed;
