@@ -13,8 +13,10 @@
 //! Nothing branches on or indexes memory by a value. Products are u128
 //! multiplications (one `mul`/`mulx` each); the final subtraction of every
 //! step and every conditional doubling is selected with a mask derived from
-//! borrows, behind [`core::hint::black_box`] so the optimiser cannot turn it
-//! back into a branch; a table look-up reads every entry. Every value is
+//! borrows, behind [`core::hint::black_box`] so that the optimiser does not
+//! see that the mask is all zeros or all ones and turn the select back into
+//! a branch (a best effort, as Rust documents it; `bench/examples/mr_timing`
+//! measures the result); a table look-up reads every entry. Every value is
 //! fully reduced (< n) after every operation.
 //!
 //! Contexts are wiped when dropped, and callers wipe their tables and
