@@ -121,6 +121,23 @@ impl<const N: usize> FixedMont<N> {
         Some(f)
     }
 
+    /// Hands the secret fields (n, −n⁻¹, R mod n) to `f` as byte ranges,
+    /// for `arith::ct_check` to mark them undefined under valgrind.
+    #[cfg(test)]
+    pub(crate) fn secret_bytes(&mut self, mut f: impl FnMut(*const u8, usize)) {
+        f(self.m.as_ptr().cast(), 8 * N);
+        f((&self.invm as *const Limb).cast(), 8);
+        f(self.one.as_ptr().cast(), 8 * N);
+    }
+
+    /// Chooses the squaring at 4 limbs, for tests of both paths. The
+    /// caller makes sure the CPU (or valgrind, which runs BMI2 and ADX
+    /// instructions but hides them from CPUID) has the instructions.
+    #[cfg(test)]
+    pub(crate) fn set_adx(&mut self, on: bool) {
+        self.adx = on;
+    }
+
     /// Bit `i` of n as 0 or 1 (for masks only: n is secret).
     #[inline(always)]
     pub(crate) fn modulus_bit(&self, i: usize) -> Limb {
@@ -316,6 +333,12 @@ impl<const N: usize> FixedMont<N> {
 // sqr4_adx reads n at offset 0 and invm at offset 32.
 const _: () = assert!(core::mem::offset_of!(FixedMont<4>, m) == 0);
 const _: () = assert!(core::mem::offset_of!(FixedMont<4>, invm) == 32);
+
+/// [`has_adx`] for the tests of other modules.
+#[cfg(test)]
+pub(crate) fn tests_has_adx() -> bool {
+    has_adx()
+}
 
 /// Whether the CPU has `mulx` (BMI2) and `adcx`/`adox` (ADX).
 fn has_adx() -> bool {

@@ -38,4 +38,6 @@ pub(crate) fn inverse_mod_2_64(p: u64) -> u64 {
     x
 }
 
+#[cfg(all(test, target_arch = "x86_64", target_os = "linux"))]
+mod ct_check;
 pub(crate) mod fixed;

@@ -78,20 +78,32 @@ fn fermat_base2_fixed<const N: usize>(n: &Integer, stop: &AtomicBool) -> bool {
     let Some(m) = FixedMont::<N>::new(n.as_limbs()) else {
         return false;
     };
+    fermat_fixed_core(&m, n.significant_bits() as usize, stop) == Some(1)
+}
+
+/// The loop of [`fermat_base2_fixed`] for n of `bits` bits (public):
+/// `Some(1)` when 2^(n−1) ≡ 1 (mod n), `Some(0)` when not, `None` once
+/// `stop` is set. Nothing in it branches on n (`arith::ct_check` runs it
+/// under valgrind with n marked undefined).
+pub(crate) fn fermat_fixed_core<const N: usize>(
+    m: &FixedMont<N>,
+    bits: usize,
+    stop: &AtomicBool,
+) -> Option<u64> {
     let one = m.one();
     let mut acc = one;
-    for i in (0..n.significant_bits() as usize).rev() {
+    for i in (0..bits).rev() {
         if i % 64 == 0 && stop.load(Ordering::Relaxed) {
             acc.zeroize();
-            return false;
+            return None;
         }
         acc = m.sqr(&acc);
         let bit = if i == 0 { 0 } else { m.modulus_bit(i) };
         acc = m.double_if(&acc, bit);
     }
-    let pass = ct_eq(&acc, &one) == 1;
+    let pass = ct_eq(&acc, &one);
     acc.zeroize();
-    pass
+    Some(pass)
 }
 
 /// A Miller–Rabin round to base 2 (strong probable-prime test) for a

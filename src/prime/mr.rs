@@ -230,25 +230,51 @@ fn mr_round_fixed<const N: usize>(n: &Integer, base: &Integer, secret: bool) -> 
     if bl.len() > N {
         return None;
     }
+    let mut d = odd_part::<N>(nl, s);
+    let mut b = [0u64; N];
+    b[..bl.len()].copy_from_slice(bl);
+    let pass = mr_fixed_core(&m, &d, &b, s, n.significant_bits() as usize, secret);
+    d.zeroize();
+    b.zeroize();
+    Some(pass == 1)
+}
+
+/// d = (n − 1) / 2^s for odd n of N limbs and 1 ≤ s ≤ 63, by shifts
+/// (whose time does not depend on s).
+pub(crate) fn odd_part<const N: usize>(nl: &[u64], s: u32) -> [u64; N] {
     let mut d = [0u64; N];
     for i in 0..N {
         let lo = if i == 0 { nl[0] ^ 1 } else { nl[i] };
         let hi = if i + 1 < N { nl[i + 1] } else { 0 };
-        // 1 ≤ s ≤ 63: both shifts are in range.
         d[i] = (lo >> s) | (hi << (64 - s));
     }
-    let mut b = [0u64; N];
-    b[..bl.len()].copy_from_slice(bl);
+    d
+}
+
+/// The work of [`mr_round_fixed`] once n is in `m`: `base`^`d` by fixed
+/// windows over `bits` (n's bit size, public) bits, then the squarings;
+/// 1 when the round passes, 0 when not. With `secret`, nothing in it
+/// branches on n, d, the base or s (`arith::ct_check` runs it under
+/// valgrind with all four marked undefined).
+pub(crate) fn mr_fixed_core<const N: usize>(
+    m: &FixedMont<N>,
+    d: &[u64; N],
+    b: &[u64; N],
+    s: u32,
+    bits: usize,
+    secret: bool,
+) -> u64 {
+    use crate::gmp::sec::MAX_S;
     let r2 = m.r_squared();
     let one = m.one();
     let mut table = [[0u64; N]; 1 << WINDOW];
     table[0] = one;
-    table[1] = m.to_mont(&b, &r2);
+    table[1] = m.to_mont(b, &r2);
     for k in 2..table.len() {
         table[k] = m.mul(&table[k - 1], &table[1]);
     }
     let mut acc = one;
-    let windows = (n.significant_bits() as usize).div_ceil(WINDOW);
+    let windows = bits.div_ceil(WINDOW);
     for w in (0..windows).rev() {
         for _ in 0..WINDOW {
             acc = m.sqr(&acc);
@@ -283,9 +309,7 @@ fn mr_round_fixed<const N: usize>(n: &Integer, base: &Integer, secret: bool) -> 
         entry.zeroize();
     }
     acc.zeroize();
-    d.zeroize();
-    b.zeroize();
-    Some(pass == 1)
+    pass
 }
 
 #[cfg(test)]

@@ -1,0 +1,162 @@
+//! The secret-candidate arithmetic under valgrind, with the secrets marked
+//! undefined (the "ctgrind" technique): memcheck then reports every branch
+//! and every memory address that depends on them. The base-2 Fermat loop
+//! and the Miller–Rabin round on `arith::fixed` (4 limbs with and without
+//! the assembly squaring, 6 and 8 limbs) run with n, −n⁻¹, R mod n, d, the
+//! base and s undefined; only their verdicts are marked defined again.
+//!
+//! Valgrind hides BMI2 and ADX from CPUID but runs those instructions, so
+//! the workload forces the 4-limb assembly squaring on there.
+//!
+//! The harness test re-runs this test binary under valgrind with the
+//! workload test and fails on any memcheck error. Without valgrind it says
+//! so and passes (`.ci/deps` installs valgrind, so CI always runs it).
+
+use std::sync::atomic::AtomicBool;
+
+use rug::Integer;
+
+use super::fixed::FixedMont;
+use crate::prime::fermat::fermat_fixed_core;
+use crate::prime::mr::{mr_fixed_core, odd_part};
+
+/// Memcheck's client requests ('M', 'C' tool base).
+const MAKE_MEM_UNDEFINED: u64 = 0x4d43_0001;
+const MAKE_MEM_DEFINED: u64 = 0x4d43_0002;
+
+/// A valgrind client request; returns 0 when not under valgrind.
+fn client_request(request: u64, addr: *const u8, len: usize) -> u64 {
+    let args: [u64; 6] = [request, addr as u64, len as u64, 0, 0, 0];
+    let mut result: u64 = 0;
+    // SAFETY: valgrind's documented amd64 "magic sequence": four rotations
+    // of rdi that add up to 128 (rdi is unchanged) and xchg rbx, rbx, a
+    // no-op on a real CPU. Under valgrind it reads the six words at rax.
+    unsafe {
+        core::arch::asm!(
+            "rol rdi, 3",
+            "rol rdi, 13",
+            "rol rdi, 61",
+            "rol rdi, 51",
+            "xchg rbx, rbx",
+            in("rax") args.as_ptr(),
+            inout("rdx") result,
+            in("rdi") 0u64,
+            options(nostack, preserves_flags),
+        );
+    }
+    result
+}
+
+/// Valgrind's RUNNING_ON_VALGRIND request: non-zero under valgrind.
+fn on_valgrind() -> bool {
+    client_request(0x1001, core::ptr::null(), 0) != 0
+}
+
+fn undefined(addr: *const u8, len: usize) {
+    client_request(MAKE_MEM_UNDEFINED, addr, len);
+}
+
+fn defined<T>(x: &T) {
+    client_request(MAKE_MEM_DEFINED, (x as *const T).cast(), size_of::<T>());
+}
+
+/// A prime of `bits` bits (n ≡ 3 mod 4 or not, as the walk gives) and the
+/// workload on it: Fermat and Miller–Rabin with everything secret marked
+/// undefined. Returns the verdicts (which must be 1: n is prime).
+fn run<const N: usize>(seed: u64, adx: bool) -> (u64, u64) {
+    let bits = 64 * N as u32;
+    let mut x = Integer::from(seed);
+    x = (Integer::from(&x * &x) + 0x6a09_e667u32).keep_bits(bits + 64) << (bits / 2);
+    let mut n = Integer::from(&x >> 64u32).keep_bits(bits);
+    n.set_bit(bits - 1, true);
+    let n = n.next_prime();
+    let nl = n.as_limbs();
+    let mut m = FixedMont::<N>::new(nl).expect("N limbs");
+    m.set_adx(adx);
+    m.secret_bytes(undefined);
+    let never = AtomicBool::new(false);
+    let fermat = fermat_fixed_core(&m, bits as usize, &never).expect("not stopped");
+    // d, the base and s as the round prepares them, then marked undefined.
+    let mut s = (nl[0] ^ 1).trailing_zeros();
+    let d = odd_part::<N>(nl, s);
+    let mut b = [0u64; N];
+    b[0] = 0x9e37_79b9_7f4a_7c15;
+    b[N / 2] = 0x0123_4567_89ab_cdef;
+    undefined(d.as_ptr().cast(), 8 * N);
+    undefined(b.as_ptr().cast(), 8 * N);
+    undefined((&mut s as *mut u32).cast(), 4);
+    let mr = mr_fixed_core(&m, &d, &b, s, bits as usize, true);
+    defined(&fermat);
+    defined(&mr);
+    (fermat, mr)
+}
+
+/// The workload; meaningful only under valgrind (the harness below).
+#[test]
+#[ignore = "run by secret_arithmetic_has_no_secret_branches under valgrind"]
+fn workload() {
+    // Valgrind hides BMI2/ADX from CPUID but runs them: the assembly
+    // squaring is checked there too.
+    let adx = on_valgrind() || super::fixed::tests_has_adx();
+    for seed in [3u64, 5] {
+        if adx {
+            assert_eq!(run::<4>(seed, true), (1, 1));
+        }
+        assert_eq!(run::<4>(seed, false), (1, 1));
+        assert_eq!(run::<6>(seed, false), (1, 1));
+        assert_eq!(run::<8>(seed, false), (1, 1));
+    }
+}
+
+/// A deliberate branch on a secret and a look-up indexed by one, which
+/// memcheck must report (shows the harness can fail).
+#[test]
+#[ignore = "run by secret_arithmetic_has_no_secret_branches under valgrind"]
+fn leaky_workload() {
+    let v = [0x1234_5678u64; 4];
+    undefined(v.as_ptr().cast(), 32);
+    let table: Vec<u64> = (0..256).collect();
+    let mut acc = 0u64;
+    for &x in &v {
+        let x = core::hint::black_box(x);
+        if x % 3 == 1 {
+            acc = acc.wrapping_mul(3).wrapping_add(x);
+        }
+        acc ^= table[(x & 255) as usize];
+    }
+    defined(&acc);
+    assert_ne!(core::hint::black_box(acc), 1);
+}
+
+fn under_valgrind(test: &str) -> Option<(bool, String)> {
+    let exe = std::env::current_exe().expect("test binary");
+    let out = std::process::Command::new("valgrind")
+        .args([
+            "--tool=memcheck",
+            "--error-exitcode=99",
+            "--leak-check=no",
+            "--track-origins=no",
+        ])
+        .arg(&exe)
+        .args([test, "--exact", "--include-ignored", "--test-threads=1"])
+        .output()
+        .ok()?;
+    let text = String::from_utf8_lossy(&out.stderr).into_owned();
+    Some((out.status.success(), text))
+}
+
+#[test]
+fn secret_arithmetic_has_no_secret_branches() {
+    let Some((ok, text)) = under_valgrind("arith::ct_check::workload") else {
+        eprintln!("valgrind is not installed: skipped (.ci/deps installs it)");
+        return;
+    };
+    assert!(
+        ok,
+        "memcheck saw secret-dependent branches or addresses:\n{text}"
+    );
+    // The same harness reports a branch on an undefined value.
+    let (ok, text) = under_valgrind("arith::ct_check::leaky_workload").expect("valgrind ran");
+    assert!(!ok, "the leaky workload was not caught");
+    assert!(text.contains("uninitialised value"), "{text}");
+}
