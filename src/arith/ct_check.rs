@@ -2,8 +2,12 @@
 //! undefined (the "ctgrind" technique): memcheck then reports every branch
 //! and every memory address that depends on them. The base-2 Fermat loop
 //! and the Miller–Rabin round on `arith::fixed` (4 limbs with and without
-//! the assembly squaring, 6 and 8 limbs) run with n, −n⁻¹, R mod n, d, the
-//! base and s undefined; only their verdicts are marked defined again.
+//! the assembly squaring, 6 and 8 limbs) and on `gmp::mont` with
+//! `gmp::sec::pow_secret` (9 and 16 limbs, and 1000 bits) run with n,
+//! −n⁻¹, R mod n, d, the base and s undefined; only their verdicts are
+//! marked defined again. Above 8 limbs the byte of n that holds its top
+//! bit stays defined: n's bit size is public, and GMP's division branches
+//! on it.
 //!
 //! Valgrind hides BMI2 and ADX from CPUID but runs those instructions, so
 //! the workload forces the 4-limb assembly squaring on there.
@@ -17,7 +21,9 @@ use std::sync::atomic::AtomicBool;
 use rug::Integer;
 
 use super::fixed::FixedMont;
-use crate::prime::fermat::fermat_fixed_core;
+use crate::gmp::mont::Mont;
+use crate::gmp::sec::mr_round_core;
+use crate::prime::fermat::{fermat_fixed_core, fermat_mont_core};
 use crate::prime::mr::{mr_fixed_core, odd_part};
 
 /// Memcheck's client requests ('M', 'C' tool base).
@@ -60,16 +66,21 @@ fn defined<T>(x: &T) {
     client_request(MAKE_MEM_DEFINED, (x as *const T).cast(), size_of::<T>());
 }
 
+/// The first prime above a `bits`-bit number made from `seed`.
+fn prime_of(bits: u32, seed: u64) -> Integer {
+    let mut x = Integer::from(seed);
+    x = (Integer::from(&x * &x) + 0x6a09_e667u32).keep_bits(bits + 64) << (bits / 2);
+    let mut n = Integer::from(&x >> 64u32).keep_bits(bits);
+    n.set_bit(bits - 1, true);
+    n.next_prime()
+}
+
 /// A prime of `bits` bits (n ≡ 3 mod 4 or not, as the walk gives) and the
 /// workload on it: Fermat and Miller–Rabin with everything secret marked
 /// undefined. Returns the verdicts (which must be 1: n is prime).
 fn run<const N: usize>(seed: u64, adx: bool) -> (u64, u64) {
     let bits = 64 * N as u32;
-    let mut x = Integer::from(seed);
-    x = (Integer::from(&x * &x) + 0x6a09_e667u32).keep_bits(bits + 64) << (bits / 2);
-    let mut n = Integer::from(&x >> 64u32).keep_bits(bits);
-    n.set_bit(bits - 1, true);
-    let n = n.next_prime();
+    let n = prime_of(bits, seed);
     let nl = n.as_limbs();
     let mut m = FixedMont::<N>::new(nl).expect("N limbs");
     m.set_adx(adx);
@@ -91,6 +102,45 @@ fn run<const N: usize>(seed: u64, adx: bool) -> (u64, u64) {
     (fermat, mr)
 }
 
+/// The same for numbers above 8 limbs, on `gmp::mont` and `gmp::sec::pow_secret`
+/// (RSA-2048's 16-limb primes take this path): n's limbs, −n⁻¹, d, the
+/// base and s undefined.
+fn run_gmp(bits: u32, seed: u64) -> (u64, u64) {
+    let n = prime_of(bits, seed);
+    let nl = n.as_limbs();
+    let len = nl.len();
+    let mut s = (nl[0] ^ 1).trailing_zeros();
+    let mut d = (Integer::from(&n - 1u32) >> s).as_limbs().to_vec();
+    d.resize(len, 0);
+    let mut b = vec![0u64; len];
+    b[0] = 0x9e37_79b9_7f4a_7c15;
+    b[len / 2] = 0x0123_4567_89ab_cdef;
+    let mut m = Mont::new(&n).expect("odd");
+    undefined(nl.as_ptr().cast(), 8 * len);
+    // The bit size of n is public (the key size): GMP's mpn_sec_div_r
+    // branches on the divisor's leading zero count. The byte that holds
+    // the top one bit and the zero bytes above it stay defined (this
+    // treats up to 7 bits below the top one as public too).
+    let top = (bits as usize - 1) / 8;
+    client_request(
+        MAKE_MEM_DEFINED,
+        nl.as_ptr().cast::<u8>().wrapping_add(top),
+        8 * len - top,
+    );
+    m.secret_bytes(undefined);
+    let never = AtomicBool::new(false);
+    let fermat = fermat_mont_core(&mut m, bits as usize, &never).expect("not stopped");
+    undefined(d.as_ptr().cast(), 8 * len);
+    undefined(b.as_ptr().cast(), 8 * len);
+    undefined((&mut s as *mut u32).cast(), 4);
+    let mr = mr_round_core(&mut m, &b, &d, s, bits, &never).expect("not stopped");
+    defined(&fermat);
+    defined(&mr);
+    // n's limbs are read again by rug when n is dropped.
+    client_request(MAKE_MEM_DEFINED, nl.as_ptr().cast(), 8 * len);
+    (fermat, mr)
+}
+
 /// The workload; meaningful only under valgrind (the harness below).
 #[test]
 #[ignore = "run by secret_arithmetic_has_no_secret_branches under valgrind"]
@@ -105,6 +155,10 @@ fn workload() {
         assert_eq!(run::<4>(seed, false), (1, 1));
         assert_eq!(run::<6>(seed, false), (1, 1));
         assert_eq!(run::<8>(seed, false), (1, 1));
+    }
+    // 9 limbs, RSA-2048's 16 and a top limb that is not full.
+    for bits in [576u32, 1024, 1000] {
+        assert_eq!(run_gmp(bits, 7), (1, 1), "{bits} bits");
     }
 }
 

@@ -11,7 +11,8 @@
 //! - every reduction and every conditional doubling is applied with
 //!   `mpn_cnd_add_n`/`mpn_cnd_sub_n`, their condition computed from carries
 //!   and `mpn_sub_n` borrows; results stay fully reduced (< n);
-//! - R mod n comes from `mpn_sec_div_r`, and −n⁻¹ mod 2^64 from Newton's
+//! - R mod n comes from `sec::sec_div_r` (GMP's `mpn_sec_div_r` without
+//!   its table look-up), and −n⁻¹ mod 2^64 from Newton's
 //!   iteration (GMP's `binvert_limb` would index a table by the low bits
 //!   of n);
 //! - buffers are exchanged by handle, the same for every value.
@@ -33,6 +34,16 @@ type Limb = u64;
 pub(crate) struct Residue(SecretVec<Limb>);
 
 impl Residue {
+    /// The limbs (secret: for copying into other secret buffers).
+    pub(crate) fn limbs(&self) -> &[Limb] {
+        &self.0
+    }
+
+    /// The limbs, to be overwritten with another residue's.
+    pub(crate) fn limbs_mut(&mut self) -> &mut [Limb] {
+        &mut self.0
+    }
+
     /// 1 when equal, 0 when not, by a full-length XOR (no early exit).
     pub(crate) fn ct_eq(&self, other: &Residue) -> u64 {
         let diff = self
@@ -67,6 +78,7 @@ impl<'n> Mont<'n> {
         // SAFETY: the `_itch` functions only compute sizes.
         let itch = unsafe {
             (gmp::mpn_sec_sqr_itch(len as _) as usize)
+                .max(gmp::mpn_sec_mul_itch(len as _, len as _) as usize)
                 .max(gmp::mpn_sec_div_r_itch((2 * len) as _, len as _) as usize)
         };
         Some(Mont {
@@ -84,6 +96,14 @@ impl<'n> Mont<'n> {
             spare: SecretVec::zeroed(len),
             scratch: SecretVec::zeroed(itch.max(1)),
         })
+    }
+
+    /// Hands −n⁻¹ mod 2^64 (derived from n) to `f` as a byte range, for
+    /// `arith::ct_check` to mark it undefined under valgrind; n's limbs
+    /// are the caller's.
+    #[cfg(test)]
+    pub(crate) fn secret_bytes(&mut self, mut f: impl FnMut(*const u8, usize)) {
+        f((&self.invm as *const Limb).cast(), 8);
     }
 
     fn len(&self) -> usize {
@@ -104,7 +124,7 @@ impl<'n> Mont<'n> {
         // SAFETY: `wide` has 2·len limbs, n's top limb is non-zero (rug
         // normalises) and the scratch has the size GMP asked for.
         unsafe {
-            gmp::mpn_sec_div_r(
+            super::sec::sec_div_r(
                 wide.as_mut_ptr(),
                 (2 * len) as _,
                 self.m.as_ptr(),
@@ -157,21 +177,59 @@ impl<'n> Mont<'n> {
         let xp = x.0.as_mut_ptr();
         // SAFETY: `prod` has 2·len limbs as mpn_sqr/mpn_sec_sqr and redc_1
         // require, `x` len limbs, the scratch the size GMP asked for.
-        let cy = unsafe {
+        unsafe {
             if self.basecase_sqr {
                 gmp::mpn_sqr(self.prod.as_mut_ptr(), xp, n_l);
             } else {
                 gmp::mpn_sec_sqr(self.prod.as_mut_ptr(), xp, n_l, self.scratch.as_mut_ptr());
             }
+        }
+        self.reduce_product_into(x);
+    }
+
+    /// x ← prod·R⁻¹ mod n for the 2·len-limb product in `prod` (below
+    /// n·R): the reduction rows, then one masked subtraction (`redc`
+    /// leaves cy·R + x < 2n).
+    fn reduce_product_into(&mut self, x: &mut Residue) {
+        let xp = x.0.as_mut_ptr();
+        // SAFETY: `prod` has 2·len limbs, `x` and the modulus len limbs.
+        let cy = unsafe {
             (self.redc)(
                 xp,
                 self.prod.as_mut_ptr(),
                 self.m.as_ptr(),
-                len as isize,
+                self.len() as isize,
                 self.invm,
             )
         };
         self.reduce(xp, cy);
+    }
+
+    /// x ← x·y·R⁻¹ mod n: `mpn_sec_mul` (GMP's basecase product, no
+    /// data-dependent branch at any size), then the reduction of
+    /// [`Mont::square`].
+    pub(crate) fn mul(&mut self, x: &mut Residue, y: &Residue) {
+        let len = self.len();
+        let n_l = len as gmp::size_t;
+        let xp = x.0.as_mut_ptr();
+        // SAFETY: `prod` has 2·len limbs, `x` and `y` len limbs, the
+        // scratch the size GMP asked for (mpn_sec_mul_itch).
+        unsafe {
+            gmp::mpn_sec_mul(
+                self.prod.as_mut_ptr(),
+                xp,
+                n_l,
+                y.0.as_ptr(),
+                n_l,
+                self.scratch.as_mut_ptr(),
+            );
+        }
+        self.reduce_product_into(x);
+    }
+
+    /// The limb count of n (public).
+    pub(crate) fn limbs(&self) -> usize {
+        self.len()
     }
 
     /// x ← x²·R⁻¹ mod n for a *public* n and x (DH candidates): GMP's

@@ -16,7 +16,67 @@ fn buf(l: usize) -> SecretVec<Limb> {
     SecretVec::zeroed(l.max(1))
 }
 
-/// `x mod m` for `x ≥ 0` and `m > 0` with `mpn_sec_div_r`: the time
+extern "C" {
+    // GMP's division core behind mpn_sec_div_r (internal but exported from
+    // the static library): np[..dn] = np mod dp for a normalised dp (top
+    // bit set), given the reciprocal of dp's top limb plus one; tp has
+    // dn + 1 limbs. Its time and addresses depend on nn and dn only.
+    fn __gmpn_sec_pi1_div_r(
+        np: *mut Limb,
+        nn: gmp::size_t,
+        dp: *const Limb,
+        dn: gmp::size_t,
+        dinv: Limb,
+        tp: *mut Limb,
+    );
+}
+
+/// `mpn_sec_div_r` without its table look-up: np[..dn] = np[..nn] mod
+/// dp[..dn] (nn ≥ dn ≥ 1, dp's top limb non-zero), with scratch `tp` of
+/// `mpn_sec_div_r_itch(nn, dn)` limbs. GMP's own function gets the
+/// reciprocal of the divisor's top limb from `mpn_invert_limb`, which reads
+/// a 512-byte table at an index made of the divisor's top nine bits: with
+/// a secret divisor (a prime candidate), a cache observer learns its top
+/// bits. Here the reciprocal is `arith::reciprocal_word` (no table), and
+/// the rest is GMP's steps: a shift by the divisor's leading zero count
+/// (its bit size, public), `mpn_sec_pi1_div_r`, the shift back.
+///
+/// # Safety
+/// np has nn limbs, dp dn limbs, tp `mpn_sec_div_r_itch(nn, dn)` limbs;
+/// none overlap; dp[dn − 1] ≠ 0; nn ≥ dn ≥ 1.
+pub(crate) unsafe fn sec_div_r(
+    np: *mut Limb,
+    nn: gmp::size_t,
+    dp: *const Limb,
+    dn: gmp::size_t,
+    tp: *mut Limb,
+) {
+    let reciprocal = |top: Limb| {
+        // GMP's under-estimate: the reciprocal of top + 1 (top itself when
+        // it is all ones), computed without a branch.
+        crate::arith::reciprocal_word(top + (!top != 0) as Limb)
+    };
+    // SAFETY: the caller's contract; tp's layout is GMP's (dn limbs of
+    // shifted divisor, nn + 1 of shifted dividend, dn + 1 for the core).
+    unsafe {
+        let cnt = (*dp.add(dn as usize - 1)).leading_zeros();
+        if cnt != 0 {
+            let dp2 = tp;
+            gmp::mpn_lshift(dp2, dp, dn, cnt);
+            let np2 = tp.add(dn as usize);
+            let cy = gmp::mpn_lshift(np2, np, nn, cnt);
+            *np2.add(nn as usize) = cy;
+            let inv = reciprocal(*dp2.add(dn as usize - 1));
+            __gmpn_sec_pi1_div_r(np2, nn + 1, dp2, dn, inv, tp.add((nn + 1 + dn) as usize));
+            gmp::mpn_rshift(np, np2, dn, cnt);
+        } else {
+            let inv = reciprocal(*dp.add(dn as usize - 1));
+            __gmpn_sec_pi1_div_r(np, nn, dp, dn, inv, tp);
+        }
+    }
+}
+
+/// `x mod m` for `x ≥ 0` and `m > 0` with [`sec_div_r`]: the time
 /// depends on the limb counts of `x` and `m` only. Scratch is wiped.
 pub(crate) fn rem(x: &Integer, m: &Integer) -> Integer {
     debug_assert!(*x >= 0 && *m > 0);
@@ -30,7 +90,7 @@ pub(crate) fn rem(x: &Integer, m: &Integer) -> Integer {
     unsafe {
         let itch = gmp::mpn_sec_div_r_itch(xl.len() as _, ml.len() as _) as usize;
         let mut scratch = buf(itch);
-        gmp::mpn_sec_div_r(
+        sec_div_r(
             num.as_mut_ptr(),
             xl.len() as _,
             ml.as_ptr(),
@@ -41,124 +101,90 @@ pub(crate) fn rem(x: &Integer, m: &Integer) -> Integer {
     Integer::from_digits(&num[..ml.len()], rug::integer::Order::Lsf)
 }
 
-/// Moduli above this many bits get their Miller–Rabin exponentiation in
-/// chunks (RSA above 8192 bits only).
-pub(crate) const CHUNKED_ABOVE_BITS: u32 = 4096;
-/// Exponent bits per chunk: one chunk at 8192 bits is a quarter of a round.
-const CHUNK_BITS: u32 = 2048;
+/// Exponent bits per window of [`pow_secret`].
+const WINDOW: u32 = 4;
 
-/// base^d mod m, d taken as `bits` bits long, by `mpn_sec_powm` in chunks
-/// of `chunk` exponent bits from the top: y ← y^(2^w) · base^(d's next w
-/// bits), each power a `mpn_sec_powm`, the product by `mpn_sec_mul`
-/// reduced by `mpn_sec_div_r`. One chunk (`chunk` ≥ `bits`) is a single
-/// `mpn_sec_powm`; more cost about twice the work. The time depends on
-/// the limb counts, `bits` and `chunk` only. `None` once `stop` is set
-/// (looked at between chunks).
-fn sec_pow(
+/// base^e·R mod n (Montgomery form) for a secret odd n (`mont`), base `b`
+/// (at most n's limb count, any value) and exponent `e` taken as `bits`
+/// bits long: fixed 4-bit windows from the top, four squarings and one
+/// multiplication each, the window's power read from a table of base^0 …
+/// base^15 by `mpn_sec_tabselect` (which reads every entry). The time
+/// depends on the limb count and `bits` only. `None` once `stop` is set
+/// (looked at every 64 exponent bits; the flag is the caller's, not a
+/// secret).
+///
+/// This replaces `mpn_sec_powm`, which brings the base into Montgomery
+/// form with `mpn_sec_div_r` and so with `mpn_invert_limb`'s table look-up
+/// at an index made of n's top bits (see [`sec_div_r`]).
+pub(crate) fn pow_secret(
+    mont: &mut Mont<'_>,
     b: &[Limb],
-    d: &[Limb],
+    e: &[Limb],
     bits: u32,
-    m: &[Limb],
-    chunk: u32,
     stop: &AtomicBool,
-) -> Option<SecretVec<Limb>> {
-    let len = m.len();
-    let n_l = len as gmp::size_t;
-    let width_max = chunk.min(bits);
-    // SAFETY: (whole block) every pointer comes from a live slice or
-    // SecretVec of the length GMP is told; the scratch buffers have the
-    // sizes the _itch functions ask for (for the largest base and exponent
-    // used); mpn_rshift works in place.
-    unsafe {
-        let itch = gmp::mpn_sec_powm_itch(len as _, (width_max + 1) as _, n_l)
-            .max(gmp::mpn_sec_powm_itch(b.len() as _, width_max as _, n_l))
-            .max(gmp::mpn_sec_div_r_itch(2 * n_l, n_l))
-            .max(gmp::mpn_sec_mul_itch(n_l, n_l));
-        let mut scratch = buf(itch as usize);
-        let mut y = buf(len);
-        if chunk >= bits {
-            gmp::mpn_sec_powm(
-                y.as_mut_ptr(),
-                b.as_ptr(),
-                b.len() as _,
-                d.as_ptr(),
-                bits as _,
-                m.as_ptr(),
-                n_l,
-                scratch.as_mut_ptr(),
-            );
-            return Some(y);
-        }
-        let mut e = buf(len);
-        let mut t = buf(len);
-        let mut prod = buf(2 * len);
-        // 2^w as an exponent of w + 1 bits.
-        let mut two_w = buf(width_max as usize / 64 + 1);
-        let chunks = bits.div_ceil(chunk);
-        for c in (0..chunks).rev() {
-            let lo = c * chunk;
-            let w = chunk.min(bits - lo);
-            if c + 1 < chunks {
-                if stop.load(Ordering::Relaxed) {
-                    return None;
-                }
-                // y ← y^(2^w).
-                two_w.fill(0);
-                two_w[w as usize / 64] = 1 << (w % 64);
-                t.copy_from_slice(&y);
-                gmp::mpn_sec_powm(
-                    y.as_mut_ptr(),
-                    t.as_ptr(),
-                    n_l,
-                    two_w.as_ptr(),
-                    (w + 1) as _,
-                    m.as_ptr(),
-                    n_l,
-                    scratch.as_mut_ptr(),
-                );
-            }
-            // e = d's bits lo .. lo + w (a public shift; mpn_sec_powm
-            // reads only the low w bits).
-            e.copy_from_slice(d);
-            let limbs = lo as usize / 64;
-            e.copy_within(limbs.., 0);
-            e[len - limbs..].fill(0);
-            if lo % 64 != 0 {
-                gmp::mpn_rshift(e.as_mut_ptr(), e.as_ptr(), n_l, lo % 64);
-            }
-            gmp::mpn_sec_powm(
-                t.as_mut_ptr(),
-                b.as_ptr(),
-                b.len() as _,
-                e.as_ptr(),
-                w as _,
-                m.as_ptr(),
-                n_l,
-                scratch.as_mut_ptr(),
-            );
-            if c + 1 == chunks {
-                y.copy_from_slice(&t);
-            } else {
-                gmp::mpn_sec_mul(
-                    prod.as_mut_ptr(),
-                    y.as_ptr(),
-                    n_l,
-                    t.as_ptr(),
-                    n_l,
-                    scratch.as_mut_ptr(),
-                );
-                gmp::mpn_sec_div_r(
-                    prod.as_mut_ptr(),
-                    2 * n_l,
-                    m.as_ptr(),
-                    n_l,
-                    scratch.as_mut_ptr(),
-                );
-                y.copy_from_slice(&prod[..len]);
-            }
-        }
-        Some(y)
+) -> Option<super::mont::Residue> {
+    let len = mont.limbs();
+    let entries = 1usize << WINDOW;
+    let one = mont.one();
+    let base = mont.mont_form(b);
+    // The table, contiguous for mpn_sec_tabselect: entry k at k·len.
+    let mut table = buf(entries * len);
+    let mut power = one.clone();
+    for k in 0..entries {
+        table[k * len..(k + 1) * len].copy_from_slice(power.limbs());
+        mont.mul(&mut power, &base);
     }
+    let mut acc = one;
+    let mut pick = power.clone();
+    let windows = bits.div_ceil(WINDOW);
+    for w in (0..windows).rev() {
+        let lo = w * WINDOW;
+        if lo % 64 == 0 && stop.load(Ordering::Relaxed) {
+            return None;
+        }
+        for _ in 0..WINDOW {
+            mont.square(&mut acc);
+        }
+        // The window's bits (public positions; a window never straddles
+        // a limb since 64 is a multiple of WINDOW).
+        let idx =
+            (e.get(lo as usize / 64).copied().unwrap_or(0) >> (lo % 64)) & (entries as Limb - 1);
+        // SAFETY: `table` has entries·len limbs, `pick` len limbs.
+        unsafe {
+            gmp::mpn_sec_tabselect(
+                pick.limbs_mut().as_mut_ptr(),
+                table.as_ptr(),
+                len as _,
+                entries as _,
+                idx as _,
+            );
+        }
+        mont.mul(&mut acc, &pick);
+    }
+    Some(acc)
+}
+
+/// base^e mod m for a secret odd m ≥ 3 and a secret e < 2^bits(m) (a CRT
+/// exponent, a Miller–Rabin d), by [`pow_secret`] with the exponent taken
+/// as long as m: the time depends on the sizes of m and of the base only.
+/// `None` when m is even or below 3 or e is longer than m.
+pub(crate) fn pow_mod(base: &Integer, e: &Integer, m: &Integer) -> Option<Integer> {
+    let bits = m.significant_bits();
+    if e.significant_bits() > bits || *e < 0 || *base < 0 {
+        return None;
+    }
+    let mut mont = Mont::new(m)?;
+    let len = mont.limbs();
+    let b = rem(base, m);
+    let mut el = buf(len);
+    el[..e.as_limbs().len()].copy_from_slice(e.as_limbs());
+    let mut y = pow_secret(&mut mont, b.as_limbs(), &el, bits, &AtomicBool::new(false))?;
+    // Out of Montgomery form: the product with a plain 1.
+    let mut one = mont.one();
+    one.limbs_mut().fill(0);
+    one.limbs_mut()[0] = 1;
+    mont.mul(&mut y, &one);
+    Some(Integer::from_digits(y.limbs(), rug::integer::Order::Lsf))
 }
 
 /// Largest s = v2(n − 1) the constant-time round handles: its squarings
@@ -172,18 +198,15 @@ pub(crate) const MAX_S: u32 = 63;
 /// - s = v2(n − 1) by a count of trailing zeros of one limb, and
 ///   d = (n − 1) / 2^s by `mpn_rshift` (whose time does not depend on the
 ///   count);
-/// - y = base^d mod n by `mpn_sec_powm` with the exponent length set to the
-///   bit size of n, not of d (`mpz_powm_sec` would take d's length, and so
-///   reveal s);
+/// - y = base^d mod n by [`pow_secret`] with the exponent length set to
+///   the bit size of n, not of d (`mpz_powm_sec` would take d's length, and
+///   so reveal s);
 /// - the squarings run `MAX_S − 1` times in Montgomery form
 ///   ([`super::mont`]), each compared with n − 1 by a full-length XOR, and
 ///   only those before the s-th count.
 ///
-/// Above [`CHUNKED_ABOVE_BITS`] the exponentiation runs in chunks of
-/// [`CHUNK_BITS`] exponent bits and gives up (a failed round) once `stop`
-/// is set, so that a cancelled RSA-16384 search does not wait for one
-/// uninterruptible 8192-bit `mpn_sec_powm` (about 230 ms here). The chunk
-/// boundaries depend only on the size of n, and `stop` only on the caller.
+/// A set `stop` (the caller's cancel) ends the exponentiation at the next
+/// 64 exponent bits, and the round fails.
 ///
 /// Returns `None` when v2(n − 1) > `MAX_S` (the caller decides).
 pub(crate) fn mr_round(n: &Integer, base: &Integer, stop: &AtomicBool) -> Option<bool> {
@@ -207,18 +230,26 @@ pub(crate) fn mr_round(n: &Integer, base: &Integer, stop: &AtomicBool) -> Option
     // SAFETY: `d` has len limbs; mpn_rshift works in place (rp = up), as
     // the GMP manual allows. d = (n − 1) >> s, 1 ≤ s ≤ 63.
     unsafe { gmp::mpn_rshift(d.as_mut_ptr(), d.as_ptr(), len as _, s) };
-    let chunk = if bits > CHUNKED_ABOVE_BITS {
-        CHUNK_BITS
-    } else {
-        bits
-    };
-    let Some(y) = sec_pow(b, &d, bits, m, chunk, stop) else {
-        return Some(false);
-    };
-    // In Montgomery form from here: x = y·R, compared with R (1) and
-    // n − R (−1).
     let mut mont = Mont::new(n)?;
-    let mut x = mont.mont_form(&y);
+    // A stopped round is a failed one.
+    Some(mr_round_core(&mut mont, b, &d, s, bits, stop) == Some(1))
+}
+
+/// The work of [`mr_round`] once n (in `mont`), the base
+/// `b`, d and s are known and `bits` (n's bit size, public) is set: 1 when
+/// the round passes, 0 when not, `None` once `stop` is set.
+/// Nothing in it branches on n, the base, d or s (`arith::ct_check` runs
+/// it under valgrind with them marked undefined).
+pub(crate) fn mr_round_core(
+    mont: &mut Mont<'_>,
+    b: &[Limb],
+    d: &[Limb],
+    s: u32,
+    bits: u32,
+    stop: &AtomicBool,
+) -> Option<u64> {
+    // x = b^d·R, compared with R (1) and n − R (−1).
+    let mut x = pow_secret(mont, b, d, bits, stop)?;
     let one = mont.one();
     let minus_one = mont.minus_one();
     let mut pass = x.ct_eq(&one) | x.ct_eq(&minus_one);
@@ -228,23 +259,36 @@ pub(crate) fn mr_round(n: &Integer, base: &Integer, stop: &AtomicBool) -> Option
         let live = (j.wrapping_sub(s) >> 31) as Limb & 1;
         pass |= x.ct_eq(&minus_one) & live;
     }
-    Some(pass == 1)
+    Some(pass)
 }
 
 #[cfg(test)]
 pub(crate) mod tests {
     use super::*;
 
+    /// `rem` (on our table-free `sec_div_r`) agrees with GMP's remainder
+    /// for one-limb and many-limb moduli, full top limbs (no shift), top
+    /// limbs of all ones (no +1 in the reciprocal) and short ones.
     #[test]
     fn rem_agrees_with_gmp() {
         let mut x = Integer::from(0x9e37_79b9_7f4a_7c15u64);
         for bits in [64u32, 65, 130, 700, 1024, 2048, 4100] {
             x = (Integer::from(&x * &x) + 0x6a09_e667u32).keep_bits(bits * 2 + 40);
-            for mbits in [bits / 2 + 1, bits, bits + 70] {
+            for mbits in [bits / 2 + 1, bits, bits + 70, 64, 128, 1024] {
                 let m = Integer::from(&x >> 17u32).keep_bits(mbits) | 1u32;
                 assert_eq!(rem(&x, &m), Integer::from(&x % &m), "{bits}/{mbits}");
+                // The same size with a top limb of all ones.
+                let ones = m.clone() | (Integer::from(u64::MAX) << (64 * (mbits.div_ceil(64) - 1)));
+                assert_eq!(
+                    rem(&x, &ones),
+                    Integer::from(&x % &ones),
+                    "ones {bits}/{mbits}"
+                );
             }
         }
+        let m = Integer::from(3u32);
+        assert_eq!(rem(&x, &m), Integer::from(&x % &m));
+        assert_eq!(rem(&m, &Integer::from(u64::MAX)), m);
     }
 
     /// The textbook strong-probable-prime round to base `a`, by mpz_powm
@@ -339,56 +383,91 @@ pub(crate) mod tests {
         );
     }
 
-    /// The chunked exponentiation agrees with `mpz_powm` for chunk sizes
-    /// that divide the exponent length, that do not, and that are not
-    /// multiples of 64, with bases shorter than the modulus; a set stop
-    /// flag ends it between chunks; a single chunk never looks at it.
+    /// The secret exponentiation agrees with `mpz_powm` for exponent
+    /// lengths that are and are not multiples of the window and of 64,
+    /// bases short, full-length and above n; a set stop flag ends it.
     #[test]
-    fn chunked_power_agrees_and_stops() {
+    fn secret_power_agrees_and_stops() {
         let mut x = Integer::from(0x0123_4567_89ab_cdefu64);
-        for bits in [700u32, 1024, 4100] {
+        for bits in [64u32, 130, 700, 1024, 2048, 4100] {
             x = (Integer::from(&x * &x) + 0x9e37_79b9u32).keep_bits(bits * 2 + 64);
             let m = (Integer::from(&x >> 64u32).keep_bits(bits) | 1u32)
                 | (Integer::from(1u32) << (bits - 1));
-            let d = Integer::from(&x >> 7u32).keep_bits(bits - 3);
-            for base in [Integer::from(3u32), Integer::from(&x >> 100u32) % &m] {
-                let want = base.clone().pow_mod(&d, &m).unwrap();
+            let len = m.as_limbs().len();
+            for ebits in [bits, bits - 3, 5] {
+                let d = Integer::from(&x >> 7u32).keep_bits(ebits);
                 let mut dl = d.as_limbs().to_vec();
-                dl.resize(m.as_limbs().len(), 0);
-                for chunk in [bits, 64, 100, 333, 512, bits - 1] {
-                    let y = sec_pow(
-                        base.as_limbs(),
-                        &dl,
-                        bits,
-                        m.as_limbs(),
-                        chunk,
-                        &AtomicBool::new(false),
-                    )
-                    .expect("not stopped");
+                dl.resize(len, 0);
+                let high = Integer::from(&x >> 3u32).keep_bits(64 * len as u32);
+                for base in [Integer::from(3u32), Integer::from(&x >> 100u32) % &m, high] {
+                    let want = Integer::from(base.pow_mod_ref(&d, &m).unwrap());
+                    let mut mont = Mont::new(&m).unwrap();
+                    let never = AtomicBool::new(false);
+                    let r = pow_secret(&mut mont, base.as_limbs(), &dl, ebits, &never)
+                        .expect("not stopped");
+                    // Out of Montgomery form: a product with plain 1.
+                    let mut one = mont.one();
+                    one.limbs_mut().fill(0);
+                    one.limbs_mut()[0] = 1;
+                    let mut y = r.clone();
+                    mont.mul(&mut y, &one);
                     assert_eq!(
-                        Integer::from_digits(&y, rug::integer::Order::Lsf),
+                        Integer::from_digits(y.limbs(), rug::integer::Order::Lsf),
                         want,
-                        "{bits}/{chunk}"
+                        "{bits}/{ebits}"
                     );
+                    let stop = AtomicBool::new(true);
+                    assert!(pow_secret(&mut mont, base.as_limbs(), &dl, ebits, &stop).is_none());
                 }
-                let stop = AtomicBool::new(true);
-                assert!(sec_pow(base.as_limbs(), &dl, bits, m.as_limbs(), 333, &stop).is_none());
-                assert!(sec_pow(base.as_limbs(), &dl, bits, m.as_limbs(), bits, &stop).is_some());
             }
         }
     }
 
-    /// Above 4096 bits the round itself stops: a stopped round fails.
+    /// `pow_mod` agrees with `mpz_powm` for bases below and above m and
+    /// exponents up to m's length, and refuses what it does not serve.
+    #[test]
+    fn pow_mod_agrees_with_gmp() {
+        let mut x = Integer::from(0x7f4a_7c15_9e37_79b9u64);
+        for bits in [70u32, 512, 1024, 1500, 2048] {
+            x = (Integer::from(&x * &x) + 0x9e37_79b9u32).keep_bits(bits * 3 + 64);
+            let m = Integer::from(&x >> 64u32).keep_bits(bits)
+                | 1u32
+                | (Integer::from(1u32) << (bits - 1));
+            let e = Integer::from(&x >> 11u32).keep_bits(bits);
+            for base in [Integer::from(2u32), Integer::from(&x >> 5u32)] {
+                let want = Integer::from(base.pow_mod_ref(&e, &m).unwrap());
+                assert_eq!(pow_mod(&base, &e, &m), Some(want), "{bits}");
+            }
+        }
+        let m = Integer::from(1_000_003u32);
+        assert_eq!(
+            pow_mod(&Integer::from(5u32), &Integer::from(1u32 << 21), &m),
+            None
+        );
+        assert_eq!(
+            pow_mod(
+                &Integer::from(5u32),
+                &Integer::from(3u32),
+                &Integer::from(10u32)
+            ),
+            None
+        );
+        assert_eq!(
+            pow_mod(&Integer::from(5u32), &Integer::ZERO, &m),
+            Some(Integer::from(1u32))
+        );
+    }
+
+    /// A stopped round fails, at any size; a large round judges right.
     #[test]
     fn a_large_round_stops() {
         let n = (Integer::from(1u32) << 6000u32) + 3u32 * 4u32 + 1u32;
         let stop = AtomicBool::new(true);
         assert_eq!(mr_round(&n, &Integer::from(2u32), &stop), Some(false));
-        // Not stopped, the chunked round judges right: the Mersenne prime
+        // Not stopped: the Mersenne prime
         // 2^4423 − 1 passes, 2^4423 − 3 (divisible by 5) fails.
         let never = AtomicBool::new(false);
         let p = (Integer::from(1u32) << 4423u32) - 1u32;
-        assert!(p.significant_bits() > CHUNKED_ABOVE_BITS);
         assert_eq!(mr_round(&p, &Integer::from(3u32), &never), Some(true));
         let c = (Integer::from(1u32) << 4423u32) - 3u32;
         assert_eq!(mr_round(&c, &Integer::from(3u32), &never), Some(false));

@@ -56,20 +56,28 @@ pub fn fermat_base2_secret_or_stop(n: &Integer, stop: &AtomicBool) -> bool {
     let Some(mut m) = Mont::new(n) else {
         return false;
     };
+    fermat_mont_core(&mut m, n.significant_bits() as usize, stop) == Some(1)
+}
+
+/// The loop of [`fermat_base2_secret_or_stop`] on `gmp::mont` for n of
+/// `bits` bits (public): `Some(1)` when 2^(n−1) ≡ 1 (mod n), `Some(0)`
+/// when not, `None` once `stop` is set. Nothing in it branches on n
+/// (`arith::ct_check` runs it under valgrind with n marked undefined).
+pub(crate) fn fermat_mont_core(m: &mut Mont<'_>, bits: usize, stop: &AtomicBool) -> Option<u64> {
     let one = m.one();
     let mut acc = one.clone();
     // Left to right over the bits of n − 1 (bit 0 of n − 1 is 0): square,
     // then double by the bit.
-    for i in (0..n.significant_bits() as usize).rev() {
+    for i in (0..bits).rev() {
         if i % 64 == 0 && stop.load(Ordering::Relaxed) {
-            return false;
+            return None;
         }
         m.square(&mut acc);
         let bit = if i == 0 { 0 } else { m.modulus_bit(i) };
         m.double_if(&mut acc, bit);
     }
     // acc is the Montgomery form of 2^(n−1) mod n; compare with 1's.
-    acc.ct_eq(&one) == 1
+    Some(acc.ct_eq(&one))
 }
 
 /// [`fermat_base2_secret_or_stop`] on `arith::fixed`'s arithmetic for n

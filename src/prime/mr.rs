@@ -140,7 +140,7 @@ impl MrCandidate {
     /// size of n — not on s = v2(n − 1), nor on where
     /// −1 shows up. Candidates with s > 63 never reach it from the RSA
     /// source (rejected unbuilt); for them this falls back to the loop
-    /// below with GMP's `mpz_powm_sec` and s − 1 squarings.
+    /// below with `gmp::sec::pow_mod` and s − 1 squarings.
     pub fn round(&self, base: Integer, secret: bool) -> bool {
         self.round_or_stop(base, secret, &AtomicBool::new(false))
     }
@@ -148,8 +148,9 @@ impl MrCandidate {
     /// [`MrCandidate::round`] that a cancelled search can interrupt: a
     /// public round (`secret` false) gives up, returning false, once
     /// `stop` is set (looked at every 64 squarings, `gmp::pubpow`); a
-    /// secret round looks at it between chunks above 4096 bits
-    /// (`gmp::sec::mr_round`) and otherwise runs to its end.
+    /// secret round above 8 limbs looks at it every 64 exponent bits
+    /// (`gmp::sec::pow_secret`), and one of up to 8 limbs (tens of
+    /// microseconds) runs to its end.
     pub fn round_or_stop(&self, mut base: Integer, secret: bool, stop: &AtomicBool) -> bool {
         let len = self.n.as_limbs().len();
         if secret || len <= PUBLIC_MAX_LIMBS {
@@ -165,7 +166,10 @@ impl MrCandidate {
             }
         }
         if secret {
-            base.secure_pow_mod_mut(&self.d, &self.n);
+            match crate::gmp::sec::pow_mod(&base, &self.d, &self.n) {
+                Some(x) => base = x,
+                None => return false,
+            }
         } else {
             match pow_mod_or_stop(&base, &self.d, &self.n, stop) {
                 Some(x) => base = x,

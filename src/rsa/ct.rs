@@ -7,8 +7,8 @@
 //! Used for λ = lcm(p − 1, q − 1) and for the CRT coefficients
 //! qInv = q⁻¹ mod p (and t_i of extra primes). GMP's `mpz_gcd`/`mpz_invert`
 //! branch on the values (Lehmer / half-GCD), which would leak timing on the
-//! primes; the Fermat inverse x^(p−2) mod p with `mpz_powm_sec` is constant
-//! time but costs a full exponentiation (0.5 ms at 1024 bits against about
+//! primes; a Fermat inverse x^(p−2) mod p by a constant-time exponentiation
+//! would cost a full exponentiation (0.5 ms at 1024 bits against about
 //! 20 µs here).
 //!
 //! ## The algorithm

@@ -267,9 +267,10 @@ impl CandidateSource for RsaSource {
     /// Round 0 is the constant-time base-2 Fermat filter
     /// ([`fermat_base2_secret_or_stop`], cheaper than a general exponentiation and
     /// never failing a prime); rounds 1..=t are the counted Miller–Rabin
-    /// rounds with bases from the seeded stream and GMP's constant-time
-    /// `mpz_powm_sec`. Everything is constant time: the winning candidate
-    /// is secret.
+    /// rounds with bases from the seeded stream, on constant-time
+    /// arithmetic (`arith::fixed` up to 8 limbs, `gmp::sec::pow_secret`
+    /// above). Everything is constant time: the winning candidate is
+    /// secret.
     fn round(
         &self,
         seed: &Seed,
@@ -408,7 +409,10 @@ fn assemble(
     // The message comes from the seed's stream: built on a worker.
     let (m, c) = pool.install(|| pairwise_message(&n, e, seed))?;
     // The pairwise test's CRT part for prime i: c^(d_i) mod r_i.
-    let part = |i: usize| sec::rem(&c, &ps[i]).secure_pow_mod(&exps[i], &ps[i]);
+    // `sec::pow_mod`, not `mpz_powm_sec`: GMP's brings the base into
+    // Montgomery form through `mpn_invert_limb`'s table, indexed by r_i's
+    // top bits.
+    let part = |i: usize| sec::pow_mod(&c, &exps[i], &ps[i]).ok_or(Error::Internal);
     let (side, rest) = run_pair(
         pool,
         || -> Result<_> {
@@ -426,12 +430,12 @@ fn assemble(
                 coeffs.push(inv_mod_prime(&prefix, p)?);
                 prefix *= p;
             }
-            Ok((d, coeffs, part(0)))
+            Ok((d, coeffs, part(0)?))
         },
-        || (1..ps.len()).map(part).collect::<Vec<Integer>>(),
+        || (1..ps.len()).map(part).collect::<Result<Vec<Integer>>>(),
     );
     let (d, coeffs, first) = side?;
-    let parts: Vec<Integer> = std::iter::once(first).chain(rest).collect();
+    let parts: Vec<Integer> = std::iter::once(first).chain(rest?).collect();
     if !d_large_enough(&d, bits) {
         return Ok(None);
     }
