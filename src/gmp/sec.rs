@@ -132,7 +132,9 @@ pub(crate) fn pow_secret(
     let mut power = one.clone();
     for k in 0..entries {
         table[k * len..(k + 1) * len].copy_from_slice(power.limbs());
-        mont.mul(&mut power, &base);
+        if k + 1 < entries {
+            mont.mul(&mut power, &base);
+        }
     }
     let mut acc = one;
     let mut pick = power.clone();
