@@ -66,6 +66,20 @@ fn defined<T>(x: &T) {
     client_request(MAKE_MEM_DEFINED, (x as *const T).cast(), size_of::<T>());
 }
 
+/// Marks a slice undefined (for other modules' workloads).
+pub(crate) fn undefined_slice<T>(v: &[T]) {
+    undefined(v.as_ptr().cast(), std::mem::size_of_val(v));
+}
+
+/// Marks a slice defined again.
+pub(crate) fn defined_slice<T>(v: &[T]) {
+    client_request(
+        MAKE_MEM_DEFINED,
+        v.as_ptr().cast(),
+        std::mem::size_of_val(v),
+    );
+}
+
 /// The first prime above a `bits`-bit number made from `seed`.
 fn prime_of(bits: u32, seed: u64) -> Integer {
     let mut x = Integer::from(seed);
@@ -196,19 +210,23 @@ fn under_valgrind(test: &str) -> Option<(bool, String)> {
         .output()
         .ok()?;
     let text = String::from_utf8_lossy(&out.stderr).into_owned();
-    Some((out.status.success(), text))
+    // A misspelt name would run no test and pass: insist on one.
+    let ran = String::from_utf8_lossy(&out.stdout).contains("1 passed");
+    Some((out.status.success() && ran, text))
 }
 
 #[test]
 fn secret_arithmetic_has_no_secret_branches() {
-    let Some((ok, text)) = under_valgrind("arith::ct_check::workload") else {
-        eprintln!("valgrind is not installed: skipped (.ci/deps installs it)");
-        return;
-    };
-    assert!(
-        ok,
-        "memcheck saw secret-dependent branches or addresses:\n{text}"
-    );
+    for workload in ["arith::ct_check::workload", "rsa::ct::tests::ct_workload"] {
+        let Some((ok, text)) = under_valgrind(workload) else {
+            eprintln!("valgrind is not installed: skipped (.ci/deps installs it)");
+            return;
+        };
+        assert!(
+            ok,
+            "{workload}: memcheck saw secret-dependent branches or addresses:\n{text}"
+        );
+    }
     // The same harness reports a branch on an undefined value.
     let (ok, text) = under_valgrind("arith::ct_check::leaky_workload").expect("valgrind ran");
     assert!(!ok, "the leaky workload was not caught");
