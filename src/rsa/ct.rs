@@ -485,7 +485,7 @@ mod tests {
     #[test]
     #[ignore = "run by arith::ct_check under valgrind"]
     fn ct_workload() {
-        use crate::arith::ct_check::{defined_slice, undefined_slice};
+        use crate::arith::ct_check::{declassify, defined_slice, undefined_slice};
         let mut next = values(0x5eed);
         for bits in [512u32, 1024] {
             let mut m = next(bits);
@@ -493,23 +493,32 @@ mod tests {
             m.set_bit(0, true);
             let x = next(bits) % &m;
             let mut inv = Inversion::new(&x, &m, bits);
-            for v in [&inv.f[..], &inv.g[..], &inv.ms[..], &inv.d[..], &inv.e[..]] {
-                undefined_slice(v);
+            for v in [&mut inv.f, &mut inv.g, &mut inv.ms, &mut inv.d, &mut inv.e] {
+                undefined_slice(&mut v[..]);
             }
-            undefined_slice(std::slice::from_ref(&inv.minv));
+            undefined_slice(std::slice::from_mut(&mut inv.minv));
             inv.run(bits);
-            for v in [&inv.f[..], &inv.g[..], &inv.d[..], &inv.ms[..]] {
-                defined_slice(v);
+            for v in [&mut inv.f, &mut inv.g, &mut inv.d, &mut inv.ms] {
+                defined_slice(&mut v[..]);
             }
             assert!(is_zero(&inv.g));
             // gcd's run, without the pair.
             let Inversion { mut f, mut g, .. } = Inversion::new(&x, &m, bits);
-            undefined_slice(&f[..]);
-            undefined_slice(&g[..]);
+            undefined_slice(&mut f[..]);
+            undefined_slice(&mut g[..]);
             run(bits, &mut f, &mut g, None);
-            defined_slice(&f[..]);
-            defined_slice(&g[..]);
+            defined_slice(&mut f[..]);
+            defined_slice(&mut g[..]);
             assert!(is_zero(&g));
+        }
+        // The small gcd and inverse modulo the public e, on a secret
+        // residue (r − 1 mod e, λ mod e).
+        for a in [12345u64, 65536, 1] {
+            let mut a = [a];
+            undefined_slice(&mut a);
+            let (g, inv) = gcd_inverse_u64(a[0], 65537);
+            assert_eq!(declassify(g), 1);
+            declassify(inv);
         }
     }
 
