@@ -193,7 +193,7 @@ pub(crate) fn carmichael_lambda(ps: &[Integer]) -> Result<Integer> {
         let g = ct::gcd(&pm1, &lambda, lambda_bound.max(p.significant_bits()))
             .ok_or(Error::Internal)?;
         lambda_bound += p.significant_bits();
-        lambda *= &pm1;
+        lambda = sec::mul(&lambda, &pm1);
         lambda.div_exact_mut(&g);
     }
     Ok(lambda)
@@ -396,7 +396,11 @@ fn assemble(
             }
         }
     }
-    let n = ps.iter().fold(Integer::from(1u32), |acc, p| acc * p);
+    // The product by `sec::mul`: GMP's `mpz_mul` would use Toom–Cook on
+    // RSA-4096's primes, which branches on the primes' values.
+    let n = ps[1..]
+        .iter()
+        .fold(ps[0].clone(), |acc, p| sec::mul(&acc, p));
     if n.significant_bits() != bits {
         return Err(Error::Internal);
     }
@@ -425,10 +429,10 @@ fn assemble(
                 ct::inverse_mod_odd(&sec::rem(v, p), p, bound).ok_or(Error::Internal)
             };
             let mut coeffs = vec![inv_mod_prime(&ps[1], &ps[0])?];
-            let mut prefix = Integer::from(&ps[0] * &ps[1]);
+            let mut prefix = sec::mul(&ps[0], &ps[1]);
             for p in &ps[2..] {
                 coeffs.push(inv_mod_prime(&prefix, p)?);
-                prefix *= p;
+                prefix = sec::mul(&prefix, p);
             }
             Ok((d, coeffs, part(0)?))
         },
@@ -475,11 +479,11 @@ fn pairwise_check(
     };
     let h = garner(&parts[0], &parts[1], &coeffs[0], &ps[0]);
     let mut out = parts[1].clone() + Integer::from(&ps[1] * &h);
-    let mut prefix = Integer::from(&ps[0] * &ps[1]);
+    let mut prefix = sec::mul(&ps[0], &ps[1]);
     for i in 2..ps.len() {
         let h = garner(&parts[i], &out, &coeffs[i - 1], &ps[i]);
         out += Integer::from(&prefix * &h);
-        prefix *= &ps[i];
+        prefix = sec::mul(&prefix, &ps[i]);
     }
     if out == *m {
         Ok(())
