@@ -14,13 +14,16 @@
 //! compiler's u128 code).
 //!
 //! ## Constant time
-//! Nothing branches on or indexes memory by a value. Products are u128
+//! Nothing branches on or indexes memory by a value (only by n's bit
+//! size, which is public: the key size). Products are u128
 //! multiplications (one `mul`/`mulx` each); the final subtraction of every
 //! step and every conditional doubling is selected with a mask derived from
 //! borrows, behind [`core::hint::black_box`] so that the optimiser does not
 //! see that the mask is all zeros or all ones and turn the select back into
-//! a branch (a best effort, as Rust documents it; `bench/examples/mr_timing`
-//! measures the result); a table look-up reads every entry. Every value is
+//! a branch (a best effort, as Rust documents it: `arith::ct_check` runs
+//! this code under valgrind with the secrets marked undefined, and
+//! `bench/examples/mr_timing` measures it); a table look-up reads every
+//! entry. Every value is
 //! fully reduced (< n) after every operation.
 //!
 //! Contexts are wiped when dropped, and callers wipe their tables and
