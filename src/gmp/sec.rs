@@ -135,6 +135,45 @@ pub(crate) fn mul(a: &Integer, b: &Integer) -> Integer {
     Integer::from_digits(&prod, rug::integer::Order::Lsf)
 }
 
+/// out = x / g for x < 2^(64·len) divisible by a one-limb g ≥ 1, without
+/// a table or a branch on the values: g = 2^t·h (h odd, t by a trailing-
+/// zero count), x shifted right by t limb by limb (shifts take the same
+/// time for every count), then Hensel's exact division by h with
+/// h⁻¹ mod 2^64 from Newton's iteration (GMP's `mpn_divexact_1` reads the
+/// start of that inverse from a table at h's low bits).
+pub(crate) fn div_exact_limbs(x: &[Limb], g: Limb, out: &mut [Limb]) {
+    debug_assert!(g != 0 && out.len() == x.len());
+    let t = g.trailing_zeros();
+    let h = g >> t;
+    let hinv = crate::arith::inverse_mod_2_64(h);
+    let mut c = 0;
+    for i in 0..x.len() {
+        // y_i = bits t .. t + 64 of x; (x_{i+1} << 1) << (63 − t) is
+        // x_{i+1} << (64 − t), and 0 when t = 0.
+        let next = x.get(i + 1).copied().unwrap_or(0);
+        let y = (x[i] >> t) | ((next << 1) << (63 - t));
+        let (l, borrow) = y.overflowing_sub(c);
+        let q = l.wrapping_mul(hinv);
+        out[i] = q;
+        c = ((q as u128 * h as u128) >> 64) as Limb + borrow as Limb;
+    }
+}
+
+/// x / g for a secret x ≥ 0 divisible by a secret g ≥ 1 (λ's
+/// gcd(p − 1, q − 1)): [`div_exact_limbs`] when g has one limb (always,
+/// but with probability about 2^-64), GMP's exact division otherwise.
+pub(crate) fn div_exact(x: &Integer, g: &Integer) -> Integer {
+    debug_assert!(*x >= 0 && *g > 0);
+    let gl = g.as_limbs();
+    if gl.len() != 1 {
+        return Integer::from(x.div_exact_ref(g));
+    }
+    let xl = x.as_limbs();
+    let mut out = buf(xl.len());
+    div_exact_limbs(xl, gl[0], &mut out[..xl.len()]);
+    Integer::from_digits(&out[..xl.len()], rug::integer::Order::Lsf)
+}
+
 /// Exponent bits per window of [`pow_secret`].
 const WINDOW: u32 = 4;
 
@@ -457,6 +496,37 @@ pub(crate) mod tests {
                 }
             }
         }
+    }
+
+    /// `div_exact` agrees with GMP's exact division for one-limb divisors
+    /// that are odd, powers of two, both, 1 and all ones, and for a
+    /// two-limb divisor.
+    #[test]
+    fn div_exact_agrees_with_gmp() {
+        let mut x = Integer::from(0x9e37_79b9_7f4a_7c15u64);
+        for g in [
+            1u64,
+            2,
+            3,
+            6,
+            8,
+            12,
+            1 << 40,
+            3 << 62,
+            u64::MAX,
+            0x1234_5678_9abc_def0,
+        ] {
+            for bits in [1u32, 64, 65, 1000, 2048] {
+                x = (Integer::from(&x * &x) + 0x6a09_e667u32).keep_bits(bits + 64);
+                let y = Integer::from(&x >> 64u32).keep_bits(bits);
+                let prod = Integer::from(&y * g);
+                assert_eq!(div_exact(&prod, &Integer::from(g)), y, "{g:#x}, {bits}");
+            }
+        }
+        let g = (Integer::from(1u32) << 70u32) + 6u32;
+        let prod = Integer::from(&x * &g);
+        assert_eq!(div_exact(&prod, &g), x);
+        assert_eq!(div_exact(&Integer::new(), &Integer::from(6u32)), 0);
     }
 
     /// `mul` agrees with GMP's product at sizes on both sides of the Toom

@@ -511,6 +511,28 @@ mod tests {
             defined_slice(&mut g[..]);
             assert!(is_zero(&g));
         }
+        // λ's exact division by a secret one-limb gcd.
+        let mut x = next(1024).as_limbs().to_vec();
+        for g in [2u64, 6, 12] {
+            let mut prod = vec![0u64; x.len() + 1];
+            let mut c = 0u128;
+            for (p, &l) in prod.iter_mut().zip(x.iter()) {
+                let v = l as u128 * g as u128 + c;
+                *p = v as u64;
+                c = v >> 64;
+            }
+            *prod.last_mut().unwrap() = c as u64;
+            let mut g = [g];
+            undefined_slice(&mut prod);
+            undefined_slice(&mut g);
+            let mut out = vec![0u64; prod.len()];
+            crate::gmp::sec::div_exact_limbs(&prod, g[0], &mut out);
+            defined_slice(&mut out);
+            defined_slice(&mut prod);
+            x.push(0);
+            assert_eq!(out, x);
+            x.pop();
+        }
         // The small gcd and inverse modulo the public e, on a secret
         // residue (r − 1 mod e, λ mod e).
         for a in [12345u64, 65536, 1] {

@@ -193,8 +193,7 @@ pub(crate) fn carmichael_lambda(ps: &[Integer]) -> Result<Integer> {
         let g = ct::gcd(&pm1, &lambda, lambda_bound.max(p.significant_bits()))
             .ok_or(Error::Internal)?;
         lambda_bound += p.significant_bits();
-        lambda = sec::mul(&lambda, &pm1);
-        lambda.div_exact_mut(&g);
+        lambda = sec::div_exact(&sec::mul(&lambda, &pm1), &g);
     }
     Ok(lambda)
 }
