@@ -337,14 +337,8 @@ impl<const N: usize> FixedMont<N> {
 const _: () = assert!(core::mem::offset_of!(FixedMont<4>, m) == 0);
 const _: () = assert!(core::mem::offset_of!(FixedMont<4>, invm) == 32);
 
-/// [`has_adx`] for the tests of other modules.
-#[cfg(test)]
-pub(crate) fn tests_has_adx() -> bool {
-    has_adx()
-}
-
 /// Whether the CPU has `mulx` (BMI2) and `adcx`/`adox` (ADX).
-fn has_adx() -> bool {
+pub(crate) fn has_adx() -> bool {
     #[cfg(target_arch = "x86_64")]
     {
         std::arch::is_x86_feature_detected!("bmi2") && std::arch::is_x86_feature_detected!("adx")

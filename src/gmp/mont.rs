@@ -106,7 +106,8 @@ impl<'n> Mont<'n> {
         f((&self.invm as *const Limb).cast(), 8);
     }
 
-    fn len(&self) -> usize {
+    /// The limb count of n (public).
+    pub(crate) fn len(&self) -> usize {
         self.m.len()
     }
 
@@ -205,6 +206,14 @@ impl<'n> Mont<'n> {
         self.reduce(xp, cy);
     }
 
+    /// x ← x·R⁻¹ mod n: out of Montgomery form, by the reduction alone.
+    pub(crate) fn out_of_form(&mut self, x: &mut Residue) {
+        let len = self.len();
+        self.prod[..len].copy_from_slice(&x.0);
+        self.prod[len..].fill(0);
+        self.reduce_product_into(x);
+    }
+
     /// x ← x·y·R⁻¹ mod n: `mpn_sec_mul` (GMP's basecase product, no
     /// data-dependent branch at any size), then the reduction of
     /// [`Mont::square`].
@@ -225,11 +234,6 @@ impl<'n> Mont<'n> {
             );
         }
         self.reduce_product_into(x);
-    }
-
-    /// The limb count of n (public).
-    pub(crate) fn limbs(&self) -> usize {
-        self.len()
     }
 
     /// x ← x²·R⁻¹ mod n for a *public* n and x (DH candidates): GMP's

@@ -111,12 +111,14 @@ pub(crate) fn mul(a: &Integer, b: &Integer) -> Integer {
     if al.is_empty() || bl.is_empty() {
         return Integer::new();
     }
+    Integer::from_digits(&mul_limbs(al, bl), rug::integer::Order::Lsf)
+}
+
+/// The a.len() + b.len() limbs of a·b for non-empty a and b, by
+/// `mpn_sec_mul`.
+pub(crate) fn mul_limbs(a: &[Limb], b: &[Limb]) -> SecretVec<Limb> {
     // mpn_sec_mul wants the longer operand first.
-    let (x, y) = if al.len() >= bl.len() {
-        (al, bl)
-    } else {
-        (bl, al)
-    };
+    let (x, y) = if a.len() >= b.len() { (a, b) } else { (b, a) };
     let mut prod = buf(x.len() + y.len());
     // SAFETY: prod has x.len() + y.len() limbs, x.len() ≥ y.len() ≥ 1,
     // the scratch has the size GMP asks for.
@@ -132,7 +134,7 @@ pub(crate) fn mul(a: &Integer, b: &Integer) -> Integer {
             scratch.as_mut_ptr(),
         );
     }
-    Integer::from_digits(&prod, rug::integer::Order::Lsf)
+    prod
 }
 
 /// out = x / g for x < 2^(64·len) divisible by a one-limb g ≥ 1, without
@@ -196,7 +198,7 @@ pub(crate) fn pow_secret(
     bits: u32,
     stop: &AtomicBool,
 ) -> Option<super::mont::Residue> {
-    let len = mont.limbs();
+    let len = mont.len();
     let entries = 1usize << WINDOW;
     let one = mont.one();
     let base = mont.mont_form(b);
@@ -249,16 +251,12 @@ pub(crate) fn pow_mod(base: &Integer, e: &Integer, m: &Integer) -> Option<Intege
         return None;
     }
     let mut mont = Mont::new(m)?;
-    let len = mont.limbs();
+    let len = mont.len();
     let b = rem(base, m);
     let mut el = buf(len);
     el[..e.as_limbs().len()].copy_from_slice(e.as_limbs());
     let mut y = pow_secret(&mut mont, b.as_limbs(), &el, bits, &AtomicBool::new(false))?;
-    // Out of Montgomery form: the product with a plain 1.
-    let mut one = mont.one();
-    one.limbs_mut().fill(0);
-    one.limbs_mut()[0] = 1;
-    mont.mul(&mut y, &one);
+    mont.out_of_form(&mut y);
     Some(Integer::from_digits(y.limbs(), rug::integer::Order::Lsf))
 }
 
@@ -480,12 +478,8 @@ pub(crate) mod tests {
                     let never = AtomicBool::new(false);
                     let r = pow_secret(&mut mont, base.as_limbs(), &dl, ebits, &never)
                         .expect("not stopped");
-                    // Out of Montgomery form: a product with plain 1.
-                    let mut one = mont.one();
-                    one.limbs_mut().fill(0);
-                    one.limbs_mut()[0] = 1;
                     let mut y = r.clone();
-                    mont.mul(&mut y, &one);
+                    mont.out_of_form(&mut y);
                     assert_eq!(
                         Integer::from_digits(y.limbs(), rug::integer::Order::Lsf),
                         want,
