@@ -10,7 +10,8 @@
 //! on it.
 //!
 //! Valgrind hides BMI2 and ADX from CPUID but runs those instructions, so
-//! the workload forces the 4-limb assembly squaring on there.
+//! the workload forces the 4-limb assembly squaring and the unrolled
+//! reduction rows (`gmp::redc`) on there.
 //!
 //! The harness test re-runs this test binary under valgrind with the
 //! workload test and fails on any memcheck error. Without valgrind it says
@@ -124,7 +125,7 @@ fn run<const N: usize>(seed: u64, adx: bool) -> (u64, u64) {
 /// The same for numbers above 8 limbs, on `gmp::mont` and `gmp::sec::pow_secret`
 /// (RSA-2048's 16-limb primes take this path): n's limbs, −n⁻¹, d, the
 /// base and s undefined.
-fn run_gmp(bits: u32, seed: u64) -> (u64, u64) {
+fn run_gmp(bits: u32, seed: u64, adx: bool) -> (u64, u64) {
     let n = prime_of(bits, seed);
     let nl = n.as_limbs();
     let len = nl.len();
@@ -135,6 +136,9 @@ fn run_gmp(bits: u32, seed: u64) -> (u64, u64) {
     b[0] = 0x9e37_79b9_7f4a_7c15;
     b[len / 2] = 0x0123_4567_89ab_cdef;
     let mut m = Mont::new(&n).expect("odd");
+    if adx {
+        m.force_adx();
+    }
     undefined(nl.as_ptr().cast(), 8 * len);
     // The bit size of n is public (the key size): GMP's mpn_sec_div_r
     // branches on the divisor's leading zero count. The byte that holds
@@ -185,9 +189,11 @@ fn workload() {
         Integer::from_digits(&n[..], rug::integer::Order::Lsf),
         p * q
     );
-    // 9 limbs, RSA-2048's 16 and a top limb that is not full.
-    for bits in [576u32, 1024, 1000] {
-        assert_eq!(run_gmp(bits, 7), (1, 1), "{bits} bits");
+    // 9 limbs, RSA-2048's 16 and a top limb that is not full, on the
+    // unrolled reduction rows (`gmp::redc`); 33 limbs on GMP's `addmul_1`
+    // rows. Without ADX, GMP's portable `redc_1`.
+    for bits in [576u32, 1024, 1000, 2112] {
+        assert_eq!(run_gmp(bits, 7, adx), (1, 1), "{bits} bits");
     }
 }
 

@@ -135,7 +135,7 @@ impl MrCandidate {
 
     /// One strong-probable-prime round with `base` (2 ≤ base ≤ n − 2).
     ///
-    /// With `secret`, the round is [`mr_round_fixed`] for n of up to 8
+    /// With `secret`, the round is `mr_round_fixed` for n of up to 8
     /// limbs and `gmp::sec::mr_round` above: its time depends only on the
     /// size of n — not on s = v2(n − 1), nor on where
     /// −1 shows up. Candidates with s > 63 never reach it from the RSA
