@@ -1,8 +1,14 @@
 //! Montgomery arithmetic on fixed-size numbers, for moduli of up to
-//! [`MAX_LIMBS`] limbs (RSA primes up to 512 bits, DH moduli up to 512).
+//! [`MAX_LIMBS`] limbs (RSA primes and DH moduli up to 448 bits: RSA-512's
+//! primes, DH-256 and DH-384).
+//!
+//! At 8 limbs (RSA-1024's primes, DH-512) `gmp::mont` is faster: GMP's
+//! basecase squaring and the reduction rows written out in assembly
+//! (`gmp::redc`) beat this code there, secret or public (see
+//! [`MAX_LIMBS`]).
 //!
 //! ## Why not GMP here
-//! At four to eight limbs a GMP squaring and reduction is a dozen calls
+//! At four to seven limbs a GMP squaring and reduction is a dozen calls
 //! (`mpn_sqr`, one `addmul_1` row per limb, `mpn_add_n`, `mpn_sub_n`,
 //! `mpn_cnd_sub_n`), each with its own loop set-up, for a few dozen
 //! multiplications. Here the limb count is a constant: the compiler unrolls
@@ -42,15 +48,16 @@ use zeroize::Zeroize;
 
 use super::inverse_mod_2_64;
 
-/// The largest limb count served here (512 bits).
-pub(crate) const MAX_LIMBS: usize = 8;
-
-/// The largest limb count at which this arithmetic also serves *public*
-/// numbers (DH candidates). At 8 limbs GMP's `mpn_sqr` with the ADX
-/// reduction and a branch for the final subtraction is faster (0.057
-/// against 0.068 ms for a 512-bit strong base-2 test); up to 7 registers
-/// win (0.025 against 0.042 ms at 384 bits; `bench/examples/powm_cost`).
-pub(crate) const PUBLIC_MAX_LIMBS: usize = 7;
+/// The largest limb count served here (448 bits), secret or public. At 8
+/// limbs `gmp::mont` (GMP's `mpn_sqr` and the unrolled reduction rows of
+/// `gmp::redc`) is faster: the 512-bit secret Fermat test 50–52 against
+/// 55–66 µs (`bench/examples/powm_cost`; the public strong test was
+/// already 0.057 against 0.068 ms before the unrolled rows), RSA-1024
+/// 4.50 against 4.83 ms of CPU
+/// per key (`rsa_timing 1024 150 1`, six alternations). Up to 7 limbs
+/// registers win: at 256 bits 9 against 14–15 µs (secret), at 320 bits
+/// 15 against 20–21 µs (public).
+pub(crate) const MAX_LIMBS: usize = 7;
 
 type Limb = u64;
 
@@ -109,6 +116,7 @@ impl<const N: usize> FixedMont<N> {
     /// The context for odd `m` of N limbs, or `None` (even, or a shorter
     /// number).
     pub(crate) fn new(m: &[Limb]) -> Option<FixedMont<N>> {
+        const { assert!(N >= 1 && N <= MAX_LIMBS) };
         if m.len() != N || m[0] & 1 == 0 || m[N - 1] == 0 {
             return None;
         }
@@ -558,10 +566,6 @@ macro_rules! with_limbs {
                 const $n: usize = 7;
                 Some($body)
             }
-            8 => {
-                const $n: usize = 8;
-                Some($body)
-            }
             _ => None,
         }
     };
@@ -652,7 +656,6 @@ mod tests {
         sizes::<5>(&mut seed);
         sizes::<6>(&mut seed);
         sizes::<7>(&mut seed);
-        sizes::<8>(&mut seed);
     }
 
     /// The 4-limb assembly squaring agrees with the portable one on random

@@ -19,8 +19,8 @@
 //!
 //! ## Constant time
 //! The candidate may become a secret prime: the arithmetic is
-//! `arith::fixed`'s for candidates of up to 8 limbs (512 bits: RSA-512 and
-//! RSA-1024 primes, numbers held in registers) and `gmp::mont`'s above
+//! `arith::fixed`'s for candidates of up to 7 limbs (448 bits: RSA-512's
+//! primes, numbers held in registers) and `gmp::mont`'s above
 //! (basecase squarings, Montgomery reduction and masked doublings); neither
 //! has a value-dependent branch or index. Each exponent bit
 //! is a mask, and the loop runs once per bit of n, which is public (the
@@ -33,7 +33,7 @@ use rug::Integer;
 
 use zeroize::Zeroize;
 
-use crate::arith::fixed::{ct_eq, with_limbs, FixedMont, PUBLIC_MAX_LIMBS};
+use crate::arith::fixed::{ct_eq, with_limbs, FixedMont};
 use crate::gmp::mont::Mont;
 
 /// Whether 2^(n−1) ≡ 1 (mod n), in time that depends only on the size of
@@ -81,7 +81,7 @@ pub(crate) fn fermat_mont_core(m: &mut Mont<'_>, bits: usize, stop: &AtomicBool)
 }
 
 /// [`fermat_base2_secret_or_stop`] on `arith::fixed`'s arithmetic for n
-/// of N ≤ 8 limbs: the same steps, in registers.
+/// of N ≤ 7 limbs: the same steps, in registers.
 fn fermat_base2_fixed<const N: usize>(n: &Integer, stop: &AtomicBool) -> bool {
     let Some(m) = FixedMont::<N>::new(n.as_limbs()) else {
         return false;
@@ -126,11 +126,8 @@ pub fn strong_base2_public_or_stop(n: &Integer, stop: &AtomicBool) -> bool {
     if *n < 5u32 || n.is_even() {
         return false;
     }
-    let limbs = n.as_limbs().len();
-    if limbs <= PUBLIC_MAX_LIMBS {
-        if let Some(v) = with_limbs!(limbs, N => strong_base2_fixed::<N>(n, stop)) {
-            return v;
-        }
+    if let Some(v) = with_limbs!(n.as_limbs().len(), N => strong_base2_fixed::<N>(n, stop)) {
+        return v;
     }
     let Some(mut m) = Mont::new(n) else {
         return false;

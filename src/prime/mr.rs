@@ -36,7 +36,7 @@ use std::sync::atomic::AtomicBool;
 use rug::Integer;
 use zeroize::Zeroize;
 
-use crate::arith::fixed::{ct_eq, with_limbs, FixedMont, PUBLIC_MAX_LIMBS};
+use crate::arith::fixed::{ct_eq, with_limbs, FixedMont};
 
 use crate::gmp::pubpow::pow_mod_or_stop;
 
@@ -135,7 +135,7 @@ impl MrCandidate {
 
     /// One strong-probable-prime round with `base` (2 ≤ base ≤ n − 2).
     ///
-    /// With `secret`, the round is `mr_round_fixed` for n of up to 8
+    /// With `secret`, the round is `mr_round_fixed` for n of up to 7
     /// limbs and `gmp::sec::mr_round` above: its time depends only on the
     /// size of n — not on s = v2(n − 1), nor on where
     /// −1 shows up. Candidates with s > 63 never reach it from the RSA
@@ -148,17 +148,14 @@ impl MrCandidate {
     /// [`MrCandidate::round`] that a cancelled search can interrupt: a
     /// public round (`secret` false) gives up, returning false, once
     /// `stop` is set (looked at every 64 squarings, `gmp::pubpow`); a
-    /// secret round above 8 limbs looks at it every 64 exponent bits
-    /// (`gmp::sec::pow_secret`), and one of up to 8 limbs (tens of
+    /// secret round above 7 limbs looks at it every 64 exponent bits
+    /// (`gmp::sec::pow_secret`), and one of up to 7 limbs (tens of
     /// microseconds) runs to its end.
     pub fn round_or_stop(&self, mut base: Integer, secret: bool, stop: &AtomicBool) -> bool {
         let len = self.n.as_limbs().len();
-        if secret || len <= PUBLIC_MAX_LIMBS {
-            let fixed =
-                with_limbs!(len, N => mr_round_fixed::<N>(&self.n, &base, secret)).flatten();
-            if let Some(v) = fixed {
-                return v;
-            }
+        let fixed = with_limbs!(len, N => mr_round_fixed::<N>(&self.n, &base, secret)).flatten();
+        if let Some(v) = fixed {
+            return v;
         }
         if secret {
             if let Some(v) = crate::gmp::sec::mr_round(&self.n, &base, stop) {
@@ -207,7 +204,7 @@ impl MrCandidate {
 /// Exponent bits per window of [`mr_round_fixed`]'s exponentiation.
 const WINDOW: usize = 4;
 
-/// `gmp::sec::mr_round` on `arith::fixed`'s arithmetic for n of N ≤ 8
+/// `gmp::sec::mr_round` on `arith::fixed`'s arithmetic for n of N ≤ 7
 /// limbs, in time that depends only on N and the bit size of n:
 /// - s = v2(n − 1) and d = (n − 1) / 2^s by shifts (a shift's time does
 ///   not depend on its count);
@@ -410,7 +407,7 @@ mod tests {
         }
         let mut x = Integer::from(0x1234_5678_9abc_def1u64);
         let mut checked = 0;
-        for bits in [64u32, 100, 128, 192, 255, 256, 320, 384, 448, 511, 512] {
+        for bits in [64u32, 100, 128, 192, 255, 256, 320, 384, 447, 448] {
             for s in [1u32, 2, 3, 5, 17, 32, 62, 63] {
                 if s + 8 > bits {
                     continue;

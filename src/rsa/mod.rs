@@ -267,7 +267,7 @@ impl CandidateSource for RsaSource {
     /// ([`fermat_base2_secret_or_stop`], cheaper than a general exponentiation and
     /// never failing a prime); rounds 1..=t are the counted Miller–Rabin
     /// rounds with bases from the seeded stream, on constant-time
-    /// arithmetic (`arith::fixed` up to 8 limbs, `gmp::sec::pow_secret`
+    /// arithmetic (`arith::fixed` up to 7 limbs, `gmp::sec::pow_secret`
     /// above). Everything is constant time: the winning candidate is
     /// secret.
     fn round(

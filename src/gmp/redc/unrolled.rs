@@ -11,6 +11,12 @@ use super::{Limb, Redc};
 /// The unrolled reduction for `n` limbs, if there is one.
 pub(super) fn redc(n: usize) -> Option<Redc> {
     Some(match n {
+        2 => redc_2,
+        3 => redc_3,
+        4 => redc_4,
+        5 => redc_5,
+        6 => redc_6,
+        7 => redc_7,
         8 => redc_8,
         9 => redc_9,
         10 => redc_10,
@@ -38,6 +44,312 @@ pub(super) fn redc(n: usize) -> Option<Redc> {
         32 => redc_32,
         _ => return None,
     })
+}
+
+/// `mpn_redc_1` for 2 limbs: rp = up·B^-2 mod mp before the final
+/// subtraction (up has 4 limbs and is clobbered; the carry is returned).
+unsafe extern "C" fn redc_2(rp: *mut Limb, up: *mut Limb, mp: *const Limb, n: isize, invm: Limb) -> Limb {
+    debug_assert_eq!(n, 2);
+    // SAFETY: up has 4 limbs, mp and rp 2 (redc_1's contract); row i
+    // reads mp[0..2] and reads and writes up[i..i + 2]. The caller
+    // checked BMI2 and ADX.
+    unsafe {
+        core::arch::asm!(
+            "2:",
+            "mov rdx, [rdi]",
+            "imul rdx, rcx",
+            "xor eax, eax",
+            "mulx r9, r8, [rsi]",
+            "adcx r8, [rdi]",
+            "mulx r11, r10, [rsi + 8]",
+            "adcx r10, [rdi + 8]",
+            "adox r10, r9",
+            "mov [rdi + 8], r10",
+            "adcx r11, rax",
+            "adox r11, rax",
+            "mov [rdi], r11",
+            "add rdi, 8",
+            "dec r12",
+            "jnz 2b",
+            inout("rdi") up => _,
+            in("rsi") mp,
+            in("rcx") invm,
+            inout("r12") 2u64 => _,
+            out("rax") _,
+            out("rdx") _,
+            out("r8") _,
+            out("r9") _,
+            out("r10") _,
+            out("r11") _,
+            options(nostack),
+        );
+        gmp::mpn_add_n(rp, up.add(2), up, 2)
+    }
+}
+
+/// `mpn_redc_1` for 3 limbs: rp = up·B^-3 mod mp before the final
+/// subtraction (up has 6 limbs and is clobbered; the carry is returned).
+unsafe extern "C" fn redc_3(rp: *mut Limb, up: *mut Limb, mp: *const Limb, n: isize, invm: Limb) -> Limb {
+    debug_assert_eq!(n, 3);
+    // SAFETY: up has 6 limbs, mp and rp 3 (redc_1's contract); row i
+    // reads mp[0..3] and reads and writes up[i..i + 3]. The caller
+    // checked BMI2 and ADX.
+    unsafe {
+        core::arch::asm!(
+            "2:",
+            "mov rdx, [rdi]",
+            "imul rdx, rcx",
+            "xor eax, eax",
+            "mulx r9, r8, [rsi]",
+            "adcx r8, [rdi]",
+            "mulx r11, r10, [rsi + 8]",
+            "adcx r10, [rdi + 8]",
+            "adox r10, r9",
+            "mov [rdi + 8], r10",
+            "mulx r9, r8, [rsi + 16]",
+            "adcx r8, [rdi + 16]",
+            "adox r8, r11",
+            "mov [rdi + 16], r8",
+            "adcx r9, rax",
+            "adox r9, rax",
+            "mov [rdi], r9",
+            "add rdi, 8",
+            "dec r12",
+            "jnz 2b",
+            inout("rdi") up => _,
+            in("rsi") mp,
+            in("rcx") invm,
+            inout("r12") 3u64 => _,
+            out("rax") _,
+            out("rdx") _,
+            out("r8") _,
+            out("r9") _,
+            out("r10") _,
+            out("r11") _,
+            options(nostack),
+        );
+        gmp::mpn_add_n(rp, up.add(3), up, 3)
+    }
+}
+
+/// `mpn_redc_1` for 4 limbs: rp = up·B^-4 mod mp before the final
+/// subtraction (up has 8 limbs and is clobbered; the carry is returned).
+unsafe extern "C" fn redc_4(rp: *mut Limb, up: *mut Limb, mp: *const Limb, n: isize, invm: Limb) -> Limb {
+    debug_assert_eq!(n, 4);
+    // SAFETY: up has 8 limbs, mp and rp 4 (redc_1's contract); row i
+    // reads mp[0..4] and reads and writes up[i..i + 4]. The caller
+    // checked BMI2 and ADX.
+    unsafe {
+        core::arch::asm!(
+            "2:",
+            "mov rdx, [rdi]",
+            "imul rdx, rcx",
+            "xor eax, eax",
+            "mulx r9, r8, [rsi]",
+            "adcx r8, [rdi]",
+            "mulx r11, r10, [rsi + 8]",
+            "adcx r10, [rdi + 8]",
+            "adox r10, r9",
+            "mov [rdi + 8], r10",
+            "mulx r9, r8, [rsi + 16]",
+            "adcx r8, [rdi + 16]",
+            "adox r8, r11",
+            "mov [rdi + 16], r8",
+            "mulx r11, r10, [rsi + 24]",
+            "adcx r10, [rdi + 24]",
+            "adox r10, r9",
+            "mov [rdi + 24], r10",
+            "adcx r11, rax",
+            "adox r11, rax",
+            "mov [rdi], r11",
+            "add rdi, 8",
+            "dec r12",
+            "jnz 2b",
+            inout("rdi") up => _,
+            in("rsi") mp,
+            in("rcx") invm,
+            inout("r12") 4u64 => _,
+            out("rax") _,
+            out("rdx") _,
+            out("r8") _,
+            out("r9") _,
+            out("r10") _,
+            out("r11") _,
+            options(nostack),
+        );
+        gmp::mpn_add_n(rp, up.add(4), up, 4)
+    }
+}
+
+/// `mpn_redc_1` for 5 limbs: rp = up·B^-5 mod mp before the final
+/// subtraction (up has 10 limbs and is clobbered; the carry is returned).
+unsafe extern "C" fn redc_5(rp: *mut Limb, up: *mut Limb, mp: *const Limb, n: isize, invm: Limb) -> Limb {
+    debug_assert_eq!(n, 5);
+    // SAFETY: up has 10 limbs, mp and rp 5 (redc_1's contract); row i
+    // reads mp[0..5] and reads and writes up[i..i + 5]. The caller
+    // checked BMI2 and ADX.
+    unsafe {
+        core::arch::asm!(
+            "2:",
+            "mov rdx, [rdi]",
+            "imul rdx, rcx",
+            "xor eax, eax",
+            "mulx r9, r8, [rsi]",
+            "adcx r8, [rdi]",
+            "mulx r11, r10, [rsi + 8]",
+            "adcx r10, [rdi + 8]",
+            "adox r10, r9",
+            "mov [rdi + 8], r10",
+            "mulx r9, r8, [rsi + 16]",
+            "adcx r8, [rdi + 16]",
+            "adox r8, r11",
+            "mov [rdi + 16], r8",
+            "mulx r11, r10, [rsi + 24]",
+            "adcx r10, [rdi + 24]",
+            "adox r10, r9",
+            "mov [rdi + 24], r10",
+            "mulx r9, r8, [rsi + 32]",
+            "adcx r8, [rdi + 32]",
+            "adox r8, r11",
+            "mov [rdi + 32], r8",
+            "adcx r9, rax",
+            "adox r9, rax",
+            "mov [rdi], r9",
+            "add rdi, 8",
+            "dec r12",
+            "jnz 2b",
+            inout("rdi") up => _,
+            in("rsi") mp,
+            in("rcx") invm,
+            inout("r12") 5u64 => _,
+            out("rax") _,
+            out("rdx") _,
+            out("r8") _,
+            out("r9") _,
+            out("r10") _,
+            out("r11") _,
+            options(nostack),
+        );
+        gmp::mpn_add_n(rp, up.add(5), up, 5)
+    }
+}
+
+/// `mpn_redc_1` for 6 limbs: rp = up·B^-6 mod mp before the final
+/// subtraction (up has 12 limbs and is clobbered; the carry is returned).
+unsafe extern "C" fn redc_6(rp: *mut Limb, up: *mut Limb, mp: *const Limb, n: isize, invm: Limb) -> Limb {
+    debug_assert_eq!(n, 6);
+    // SAFETY: up has 12 limbs, mp and rp 6 (redc_1's contract); row i
+    // reads mp[0..6] and reads and writes up[i..i + 6]. The caller
+    // checked BMI2 and ADX.
+    unsafe {
+        core::arch::asm!(
+            "2:",
+            "mov rdx, [rdi]",
+            "imul rdx, rcx",
+            "xor eax, eax",
+            "mulx r9, r8, [rsi]",
+            "adcx r8, [rdi]",
+            "mulx r11, r10, [rsi + 8]",
+            "adcx r10, [rdi + 8]",
+            "adox r10, r9",
+            "mov [rdi + 8], r10",
+            "mulx r9, r8, [rsi + 16]",
+            "adcx r8, [rdi + 16]",
+            "adox r8, r11",
+            "mov [rdi + 16], r8",
+            "mulx r11, r10, [rsi + 24]",
+            "adcx r10, [rdi + 24]",
+            "adox r10, r9",
+            "mov [rdi + 24], r10",
+            "mulx r9, r8, [rsi + 32]",
+            "adcx r8, [rdi + 32]",
+            "adox r8, r11",
+            "mov [rdi + 32], r8",
+            "mulx r11, r10, [rsi + 40]",
+            "adcx r10, [rdi + 40]",
+            "adox r10, r9",
+            "mov [rdi + 40], r10",
+            "adcx r11, rax",
+            "adox r11, rax",
+            "mov [rdi], r11",
+            "add rdi, 8",
+            "dec r12",
+            "jnz 2b",
+            inout("rdi") up => _,
+            in("rsi") mp,
+            in("rcx") invm,
+            inout("r12") 6u64 => _,
+            out("rax") _,
+            out("rdx") _,
+            out("r8") _,
+            out("r9") _,
+            out("r10") _,
+            out("r11") _,
+            options(nostack),
+        );
+        gmp::mpn_add_n(rp, up.add(6), up, 6)
+    }
+}
+
+/// `mpn_redc_1` for 7 limbs: rp = up·B^-7 mod mp before the final
+/// subtraction (up has 14 limbs and is clobbered; the carry is returned).
+unsafe extern "C" fn redc_7(rp: *mut Limb, up: *mut Limb, mp: *const Limb, n: isize, invm: Limb) -> Limb {
+    debug_assert_eq!(n, 7);
+    // SAFETY: up has 14 limbs, mp and rp 7 (redc_1's contract); row i
+    // reads mp[0..7] and reads and writes up[i..i + 7]. The caller
+    // checked BMI2 and ADX.
+    unsafe {
+        core::arch::asm!(
+            "2:",
+            "mov rdx, [rdi]",
+            "imul rdx, rcx",
+            "xor eax, eax",
+            "mulx r9, r8, [rsi]",
+            "adcx r8, [rdi]",
+            "mulx r11, r10, [rsi + 8]",
+            "adcx r10, [rdi + 8]",
+            "adox r10, r9",
+            "mov [rdi + 8], r10",
+            "mulx r9, r8, [rsi + 16]",
+            "adcx r8, [rdi + 16]",
+            "adox r8, r11",
+            "mov [rdi + 16], r8",
+            "mulx r11, r10, [rsi + 24]",
+            "adcx r10, [rdi + 24]",
+            "adox r10, r9",
+            "mov [rdi + 24], r10",
+            "mulx r9, r8, [rsi + 32]",
+            "adcx r8, [rdi + 32]",
+            "adox r8, r11",
+            "mov [rdi + 32], r8",
+            "mulx r11, r10, [rsi + 40]",
+            "adcx r10, [rdi + 40]",
+            "adox r10, r9",
+            "mov [rdi + 40], r10",
+            "mulx r9, r8, [rsi + 48]",
+            "adcx r8, [rdi + 48]",
+            "adox r8, r11",
+            "mov [rdi + 48], r8",
+            "adcx r9, rax",
+            "adox r9, rax",
+            "mov [rdi], r9",
+            "add rdi, 8",
+            "dec r12",
+            "jnz 2b",
+            inout("rdi") up => _,
+            in("rsi") mp,
+            in("rcx") invm,
+            inout("r12") 7u64 => _,
+            out("rax") _,
+            out("rdx") _,
+            out("r8") _,
+            out("r9") _,
+            out("r10") _,
+            out("r11") _,
+            options(nostack),
+        );
+        gmp::mpn_add_n(rp, up.add(7), up, 7)
+    }
 }
 
 /// `mpn_redc_1` for 8 limbs: rp = up·B^-8 mod mp before the final
