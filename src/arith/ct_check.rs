@@ -5,7 +5,9 @@
 //! the assembly squaring, 6 and 7 limbs) and on `gmp::mont` with
 //! `gmp::sec::pow_secret` (8, 9, 16 and 33 limbs, and 1000 bits) run with
 //! n, −n⁻¹, R mod n, d, the base and s undefined; only their verdicts are
-//! marked defined again. Above 7 limbs the byte of n that holds its top
+//! marked defined again. The pairwise test's CRT recombination
+//! (`gmp::sec::crt_matches`) runs on RSA-4096's 32-limb primes with the
+//! primes, the parts and the coefficients undefined. Above 7 limbs the byte of n that holds its top
 //! bit stays defined: n's bit size is public, and GMP's division branches
 //! on it.
 //!
@@ -187,8 +189,28 @@ fn workload() {
     defined_slice(&mut n[..]);
     assert_eq!(
         Integer::from_digits(&n[..], rug::integer::Order::Lsf),
-        p * q
+        Integer::from(&p * &q)
     );
+    // The pairwise test's CRT recombination on the same primes, with the
+    // primes (but the byte holding each top bit: the size is public), the
+    // parts and the coefficients undefined.
+    let ps = [p, q];
+    let (m, parts, coeffs) = crate::gmp::sec::tests::crt_inputs(&ps, 1);
+    let mark = |request: u64| {
+        for x in ps.iter() {
+            let l = x.as_limbs();
+            client_request(request, l.as_ptr().cast(), 8 * l.len() - 1);
+        }
+        for x in parts.iter().chain(&coeffs) {
+            let l = x.as_limbs();
+            client_request(request, l.as_ptr().cast(), 8 * l.len());
+        }
+    };
+    mark(MAKE_MEM_UNDEFINED);
+    let mismatch = crate::gmp::sec::crt_mismatch(&m, &ps, &parts, &coeffs);
+    assert_eq!(declassify(mismatch), 0);
+    // rug reads the limbs again when the values are dropped.
+    mark(MAKE_MEM_DEFINED);
     // 8 limbs (RSA-1024's primes), 9, RSA-2048's 16 and a top limb that is
     // not full, on the unrolled reduction rows (`gmp::redc`); 33 limbs on
     // GMP's `addmul_1` rows. Without ADX, GMP's portable `redc_1`.

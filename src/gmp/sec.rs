@@ -260,6 +260,121 @@ pub(crate) fn pow_mod(base: &Integer, e: &Integer, m: &Integer) -> Option<Intege
     Some(Integer::from_digits(y.limbs(), rug::integer::Order::Lsf))
 }
 
+/// `x`'s limbs in a zeroed secret buffer of `len` limbs (`x` < B^len).
+fn padded(x: &Integer, len: usize) -> SecretVec<Limb> {
+    let xl = x.as_limbs();
+    debug_assert!(xl.len() <= len);
+    let mut out = buf(len);
+    out[..xl.len()].copy_from_slice(xl);
+    out
+}
+
+/// x mod r into `out` (r's `out.len()` limbs, top limb non-zero) for `x`
+/// of any length, by [`sec_div_r`] on a copy padded to at least r's
+/// length: the time depends on the lengths only.
+fn rem_into(x: &[Limb], r: &[Limb], out: &mut [Limb]) {
+    let k = r.len();
+    let nn = x.len().max(k);
+    let mut num = buf(nn);
+    num[..x.len()].copy_from_slice(x);
+    // SAFETY: `num` has nn ≥ k limbs, r's top limb is non-zero (a prime's
+    // normalised limbs), the scratch has the size GMP asks for.
+    unsafe {
+        let itch = gmp::mpn_sec_div_r_itch(nn as _, k as _) as usize;
+        let mut scratch = buf(itch);
+        sec_div_r(
+            num.as_mut_ptr(),
+            nn as _,
+            r.as_ptr(),
+            k as _,
+            scratch.as_mut_ptr(),
+        );
+    }
+    out.copy_from_slice(&num[..k]);
+}
+
+/// Whether the multi-prime CRT recombination of RFC 8017's RSADP (Garner's
+/// form) of `parts` (m_i = c^(d_i) mod r_i, each below its prime) with the
+/// coefficients (`coeffs[0]` = r_1⁻¹ mod r_0, `coeffs[i − 1]` = (r_0···r_{i−1})⁻¹
+/// mod r_i) gives `m`: the pairwise consistency test's decryption side.
+///
+/// Every value lives in a buffer whose length comes from the primes' limb
+/// counts (public: the key size), padded with zeros: differences by
+/// `mpn_sub_n` with the borrow's correction by `mpn_cnd_add_n`, products
+/// by `mpn_sec_mul`, reductions by [`sec_div_r`], sums by `mpn_add_n`, and
+/// the final comparison by a full-length XOR. `mpz_mul` would use
+/// Toom–Cook from about 30 limbs (RSA-4096's primes), which branches on
+/// the signs of differences of the primes' halves, and `mpz_sub` compares
+/// its operands to find the result's sign.
+pub(crate) fn crt_matches(
+    m: &Integer,
+    ps: &[Integer],
+    parts: &[Integer],
+    coeffs: &[Integer],
+) -> bool {
+    crt_mismatch(m, ps, parts, coeffs) == 0
+}
+
+/// The work of [`crt_matches`]: 0 when the recombination gives `m`,
+/// otherwise the OR of the XORs of their limbs (non-zero).
+pub(crate) fn crt_mismatch(
+    m: &Integer,
+    ps: &[Integer],
+    parts: &[Integer],
+    coeffs: &[Integer],
+) -> Limb {
+    assert!(ps.len() >= 2 && parts.len() == ps.len() && coeffs.len() == ps.len() - 1);
+    let len: usize = ps.iter().map(|p| p.as_limbs().len()).sum();
+    if m.as_limbs().len() > len {
+        return 1;
+    }
+    // h = (a − (b mod r))·c mod r for a < r: the difference plus r when it
+    // borrowed, then the product reduced.
+    let garner = |a: &Integer, b: &[Limb], c: &Integer, r: &Integer| -> SecretVec<Limb> {
+        let rl = r.as_limbs();
+        let k = rl.len();
+        let mut bm = buf(k);
+        rem_into(b, rl, &mut bm);
+        let mut t = padded(a, k);
+        // SAFETY: t, bm and r have k limbs; both GMP calls work in place.
+        unsafe {
+            let borrow = gmp::mpn_sub_n(t.as_mut_ptr(), t.as_ptr(), bm.as_ptr(), k as _);
+            gmp::mpn_cnd_add_n(borrow, t.as_mut_ptr(), t.as_ptr(), rl.as_ptr(), k as _);
+        }
+        let prod = mul_limbs(&t, &padded(c, k));
+        let mut h = buf(k);
+        rem_into(&prod, rl, &mut h);
+        h
+    };
+    // out += x·h over out's `len` limbs (the product is below n, so any
+    // limbs of its buffer past `len` are zero).
+    let add_product = |out: &mut SecretVec<Limb>, x: &[Limb], h: &[Limb]| {
+        let prod = mul_limbs(x, h);
+        let mut wide = buf(len);
+        let take = prod.len().min(len);
+        wide[..take].copy_from_slice(&prod[..take]);
+        // SAFETY: out and wide have `len` limbs; mpn_add_n works in place.
+        unsafe {
+            gmp::mpn_add_n(out.as_mut_ptr(), out.as_ptr(), wide.as_ptr(), len as _);
+        }
+    };
+    let k0 = ps[0].as_limbs().len();
+    let b1 = padded(&parts[1], ps[1].as_limbs().len());
+    let h = garner(&parts[0], &b1, &coeffs[0], &ps[0]);
+    let mut out = padded(&parts[1], len);
+    add_product(&mut out, ps[1].as_limbs(), &h[..k0]);
+    let mut prefix = mul_limbs(ps[0].as_limbs(), ps[1].as_limbs());
+    for i in 2..ps.len() {
+        let h = garner(&parts[i], &out, &coeffs[i - 1], &ps[i]);
+        add_product(&mut out, &prefix, &h);
+        prefix = mul_limbs(&prefix, ps[i].as_limbs());
+    }
+    let want = padded(m, len);
+    out.iter()
+        .zip(want.iter())
+        .fold(0, |acc, (x, y)| acc | (x ^ y))
+}
+
 /// Largest s = v2(n − 1) the constant-time round handles: its squarings
 /// always run `MAX_S − 1` times. Candidates with a larger s (probability
 /// 2^-63 for a random odd number) are rejected unbuilt by the RSA source.
@@ -338,6 +453,70 @@ pub(crate) fn mr_round_core(
 #[cfg(test)]
 pub(crate) mod tests {
     use super::*;
+
+    /// The message m of a key with primes `ps`, its CRT parts and the
+    /// coefficients of [`crt_matches`] (by rug's inverses: a test helper).
+    pub(crate) fn crt_inputs(ps: &[Integer], seed: u32) -> (Integer, Vec<Integer>, Vec<Integer>) {
+        let n: Integer = ps.iter().product();
+        let m = (Integer::from(&n >> 3u32) * 5u32 + seed) % &n;
+        let parts = ps.iter().map(|p| Integer::from(&m % p)).collect();
+        let mut coeffs = vec![ps[1].clone().invert(&ps[0]).expect("coprime")];
+        let mut prefix = Integer::from(&ps[0] * &ps[1]);
+        for p in &ps[2..] {
+            coeffs.push(prefix.clone().invert(p).expect("coprime"));
+            prefix *= p;
+        }
+        (m, parts, coeffs)
+    }
+
+    /// The limb-level CRT recombination recovers m for two to four primes
+    /// (equal and unequal sizes, a 17-limb prime beside a 16-limb one,
+    /// RSA-4096's 32-limb primes), and reports a mismatch for another
+    /// message, a corrupted part and a corrupted coefficient.
+    #[test]
+    fn crt_recombination_matches_and_catches_faults() {
+        let mut x = Integer::from(0x243f_6a88_85a3_08d3u64);
+        let sizes: [&[u32]; 5] = [
+            &[512, 512],
+            &[1025, 1023],
+            &[2048, 2048],
+            &[700, 690, 680],
+            &[512, 520, 530, 540],
+        ];
+        for (k, bits) in sizes.into_iter().enumerate() {
+            let ps: Vec<Integer> = bits
+                .iter()
+                .map(|&b| {
+                    x = (Integer::from(&x * &x) + 0x6a09_e667u32).keep_bits(b + 64);
+                    let mut p = Integer::from(&x >> 64u32).keep_bits(b);
+                    p.set_bit(b - 1, true);
+                    p.next_prime()
+                })
+                .collect();
+            let (m, parts, coeffs) = crt_inputs(&ps, k as u32);
+            assert!(crt_matches(&m, &ps, &parts, &coeffs), "{bits:?}");
+            let n: Integer = ps.iter().product();
+            let other = Integer::from(&m + 1u32) % &n;
+            assert!(
+                !crt_matches(&other, &ps, &parts, &coeffs),
+                "{bits:?} other m"
+            );
+            for i in 0..ps.len() {
+                let mut bad = parts.clone();
+                bad[i] = Integer::from(&bad[i] + 1u32) % &ps[i];
+                assert!(!crt_matches(&m, &ps, &bad, &coeffs), "{bits:?} part {i}");
+            }
+            for i in 0..coeffs.len() {
+                let mut bad = coeffs.clone();
+                let r = if i == 0 { &ps[0] } else { &ps[i + 1] };
+                bad[i] = Integer::from(&bad[i] + 1u32) % r;
+                assert!(
+                    !crt_matches(&m, &ps, &parts, &bad),
+                    "{bits:?} coefficient {i}"
+                );
+            }
+        }
+    }
 
     /// `rem` (on our table-free `sec_div_r`) agrees with GMP's remainder
     /// for one-limb and many-limb moduli, full top limbs (no shift), top

@@ -463,28 +463,16 @@ fn pairwise_message(n: &Integer, e: u64, seed: &Seed) -> Result<(Integer, Intege
 /// Recombines the CRT parts m_i = c^(d_i) mod r_i (RFC 8017 RSADP,
 /// multi-prime form) and compares with the message: the pairwise test
 /// encrypts with (n, e) and decrypts through the CRT path; a mismatch is
-/// `CheckFailed`.
+/// `CheckFailed`. The recombination works on the secret primes, so it runs
+/// on fixed-length limb buffers with GMP's branch-free `mpn_sec_*`
+/// functions (`sec::crt_matches`).
 fn pairwise_check(
     m: &Integer,
     ps: &[Integer],
     parts: &[Integer],
     coeffs: &[Integer],
 ) -> Result<()> {
-    // h = (a − b)·c mod r as (a + r − (b mod r))·c mod r: non-negative,
-    // every reduction by a secret prime side-channel-silent (`sec::rem`).
-    let garner = |a: &Integer, b: &Integer, c: &Integer, r: &Integer| {
-        let diff = Integer::from(a + r) - sec::rem(b, r);
-        sec::rem(&(diff * c), r)
-    };
-    let h = garner(&parts[0], &parts[1], &coeffs[0], &ps[0]);
-    let mut out = parts[1].clone() + Integer::from(&ps[1] * &h);
-    let mut prefix = sec::mul(&ps[0], &ps[1]);
-    for i in 2..ps.len() {
-        let h = garner(&parts[i], &out, &coeffs[i - 1], &ps[i]);
-        out += Integer::from(&prefix * &h);
-        prefix = sec::mul(&prefix, &ps[i]);
-    }
-    if out == *m {
+    if sec::crt_matches(m, ps, parts, coeffs) {
         Ok(())
     } else {
         Err(Error::CheckFailed)
