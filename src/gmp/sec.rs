@@ -84,21 +84,9 @@ pub(crate) fn rem(x: &Integer, m: &Integer) -> Integer {
     if xl.len() < ml.len() {
         return x.clone();
     }
-    let mut num = SecretVec::from_slice(xl);
-    // SAFETY: `num` has xl.len() ≥ ml.len() limbs, `m`'s top limb is non-zero
-    // (rug normalises), and the scratch has the size GMP asks for.
-    unsafe {
-        let itch = gmp::mpn_sec_div_r_itch(xl.len() as _, ml.len() as _) as usize;
-        let mut scratch = buf(itch);
-        sec_div_r(
-            num.as_mut_ptr(),
-            xl.len() as _,
-            ml.as_ptr(),
-            ml.len() as _,
-            scratch.as_mut_ptr(),
-        );
-    }
-    Integer::from_digits(&num[..ml.len()], rug::integer::Order::Lsf)
+    let mut r = buf(ml.len());
+    rem_into(xl, ml, &mut r);
+    Integer::from_digits(&r[..ml.len()], rug::integer::Order::Lsf)
 }
 
 /// a·b for non-negative secret a and b by `mpn_sec_mul` (GMP's basecase
@@ -253,8 +241,7 @@ pub(crate) fn pow_mod(base: &Integer, e: &Integer, m: &Integer) -> Option<Intege
     let mut mont = Mont::new(m)?;
     let len = mont.len();
     let b = rem(base, m);
-    let mut el = buf(len);
-    el[..e.as_limbs().len()].copy_from_slice(e.as_limbs());
+    let el = padded(e, len);
     let mut y = pow_secret(&mut mont, b.as_limbs(), &el, bits, &AtomicBool::new(false))?;
     mont.out_of_form(&mut y);
     Some(Integer::from_digits(y.limbs(), rug::integer::Order::Lsf))
@@ -269,9 +256,10 @@ fn padded(x: &Integer, len: usize) -> SecretVec<Limb> {
     out
 }
 
-/// x mod r into `out` (r's `out.len()` limbs, top limb non-zero) for `x`
-/// of any length, by [`sec_div_r`] on a copy padded to at least r's
-/// length: the time depends on the lengths only.
+/// x mod r into `out` (r's `out.len()` limbs, top limb non-zero: rug's
+/// normalised limbs) for `x` of any length, by [`sec_div_r`] on a copy
+/// padded to at least r's length; the copy and the scratch are wiped. The
+/// time depends on the lengths only.
 fn rem_into(x: &[Limb], r: &[Limb], out: &mut [Limb]) {
     let k = r.len();
     let nn = x.len().max(k);

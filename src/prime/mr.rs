@@ -161,8 +161,6 @@ impl MrCandidate {
             if let Some(v) = crate::gmp::sec::mr_round(&self.n, &base, stop) {
                 return v;
             }
-        }
-        if secret {
             match crate::gmp::sec::pow_mod(&base, &self.d, &self.n) {
                 Some(x) => base = x,
                 None => return false,
