@@ -64,11 +64,11 @@ unsafe extern "C" fn redc_rows_adx(
 /// limbs.
 pub(super) fn redc(len: usize) -> Redc {
     #[cfg(target_arch = "x86_64")]
+    if crate::arith::fixed::has_adx() {
+        return redc_adx(len);
+    }
+    #[cfg(all(target_arch = "x86_64", target_os = "linux"))]
     if std::arch::is_x86_feature_detected!("bmi2") {
-        if std::arch::is_x86_feature_detected!("adx") {
-            return redc_adx(len);
-        }
-        #[cfg(target_os = "linux")]
         return super::zen::__gmpn_redc_1_coreihwl;
     }
     let _ = len;
