@@ -15,7 +15,12 @@
 //! the workload forces the 4-limb assembly squaring and the unrolled
 //! reduction rows (`gmp::redc`) on there.
 //!
-//! The harness test re-runs this test binary under valgrind with the
+//! Two more workloads live beside the code they check: the divsteps
+//! (`rsa::ct`) and the rest of key assembly (`rsa::assembly`: the
+//! remainder by e, e⁻¹ modulo p − 1 and λ, the size checks and the order
+//! of the primes).
+//!
+//! The harness test re-runs this test binary under valgrind with each
 //! workload test and fails on any memcheck error. Without valgrind it says
 //! so and passes (`.ci/deps` installs valgrind, so CI always runs it).
 
@@ -164,6 +169,21 @@ fn run_gmp(bits: u32, seed: u64, adx: bool) -> (u64, u64) {
     (declassify(fermat), declassify(mr))
 }
 
+/// Marks `x`'s limbs undefined (secret), except the byte that holds its
+/// top bit: a key's sizes are public, and GMP reads the size field anyway.
+pub(crate) fn secret_integer(x: &Integer) {
+    let l = x.as_limbs();
+    if !l.is_empty() {
+        undefined(l.as_ptr().cast(), 8 * l.len() - 1);
+    }
+}
+
+/// Marks `x`'s limbs defined again (rug reads them when `x` is dropped).
+pub(crate) fn public_integer(x: &Integer) {
+    let l = x.as_limbs();
+    client_request(MAKE_MEM_DEFINED, l.as_ptr().cast(), 8 * l.len());
+}
+
 /// The workload; meaningful only under valgrind (the harness below).
 #[test]
 #[ignore = "run by secret_arithmetic_has_no_secret_branches under valgrind"]
@@ -259,7 +279,11 @@ fn under_valgrind(test: &str) -> Option<(bool, String)> {
 
 #[test]
 fn secret_arithmetic_has_no_secret_branches() {
-    for workload in ["arith::ct_check::workload", "rsa::ct::tests::ct_workload"] {
+    for workload in [
+        "arith::ct_check::workload",
+        "rsa::ct::tests::ct_workload",
+        "rsa::assembly::tests::assembly_workload",
+    ] {
         let Some((ok, text)) = under_valgrind(workload) else {
             eprintln!("valgrind is not installed: skipped (.ci/deps installs it)");
             return;

@@ -51,7 +51,7 @@ const M62: i64 = (1 << 62) - 1;
 
 /// All-ones if `bit` is 1, else zero.
 #[inline]
-fn mask(bit: u64) -> u64 {
+pub(super) fn mask(bit: u64) -> u64 {
     opaque(0u64.wrapping_sub(bit & 1))
 }
 
@@ -60,7 +60,7 @@ fn mask(bit: u64) -> u64 {
 /// that to `sub_if_at_least`, which `arith::ct_check` caught under
 /// valgrind). A best effort, as Rust documents `black_box`.
 #[inline(always)]
-fn opaque<T>(x: T) -> T {
+pub(super) fn opaque<T>(x: T) -> T {
     core::hint::black_box(x)
 }
 
@@ -428,7 +428,7 @@ pub(super) fn gcd(x: &Integer, y: &Integer, bits: u32) -> Option<Integer> {
 
 /// All ones when `x < y`, else zero, from the borrow of a 128-bit
 /// subtraction (no comparison instruction on the values).
-fn lt_mask(x: u64, y: u64) -> u64 {
+pub(super) fn lt_mask(x: u64, y: u64) -> u64 {
     opaque(((x as u128).wrapping_sub(y as u128) >> 64) as u64)
 }
 
@@ -475,7 +475,7 @@ pub(super) fn gcd_inverse_u64(a: u64, m: u64) -> (u64, u64) {
 }
 
 #[cfg(test)]
-mod tests {
+pub(super) mod tests {
     use super::*;
 
     /// The divsteps of an inversion and of a gcd with f, g, the Bézout
@@ -545,7 +545,7 @@ mod tests {
     }
 
     /// A deterministic stream of test values (xorshift).
-    fn values(seed: u64) -> impl FnMut(u32) -> Integer {
+    pub(in crate::rsa) fn values(seed: u64) -> impl FnMut(u32) -> Integer {
         let mut s = seed | 1;
         move |bits: u32| {
             let mut v = Integer::new();

@@ -13,6 +13,7 @@
 
 #![forbid(unsafe_code)]
 
+mod assembly;
 pub mod check;
 mod ct;
 mod import;
@@ -26,7 +27,6 @@ use std::sync::atomic::AtomicBool;
 use rug::Integer;
 
 use crate::error::{Error, Result};
-use crate::gmp::rem_u64;
 use crate::gmp::sec;
 use crate::prime::fermat::fermat_base2_secret_or_stop;
 use crate::prime::mr::rsa_rounds;
@@ -136,13 +136,12 @@ impl Request {
 
 /// FIPS 186-5 A.1.3 step 5.4: |p − q| > 2^(nlen/2 − 100).
 fn primes_far_apart(p: &Integer, q: &Integer, bits: u32) -> bool {
-    let diff = Integer::from(p - q).abs();
-    diff > (Integer::from(1u32) << (bits / 2 - 100))
+    assembly::differ_by_more_than_pow2(p.as_limbs(), q.as_limbs(), bits / 2 - 100) == 1
 }
 
-/// FIPS 186-5 A.1.1 / 5.3: d > 2^(nlen/2).
+/// FIPS 186-5 A.1.1 / 5.3: d > 2^(nlen/2), in constant time.
 fn d_large_enough(d: &Integer, bits: u32) -> bool {
-    *d > (Integer::from(1u32) << (bits / 2))
+    assembly::exceeds_pow2(d.as_limbs(), bits / 2) == 1
 }
 
 /// Sizes of the primes: `bits / u`, the remainder spread over the first.
@@ -158,15 +157,6 @@ fn lower_bound(k: u32, u: u32) -> Integer {
         r += 1u32;
     }
     r
-}
-
-/// (−a⁻¹) mod m for gcd(a, m) = 1, m odd ≥ 3, in constant time
-/// ([`ct::gcd_inverse_u64`]): a is derived from the secret primes.
-fn neg_inverse_mod_u64(a: u64, m: u64) -> u64 {
-    let (_, inv) = ct::gcd_inverse_u64(a, m);
-    // m − inv, or 0 when inv = 0, without a branch.
-    let nz = (inv | inv.wrapping_neg()) >> 63;
-    (m - inv) & nz.wrapping_neg()
 }
 
 /// Whether gcd(c − 1, e) = 1, from r = c mod e, in constant time: c is a
@@ -185,11 +175,11 @@ fn coprime_minus_one(r: u64, e: u64) -> bool {
 /// division is by the gcd, a single limb except with negligible
 /// probability; GMP's time for it depends only on the operand sizes.
 pub(crate) fn carmichael_lambda(ps: &[Integer]) -> Result<Integer> {
-    let mut lambda = Integer::from(&ps[0] - 1u32);
+    let mut lambda = minus_one_odd(&ps[0]);
     // Public bound on λ's size: the sum of the (public) prime sizes so far.
     let mut lambda_bound = ps[0].significant_bits();
     for p in &ps[1..] {
-        let pm1 = Integer::from(p - 1u32);
+        let pm1 = minus_one_odd(p);
         let g = ct::gcd(&pm1, &lambda, lambda_bound.max(p.significant_bits()))
             .ok_or(Error::Internal)?;
         lambda_bound += p.significant_bits();
@@ -198,17 +188,25 @@ pub(crate) fn carmichael_lambda(ps: &[Integer]) -> Result<Integer> {
     Ok(lambda)
 }
 
-/// e⁻¹ mod m for a secret m with gcd(e, m) = 1, without inverting modulo
-/// m: with a = m mod e (a remainder by the public e, computed limb by limb
-/// in data-independent time) and x = (−a⁻¹) mod e (public-size
-/// arithmetic), 1 + x·m ≡ 1 − a⁻¹·a ≡ 0 (mod e), so (1 + x·m)/e is an exact
-/// division by the public e, lies below m, and times e is ≡ 1 (mod m).
+/// e⁻¹ mod m for a secret m > 0 with gcd(e, m) = 1, without inverting
+/// modulo m, on fixed-length limbs in constant time
+/// ([`assembly::inverse_of_e`]).
 fn inverse_of_e_mod(m: &Integer, e: u64) -> Integer {
-    let a = rem_u64(m, e);
-    let x = neg_inverse_mod_u64(a, e);
-    let mut d = Integer::from(m * x) + 1u32;
-    d.div_exact_mut(&Integer::from(e));
-    d
+    Integer::from_digits(
+        &assembly::inverse_of_e(m.as_limbs(), e),
+        rug::integer::Order::Lsf,
+    )
+}
+
+/// p − 1 for an odd p: bit 0 cleared in a copy of the limbs (`mpz_sub_ui`
+/// would branch on whether the low limb borrows).
+fn minus_one_odd(p: &Integer) -> Integer {
+    let mut l = crate::secure::SecretVec::zeroed(p.as_limbs().len());
+    l.copy_from_slice(p.as_limbs());
+    if let Some(low) = l.first_mut() {
+        *low &= !1;
+    }
+    Integer::from_digits(&l, rug::integer::Order::Lsf)
 }
 
 struct RsaSource {
@@ -246,7 +244,7 @@ impl CandidateSource for RsaSource {
             return None;
         }
         // gcd(c − 1, e) = 1, from c mod e (e is public).
-        if !coprime_minus_one(rem_u64(out, self.e), self.e) {
+        if !coprime_minus_one(assembly::rem_word(out.as_limbs(), self.e), self.e) {
             return None;
         }
         // v2(c − 1) ≤ 63, so that the constant-time Miller–Rabin round
@@ -343,7 +341,9 @@ fn generate_inner(req: &Request, opts: &mut Options<'_>) -> Result<(RsaKey, Stat
             next_index[g] = found.last().map_or(next_index[g], |f| f.index + 1);
             ps.extend(found.into_iter().map(|f| f.prime));
         }
-        if ps[0] < ps[1] {
+        // Which prime the search found first is not secret; the order
+        // by size is decided without GMP's early-exit comparison.
+        if assembly::less_than(ps[0].as_limbs(), ps[1].as_limbs()) == 1 {
             ps.swap(0, 1);
         }
         if let Some(key) = assemble(bits, e, &ps, generation.seed(), &pool)? {
@@ -407,7 +407,7 @@ fn assemble(
     // modulo a secret (see `inverse_of_e_mod`).
     let exps: Vec<Integer> = ps
         .iter()
-        .map(|p| inverse_of_e_mod(&Integer::from(p - 1u32), e))
+        .map(|p| inverse_of_e_mod(&minus_one_odd(p), e))
         .collect();
     // The message comes from the seed's stream: built on a worker.
     let (m, c) = pool.install(|| pairwise_message(&n, e, seed))?;
@@ -619,7 +619,7 @@ mod tests {
             if ct::gcd_inverse_u64(a % m, m).0 != 1 {
                 continue;
             }
-            let x = neg_inverse_mod_u64(a, m);
+            let x = assembly::neg_inverse_mod_u64(a, m);
             assert_eq!((a as u128 * x as u128 + 1) % m as u128, 0, "{a} {m}");
         }
     }
