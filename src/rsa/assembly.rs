@@ -77,7 +77,7 @@ pub(super) fn neg_inverse_mod_u64(a: u64, m: u64) -> u64 {
 /// (1 + x·m)/e is an exact division by the public e; it lies below m, and
 /// times e it is ≡ 1 (mod m).
 pub(super) fn inverse_of_e(m: &[u64], e: u64) -> SecretVec<u64> {
-    debug_assert!(e & 1 == 1 && e >= 3);
+    debug_assert!(e & 1 == 1 && e >= 3 && !m.is_empty());
     let len = m.len();
     let x = neg_inverse_mod_u64(rem_word(m, e), e);
     // t = m·x + 1 over len + 1 limbs, carries to the end.
