@@ -945,7 +945,10 @@ pf_status pf_rsa_import(const uint8_t *data, size_t len, const uint8_t *pass, si
  * fresh random bases), e odd and > 1, d·e ≡ 1 (mod λ), every CRT exponent
  * and coefficient; and, for a consistent key, the FIPS 186-5 conditions
  * (sizes, e range, prime bounds and distance, d bounds). Sizes are checked
- * before any arithmetic, so time depends on the modulus size only.
+ * before any arithmetic, so the time is bounded by the modulus size. The
+ * arithmetic is ordinary variable-time GMP, as in OpenSSL's
+ * `RSA_check_key`: its timing depends on the key's secret values, so do
+ * not run it where an attacker can time it repeatedly.
  *
  * On `PF_OK`, `*problems` receives 0 or an OR of `PF_RSA_CHECK_*` bits;
  * bits in `PF_RSA_CHECK_FIPS_MASK` only say the key is not FIPS 186-5.
