@@ -8,7 +8,8 @@ Python binding (ctypes, the C ABI) with threads = 1 and fixed seeds. DH rows
 also time the `openssl dhparam` command (the system's OpenSSL 3.0, process
 start included), the tool people run today. Samples are interleaved, the
 order alternating per sample; reported: mean, median and standard deviation
-of wall seconds, and primeforge's speed as ratios of means and of medians.
+of wall seconds, and primeforge's speed as ratios of means (with the
+standard error of that ratio) and of medians.
 
     PRIMEFORGE_LIB=target/release/libprimeforge.so python3 bench/peers.py [rsa:BITS:N | dh:BITS:N ...]
 """
@@ -65,16 +66,30 @@ def row(kind, bits, n):
             res[k].append(timed(lambda: peers[k](i)))
     ours = res["primeforge"]
     print(f"\n{kind.upper()}-{bits}, {n} interleaved samples, one thread each")
-    print("| | mean s | median s | sd s | primeforge faster by (means) | (medians) |")
-    print("|---|---|---|---|---|---|")
+    print("| | mean s | median s | sd s | primeforge faster by (means) | ± standard error | (medians) |")
+    print("|---|---|---|---|---|---|---|")
     for k, v in res.items():
         sd = st.stdev(v) if len(v) > 1 else 0.0
         if k == "primeforge":
-            print(f"| {k} | {st.mean(v):.4f} | {st.median(v):.4f} | {sd:.4f} | | |")
+            print(f"| {k} | {st.mean(v):.4f} | {st.median(v):.4f} | {sd:.4f} | | | |")
         else:
+            ratio = st.mean(v) / st.mean(ours)
             print(f"| {k} | {st.mean(v):.4f} | {st.median(v):.4f} | {sd:.4f} | "
-                  f"{st.mean(v) / st.mean(ours):.2f}× | {st.median(v) / st.median(ours):.2f}× |")
+                  f"{ratio:.2f}× | ±{ratio_error(ratio, v, ours):.2f} | "
+                  f"{st.median(v) / st.median(ours):.2f}× |")
     sys.stdout.flush()
+
+
+def ratio_error(ratio, a, b):
+    """Standard error of mean(a)/mean(b) for independent samples (first-order
+    propagation: the relative errors of the two means add in quadrature).
+    One key's time has a standard deviation near its mean, so a ratio from
+    n samples carries about ±0.9·ratio/√n; a target is met only when the
+    ratio clears it by a few of these."""
+    if len(a) < 2 or len(b) < 2:
+        return float("nan")
+    rel = lambda v: st.stdev(v) / st.mean(v) / len(v) ** 0.5  # noqa: E731
+    return ratio * (rel(a) ** 2 + rel(b) ** 2) ** 0.5
 
 
 def main():
