@@ -12,7 +12,7 @@
 //! length, selections are masks, and the only values that leave are the
 //! verdicts and the results. `arith::ct_check` runs these functions under
 //! valgrind with their secret inputs marked undefined (see
-//! [`tests::assembly_workload`]).
+//! `tests::assembly_workload`).
 
 use super::ct::{lt_mask, mask, opaque};
 use crate::arith::reciprocal_word;
