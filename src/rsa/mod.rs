@@ -175,11 +175,11 @@ fn coprime_minus_one(r: u64, e: u64) -> bool {
 /// division is by the gcd, a single limb except with negligible
 /// probability; GMP's time for it depends only on the operand sizes.
 pub(crate) fn carmichael_lambda(ps: &[Integer]) -> Result<Integer> {
-    let mut lambda = minus_one_odd(&ps[0]);
+    let mut lambda = prime_minus_one(&ps[0]);
     // Public bound on λ's size: the sum of the (public) prime sizes so far.
     let mut lambda_bound = ps[0].significant_bits();
     for p in &ps[1..] {
-        let pm1 = minus_one_odd(p);
+        let pm1 = prime_minus_one(p);
         let g = ct::gcd(&pm1, &lambda, lambda_bound.max(p.significant_bits()))
             .ok_or(Error::Internal)?;
         lambda_bound += p.significant_bits();
@@ -198,15 +198,27 @@ fn inverse_of_e_mod(m: &Integer, e: u64) -> Integer {
     )
 }
 
-/// p − 1 for an odd p: bit 0 cleared in a copy of the limbs (`mpz_sub_ui`
-/// would branch on whether the low limb borrows).
+/// p − 1 for an odd p (every generated prime): bit 0 cleared in a copy of
+/// the limbs (`mpz_sub_ui` branches on whether the low limb borrows).
 fn minus_one_odd(p: &Integer) -> Integer {
+    debug_assert!(p.is_odd());
     let mut l = crate::secure::SecretVec::zeroed(p.as_limbs().len());
     l.copy_from_slice(p.as_limbs());
     if let Some(low) = l.first_mut() {
         *low &= !1;
     }
     Integer::from_digits(&l, rug::integer::Order::Lsf)
+}
+
+/// p − 1 for a prime p: [`minus_one_odd`], or GMP's subtraction for the
+/// one even prime, 2, which only a checked key (`check`) can bring. A
+/// prime's parity is not secret: every generated prime is odd.
+fn prime_minus_one(p: &Integer) -> Integer {
+    if p.is_odd() {
+        minus_one_odd(p)
+    } else {
+        Integer::from(p - 1u32)
+    }
 }
 
 struct RsaSource {
@@ -605,6 +617,21 @@ mod tests {
                 }
                 assert_eq!(coprime_minus_one(r, e), a == 1, "r={r} e={e}");
             }
+        }
+    }
+
+    #[test]
+    fn lambda_of_odd_and_even_primes() {
+        // 2 can only come from a checked key; its p − 1 is 1.
+        for (ps, want) in [
+            (vec![11u32, 7], 30u32),
+            (vec![2, 11], 10),
+            (vec![3, 2], 2),
+            (vec![2, 2], 1),
+            (vec![13, 11, 7], 60),
+        ] {
+            let ps: Vec<Integer> = ps.into_iter().map(Integer::from).collect();
+            assert_eq!(carmichael_lambda(&ps).unwrap(), want, "{ps:?}");
         }
     }
 
