@@ -227,21 +227,18 @@ fn workload() {
     // parts and the coefficients undefined.
     let ps = [p, q];
     let (m, parts, coeffs) = crate::gmp::sec::tests::crt_inputs(&ps, 1);
-    let mark = |request: u64| {
-        for x in ps.iter() {
-            let l = x.as_limbs();
-            client_request(request, l.as_ptr().cast(), 8 * l.len() - 1);
-        }
-        for x in parts.iter().chain(&coeffs) {
-            let l = x.as_limbs();
-            client_request(request, l.as_ptr().cast(), 8 * l.len());
-        }
-    };
-    mark(MAKE_MEM_UNDEFINED);
+    ps.iter().for_each(secret_integer);
+    for x in parts.iter().chain(&coeffs) {
+        let l = x.as_limbs();
+        undefined(l.as_ptr().cast(), 8 * l.len());
+    }
     let mismatch = crate::gmp::sec::crt_mismatch(&m, &ps, &parts, &coeffs);
     assert_eq!(declassify(mismatch), 0);
     // rug reads the limbs again when the values are dropped.
-    mark(MAKE_MEM_DEFINED);
+    ps.iter()
+        .chain(&parts)
+        .chain(&coeffs)
+        .for_each(public_integer);
     // 8 limbs (RSA-1024's primes), 9, RSA-2048's 16 and a top limb that is
     // not full, on the unrolled reduction rows (`gmp::redc`); 33 limbs on
     // GMP's `addmul_1` rows. Without ADX, GMP's portable `redc_1`.

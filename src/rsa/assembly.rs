@@ -35,31 +35,56 @@ fn rem_2by1(u1: u64, u0: u64, d: u64, v: u64) -> u64 {
     r.wrapping_sub(d & !lt_mask(r, d))
 }
 
-/// x mod d for d ≥ 1, limb by limb from the top: the instructions and
-/// memory accesses depend on x's limb count and on d only. x is shifted by
-/// d's leading zeros on the fly so that the divisor is normalised; the
-/// shift of the remainder back is by the same count.
-pub(super) fn rem_word(x: &[u64], d: u64) -> u64 {
-    assert!(d != 0, "division by zero");
-    let s = d.leading_zeros();
-    let dn = d << s;
-    let v = reciprocal_word(dn);
-    // Limb i of x·2^s (i = 0 ..= len); (a >> 1) >> (63 − s) is a >> (64 − s)
-    // and 0 when s = 0.
-    let limb = |i: usize| -> u64 {
-        let hi = if i < x.len() { x[i] << s } else { 0 };
-        let lo = if i > 0 {
-            (x[i - 1] >> 1) >> (63 - s)
-        } else {
-            0
-        };
-        hi | lo
-    };
-    let mut r = 0u64;
-    for i in (0..=x.len()).rev() {
-        r = rem_2by1(r, limb(i), dn, v);
+/// A one-word divisor d ≥ 1 prepared for [`WordDivisor::rem`]: its
+/// normalising shift, the shifted divisor and that one's reciprocal, so
+/// that a divisor used for many remainders (the public e, once per
+/// candidate) is prepared once.
+pub(super) struct WordDivisor {
+    s: u32,
+    dn: u64,
+    v: u64,
+}
+
+impl WordDivisor {
+    pub(super) fn new(d: u64) -> WordDivisor {
+        assert!(d != 0, "division by zero");
+        let s = d.leading_zeros();
+        let dn = d << s;
+        WordDivisor {
+            s,
+            dn,
+            v: reciprocal_word(dn),
+        }
     }
-    r >> s
+
+    /// x mod d, limb by limb from the top: the instructions and memory
+    /// accesses depend on x's limb count and on d only. x is shifted by d's
+    /// leading zeros on the fly so that the divisor is normalised; the
+    /// remainder is shifted back by the same count.
+    pub(super) fn rem(&self, x: &[u64]) -> u64 {
+        let s = self.s;
+        // Limb i of x·2^s (i = 0 ..= len); (a >> 1) >> (63 − s) is
+        // a >> (64 − s) and 0 when s = 0.
+        let limb = |i: usize| -> u64 {
+            let hi = if i < x.len() { x[i] << s } else { 0 };
+            let lo = if i > 0 {
+                (x[i - 1] >> 1) >> (63 - s)
+            } else {
+                0
+            };
+            hi | lo
+        };
+        let mut r = 0u64;
+        for i in (0..=x.len()).rev() {
+            r = rem_2by1(r, limb(i), self.dn, self.v);
+        }
+        r >> s
+    }
+}
+
+/// x mod d for d ≥ 1 ([`WordDivisor::rem`] for a divisor used once).
+pub(super) fn rem_word(x: &[u64], d: u64) -> u64 {
+    WordDivisor::new(d).rem(x)
 }
 
 /// (−a⁻¹) mod m for gcd(a, m) = 1, m odd ≥ 3, in constant time

@@ -225,6 +225,8 @@ struct RsaSource {
     lo: Integer,
     width: Integer,
     e: u64,
+    /// e, prepared for the remainder of every candidate.
+    e_divisor: assembly::WordDivisor,
     rounds: u32,
     trial: std::sync::Arc<TrialTable>,
 }
@@ -239,6 +241,7 @@ impl RsaSource {
             lo,
             width,
             e,
+            e_divisor: assembly::WordDivisor::new(e),
             rounds: rsa_rounds(k, bits),
             trial: TrialTable::shared(k.div_ceil(64) as usize, rsa_trial_bound(k)),
         }
@@ -256,7 +259,7 @@ impl CandidateSource for RsaSource {
             return None;
         }
         // gcd(c − 1, e) = 1, from c mod e (e is public).
-        if !coprime_minus_one(assembly::rem_word(out.as_limbs(), self.e), self.e) {
+        if !coprime_minus_one(self.e_divisor.rem(out.as_limbs()), self.e) {
             return None;
         }
         // v2(c − 1) ≤ 63, so that the constant-time Miller–Rabin round
