@@ -240,8 +240,9 @@ fn workload() {
         .chain(&coeffs)
         .for_each(public_integer);
     // 8 limbs (RSA-1024's primes), 9, RSA-2048's 16 and a top limb that is
-    // not full, on the unrolled reduction rows (`gmp::redc`); 33 limbs on
-    // GMP's `addmul_1` rows. Without ADX, GMP's portable `redc_1`.
+    // not full, on the unrolled reduction rows (`gmp::redc`) and the fused
+    // passes after them (`gmp::finish`); 33 limbs on GMP's `addmul_1` rows
+    // and GMP's passes. Without ADX, GMP's portable `redc_1` and passes.
     for bits in [512u32, 576, 1024, 1000, 2112] {
         assert_eq!(run_gmp(bits, 7, adx), (1, 1), "{bits} bits");
     }

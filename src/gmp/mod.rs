@@ -7,6 +7,7 @@
 pub(crate) mod alloc;
 
 pub(crate) use alloc::secret_scope;
+mod finish;
 pub(crate) mod mont;
 pub mod pubpow;
 mod redc;
@@ -121,6 +122,18 @@ pub(crate) fn rem_limb(n: &Integer, d: u64) -> u64 {
             (d << cps[1]) as _,
             cps.as_ptr(),
         ) as u64
+    }
+}
+
+/// A xorshift64 stream of test words from `seed` (non-zero): operands for
+/// the assembly's tests, reproducible without a seeded generator.
+#[cfg(test)]
+pub(crate) fn test_words(mut seed: u64) -> impl FnMut() -> u64 {
+    move || {
+        seed ^= seed << 13;
+        seed ^= seed >> 7;
+        seed ^= seed << 17;
+        seed
     }
 }
 

@@ -10,7 +10,9 @@
 //!   `mpn_sec_powm` uses;
 //! - every reduction and every conditional doubling is applied with
 //!   `mpn_cnd_add_n`/`mpn_cnd_sub_n`, their condition computed from carries
-//!   and `mpn_sub_n` borrows; results stay fully reduced (< n);
+//!   and `mpn_sub_n` borrows, or, with BMI2 and ADX at 2 to 32 limbs, by
+//!   the fused passes of [`super::finish`] (carry chains and `cmov`);
+//!   results stay fully reduced (< n);
 //! - R mod n comes from `sec::sec_div_r` (GMP's `mpn_sec_div_r` without
 //!   its table look-up), and −n⁻¹ mod 2^64 from Newton's
 //!   iteration (GMP's `binvert_limb` would index a table by the low bits
@@ -22,7 +24,8 @@
 use gmp_mpfr_sys::gmp;
 use rug::Integer;
 
-use super::redc::{redc, Redc};
+use super::finish::{negated, Finish};
+use super::redc::{redc, Redc, Rows};
 use crate::arith::inverse_mod_2_64;
 use crate::secure::SecretVec;
 
@@ -55,12 +58,47 @@ impl Residue {
     }
 }
 
+/// The fused path of a [`Mont`]: the rows, the passes after them, and
+/// `negm` = B^len − n (secret: derived from n).
+struct Fused {
+    rows: Rows,
+    finish: Finish,
+    negm: SecretVec<Limb>,
+}
+
+impl Fused {
+    /// The fused path for `m` on a CPU with BMI2 and ADX, if `m`'s size
+    /// has one.
+    #[cfg(target_arch = "x86_64")]
+    fn adx(m: &[Limb]) -> Option<Fused> {
+        let rows = super::redc::rows_adx(m.len())?;
+        let finish = super::finish::finish_adx(m.len())?;
+        let mut negm = SecretVec::zeroed(m.len());
+        negated(m, &mut negm);
+        Some(Fused { rows, finish, negm })
+    }
+
+    /// The fused path where this CPU has BMI2 and ADX.
+    fn for_cpu(m: &[Limb]) -> Option<Fused> {
+        #[cfg(target_arch = "x86_64")]
+        if crate::arith::fixed::has_adx() {
+            return Fused::adx(m);
+        }
+        let _ = m;
+        None
+    }
+}
+
 /// Montgomery arithmetic modulo an odd n ≥ 3 (R = 2^(64·limbs)).
 pub(crate) struct Mont<'n> {
     m: &'n [Limb],
     invm: Limb,
     redc: Redc,
     basecase_sqr: bool,
+    /// The reduction rows alone and the fused finishing passes, with
+    /// B^len − n, where the CPU and the size allow (`None`: `redc` and
+    /// GMP's passes).
+    fused: Option<Fused>,
     prod: SecretVec<Limb>,
     tmp: SecretVec<Limb>,
     spare: SecretVec<Limb>,
@@ -91,6 +129,7 @@ impl<'n> Mont<'n> {
             // has checked GMP's dispatch table (it is 33 there); elsewhere,
             // and above it, `mpn_sec_sqr` never leaves the basecase.
             basecase_sqr: super::zen_fix_active() && len <= 32,
+            fused: Fused::for_cpu(m),
             prod: SecretVec::zeroed(2 * len),
             tmp: SecretVec::zeroed(len),
             spare: SecretVec::zeroed(len),
@@ -111,6 +150,14 @@ impl<'n> Mont<'n> {
     #[cfg(all(test, target_arch = "x86_64"))]
     pub(crate) fn force_adx(&mut self) {
         self.redc = super::redc::redc_adx(self.len());
+        self.fused = Fused::adx(self.m);
+    }
+
+    /// Uses `redc` and GMP's finishing passes whatever the CPU (tests of
+    /// the fused passes against them).
+    #[cfg(test)]
+    pub(crate) fn force_gmp_passes(&mut self) {
+        self.fused = None;
     }
 
     /// The limb count of n (public).
@@ -180,11 +227,16 @@ impl<'n> Mont<'n> {
     /// x ← x²·R⁻¹ mod n. `redc` leaves cy·R + x < 2n: one masked
     /// subtraction brings it below n.
     pub(crate) fn square(&mut self, x: &mut Residue) {
-        let len = self.len();
-        let n_l = len as gmp::size_t;
-        let xp = x.0.as_mut_ptr();
-        // SAFETY: `prod` has 2·len limbs as mpn_sqr/mpn_sec_sqr and redc_1
-        // require, `x` len limbs, the scratch the size GMP asked for.
+        self.square_into_prod(x);
+        self.reduce_product_into(x);
+    }
+
+    /// prod ← x², by a basecase squaring (no data-dependent branch).
+    fn square_into_prod(&mut self, x: &Residue) {
+        let n_l = self.len() as gmp::size_t;
+        let xp = x.0.as_ptr();
+        // SAFETY: `prod` has 2·len limbs as mpn_sqr/mpn_sec_sqr require,
+        // `x` len limbs, the scratch the size GMP asked for.
         unsafe {
             if self.basecase_sqr {
                 gmp::mpn_sqr(self.prod.as_mut_ptr(), xp, n_l);
@@ -192,7 +244,6 @@ impl<'n> Mont<'n> {
                 gmp::mpn_sec_sqr(self.prod.as_mut_ptr(), xp, n_l, self.scratch.as_mut_ptr());
             }
         }
-        self.reduce_product_into(x);
     }
 
     /// x ← prod·R⁻¹ mod n for the 2·len-limb product in `prod` (below
@@ -200,6 +251,22 @@ impl<'n> Mont<'n> {
     /// leaves cy·R + x < 2n).
     fn reduce_product_into(&mut self, x: &mut Residue) {
         let xp = x.0.as_mut_ptr();
+        if let Some(f) = &self.fused {
+            // SAFETY: `prod` has 2·len limbs, `x`, `negm`, `spare` and the
+            // modulus len limbs, `spare` and `prod` are our own; `fused`
+            // exists only with BMI2 and ADX (or under valgrind, which runs
+            // them).
+            unsafe {
+                (f.rows)(self.prod.as_mut_ptr(), self.m.as_ptr(), self.invm);
+                (f.finish.reduce)(
+                    xp,
+                    self.prod.as_ptr(),
+                    f.negm.as_ptr(),
+                    self.spare.as_mut_ptr(),
+                );
+            }
+            return;
+        }
         // SAFETY: `prod` has 2·len limbs, `x` and the modulus len limbs.
         let cy = unsafe {
             (self.redc)(
@@ -281,6 +348,29 @@ impl<'n> Mont<'n> {
         }
     }
 
+    /// x ← 2^bit·x²·R⁻¹ mod n for `bit` 0 or 1, the same work either
+    /// way: [`Mont::square`] then [`Mont::double_if`], their finishing
+    /// passes fused where the CPU and the size allow.
+    pub(crate) fn square_double_if(&mut self, x: &mut Residue, bit: u64) {
+        self.square_into_prod(x);
+        let Some(f) = &self.fused else {
+            self.reduce_product_into(x);
+            self.double_if(x, bit);
+            return;
+        };
+        // SAFETY: as in `reduce_product_into`.
+        unsafe {
+            (f.rows)(self.prod.as_mut_ptr(), self.m.as_ptr(), self.invm);
+            (f.finish.reduce_double)(
+                x.0.as_mut_ptr(),
+                self.prod.as_ptr(),
+                f.negm.as_ptr(),
+                self.spare.as_mut_ptr(),
+                bit,
+            );
+        }
+    }
+
     /// x ← 2^bit·x mod n for `bit` 0 or 1, the same work either way.
     pub(crate) fn double_if(&mut self, x: &mut Residue, bit: u64) {
         let n_l = self.len() as gmp::size_t;
@@ -290,5 +380,110 @@ impl<'n> Mont<'n> {
         let tp = self.tmp.as_mut_ptr();
         self.reduce(tp, top);
         std::mem::swap(&mut x.0, &mut self.tmp);
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use rug::integer::Order;
+
+    fn value(r: &Residue) -> Integer {
+        Integer::from_digits(r.limbs(), Order::Lsf)
+    }
+
+    /// Moduli of `len` limbs whose top limbs make the reduction's carry
+    /// out of B^len frequent (all ones), rare (one) or anything between,
+    /// and values that sit at the edges of the subtractions.
+    fn moduli_and_values(
+        len: usize,
+        next: &mut impl FnMut() -> u64,
+    ) -> Vec<(Integer, Vec<Integer>)> {
+        (0..6)
+            .map(|t| {
+                let mut l: Vec<u64> = (0..len).map(|_| next()).collect();
+                match t {
+                    0 => l[len - 1] = u64::MAX,
+                    1 => l[len - 1] = 1,
+                    2 => l.iter_mut().for_each(|x| *x = u64::MAX),
+                    3 => l[len - 1] |= 1 << 63,
+                    _ => {}
+                }
+                l[0] |= if len == 1 { 3 } else { 1 };
+                let n = Integer::from_digits(&l, Order::Lsf);
+                let mut xs = vec![
+                    Integer::new(),
+                    Integer::from(1),
+                    Integer::from(&n - 1u32),
+                    Integer::from(&n - 2u32),
+                    Integer::from(&n >> 1),
+                    Integer::from(&n >> 1u32) + 1u32,
+                ];
+                for _ in 0..12 {
+                    let r: Vec<u64> = (0..len).map(|_| next()).collect();
+                    xs.push(Integer::from_digits(&r, Order::Lsf) % &n);
+                }
+                (n, xs)
+            })
+            .collect()
+    }
+
+    /// The fused finishing passes (`gmp::finish`) compute what GMP's
+    /// passes compute, and both what rug computes: a squaring, a
+    /// multiplication and a squaring with a doubling by 0 and by 1, at
+    /// every size with unrolled code and the sizes beside it.
+    #[test]
+    fn fused_passes_agree_with_gmp_and_rug() {
+        let mut next = crate::gmp::test_words(0x2545_f491_4f6c_dd1du64);
+        let mut fused_seen = 0;
+        for len in 1..=34usize {
+            for (n, xs) in moduli_and_values(len, &mut next) {
+                let r_inv = (Integer::from(1u32) << (64 * len as u32))
+                    .invert(&n)
+                    .expect("odd n");
+                let mut plain = Mont::new(&n).expect("odd");
+                plain.force_gmp_passes();
+                let mut fused = Mont::new(&n).expect("odd");
+                #[cfg(target_arch = "x86_64")]
+                if crate::arith::fixed::has_adx() {
+                    fused.force_adx();
+                }
+                fused_seen += usize::from(fused.fused.is_some());
+                for (k, x) in xs.iter().enumerate() {
+                    let y = &xs[(k + 1) % xs.len()];
+                    // Residues whose limbs are x and y themselves.
+                    let in_form = |v: &Integer| {
+                        let mut r = Residue(SecretVec::zeroed(len));
+                        r.limbs_mut()[..v.as_limbs().len()].copy_from_slice(v.as_limbs());
+                        r
+                    };
+                    let sq = Integer::from(x * x) * &r_inv % &n;
+                    let mu = Integer::from(x * y) * &r_inv % &n;
+                    for m in [&mut plain, &mut fused] {
+                        let mut a = in_form(x);
+                        m.square(&mut a);
+                        assert_eq!(value(&a), sq, "square, {len} limbs, n = {n:x}, x = {x:x}");
+                        let mut a = in_form(x);
+                        m.mul(&mut a, &in_form(y));
+                        assert_eq!(value(&a), mu, "mul, {len} limbs, n = {n:x}, x = {x:x}");
+                        for bit in [0u64, 1] {
+                            let mut a = in_form(x);
+                            m.square_double_if(&mut a, bit);
+                            let want = Integer::from(&sq << bit as u32) % &n;
+                            assert_eq!(
+                                value(&a),
+                                want,
+                                "square·2^{bit}, {len} limbs, n = {n:x}, x = {x:x}"
+                            );
+                        }
+                    }
+                }
+            }
+        }
+        #[cfg(target_arch = "x86_64")]
+        if crate::arith::fixed::has_adx() {
+            assert_eq!(fused_seen, 31 * 6, "the fused passes ran at 2..=32 limbs");
+        }
+        let _ = fused_seen;
     }
 }

@@ -11,6 +11,13 @@ type Limb = u64;
 
 pub(super) type Redc = unsafe extern "C" fn(*mut Limb, *mut Limb, *const Limb, isize, Limb) -> Limb;
 
+/// The reduction rows without `redc_1`'s closing addition, for the fused
+/// finishing passes (`super::finish`): `rows(up, mp, invm)` leaves up's
+/// 2n limbs such that up[n..2n] + up[0..n] = cy·B^n + r with r + cy·B^n
+/// the reduction's result (below 2·mp). Same contract as [`Redc`]
+/// otherwise.
+pub(super) type Rows = unsafe fn(*mut Limb, *const Limb, Limb);
+
 #[cfg(target_arch = "x86_64")]
 #[rustfmt::skip]
 mod unrolled;
@@ -58,6 +65,13 @@ unsafe extern "C" fn redc_rows_adx(
         }
         gmp::mpn_add_n(rp, up.add(n as usize), up, n as gmp::size_t)
     }
+}
+
+/// The unrolled rows alone at `len` limbs, on a CPU with BMI2 and ADX
+/// (the caller checks; the valgrind check forces them).
+#[cfg(target_arch = "x86_64")]
+pub(super) fn rows_adx(len: usize) -> Option<Rows> {
+    unrolled::rows(len)
 }
 
 /// The fastest constant-time Montgomery reduction for this CPU at `len`
@@ -110,12 +124,18 @@ fn unrolled_source() -> String {
          //! Montgomery reduction rows unrolled in assembly (`mulx`, `adcx`,\n\
          //! `adox`), one function per limb count.\n\n\
          use gmp_mpfr_sys::gmp;\n\n\
-         use super::{Limb, Redc};\n\n\
+         use super::{Limb, Redc, Rows};\n\n\
          /// The unrolled reduction for `n` limbs, if there is one.\n\
          pub(super) fn redc(n: usize) -> Option<Redc> {\n    Some(match n {\n",
     );
     for n in UNROLLED {
         s += &format!("        {n} => redc_{n},\n");
+    }
+    s += "        _ => return None,\n    })\n}\n";
+    s += "\n/// The unrolled rows alone for `n` limbs (see [`Rows`]), if there are.\n\
+          pub(super) fn rows(n: usize) -> Option<Rows> {\n    Some(match n {\n";
+    for n in UNROLLED {
+        s += &format!("        {n} => rows_{n},\n");
     }
     s += "        _ => return None,\n    })\n}\n";
     for n in UNROLLED {
@@ -124,9 +144,18 @@ fn unrolled_source() -> String {
              /// subtraction (up has {m} limbs and is clobbered; the carry is returned).\n\
              unsafe extern \"C\" fn redc_{n}(rp: *mut Limb, up: *mut Limb, mp: *const Limb, n: isize, invm: Limb) -> Limb {{\n\
              \x20   debug_assert_eq!(n, {n});\n\
-             \x20   // SAFETY: up has {m} limbs, mp and rp {n} (redc_1's contract); row i\n\
-             \x20   // reads mp[0..{n}] and reads and writes up[i..i + {n}]. The caller\n\
-             \x20   // checked BMI2 and ADX.\n\
+             \x20   // SAFETY: redc_1's contract is rows_{n}'s, and rp has {n} limbs.\n\
+             \x20   unsafe {{\n\
+             \x20       rows_{n}(up, mp, invm);\n\
+             \x20       gmp::mpn_add_n(rp, up.add({n}), up, {n})\n\
+             \x20   }}\n\
+             }}\n\n\
+             /// The {n} rows of `mpn_redc_1` for {n} limbs: up[{n}..{m}] + up[0..{n}]\n\
+             /// (the rows' carries) is up·B^-{n} mod mp plus 0 or mp.\n\
+             #[inline(always)]\n\
+             unsafe fn rows_{n}(up: *mut Limb, mp: *const Limb, invm: Limb) {{\n\
+             \x20   // SAFETY: up has {m} limbs and mp {n}; row i reads mp[0..{n}] and\n\
+             \x20   // reads and writes up[i..i + {n}]. The caller checked BMI2 and ADX.\n\
              \x20   unsafe {{\n\
              \x20       core::arch::asm!(\n",
             m = 2 * n
@@ -172,7 +201,6 @@ fn unrolled_source() -> String {
              \x20           out(\"r11\") _,\n\
              \x20           options(nostack),\n\
              \x20       );\n\
-             \x20       gmp::mpn_add_n(rp, up.add({n}), up, {n})\n\
              \x20   }}\n\
              }}\n"
         );
@@ -211,13 +239,7 @@ mod tests {
             eprintln!("no BMI2/ADX here: the unrolled rows cannot run");
             return;
         }
-        let mut seed = 0x9e37_79b9_7f4a_7c15u64;
-        let mut next = move || {
-            seed ^= seed << 13;
-            seed ^= seed >> 7;
-            seed ^= seed << 17;
-            seed
-        };
+        let mut next = crate::gmp::test_words(0x9e37_79b9_7f4a_7c15u64);
         for n in UNROLLED {
             let f = unrolled::redc(n).expect("unrolled size");
             for t in 0..600 {

@@ -72,9 +72,8 @@ pub(crate) fn fermat_mont_core(m: &mut Mont<'_>, bits: usize, stop: &AtomicBool)
         if i % 64 == 0 && stop.load(Ordering::Relaxed) {
             return None;
         }
-        m.square(&mut acc);
         let bit = if i == 0 { 0 } else { m.modulus_bit(i) };
-        m.double_if(&mut acc, bit);
+        m.square_double_if(&mut acc, bit);
     }
     // acc is the Montgomery form of 2^(n−1) mod n; compare with 1's.
     Some(acc.ct_eq(&one))

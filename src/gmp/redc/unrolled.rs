@@ -6,7 +6,7 @@
 
 use gmp_mpfr_sys::gmp;
 
-use super::{Limb, Redc};
+use super::{Limb, Redc, Rows};
 
 /// The unrolled reduction for `n` limbs, if there is one.
 pub(super) fn redc(n: usize) -> Option<Redc> {
@@ -46,13 +46,61 @@ pub(super) fn redc(n: usize) -> Option<Redc> {
     })
 }
 
+/// The unrolled rows alone for `n` limbs (see [`Rows`]), if there are.
+pub(super) fn rows(n: usize) -> Option<Rows> {
+    Some(match n {
+        2 => rows_2,
+        3 => rows_3,
+        4 => rows_4,
+        5 => rows_5,
+        6 => rows_6,
+        7 => rows_7,
+        8 => rows_8,
+        9 => rows_9,
+        10 => rows_10,
+        11 => rows_11,
+        12 => rows_12,
+        13 => rows_13,
+        14 => rows_14,
+        15 => rows_15,
+        16 => rows_16,
+        17 => rows_17,
+        18 => rows_18,
+        19 => rows_19,
+        20 => rows_20,
+        21 => rows_21,
+        22 => rows_22,
+        23 => rows_23,
+        24 => rows_24,
+        25 => rows_25,
+        26 => rows_26,
+        27 => rows_27,
+        28 => rows_28,
+        29 => rows_29,
+        30 => rows_30,
+        31 => rows_31,
+        32 => rows_32,
+        _ => return None,
+    })
+}
+
 /// `mpn_redc_1` for 2 limbs: rp = up·B^-2 mod mp before the final
 /// subtraction (up has 4 limbs and is clobbered; the carry is returned).
 unsafe extern "C" fn redc_2(rp: *mut Limb, up: *mut Limb, mp: *const Limb, n: isize, invm: Limb) -> Limb {
     debug_assert_eq!(n, 2);
-    // SAFETY: up has 4 limbs, mp and rp 2 (redc_1's contract); row i
-    // reads mp[0..2] and reads and writes up[i..i + 2]. The caller
-    // checked BMI2 and ADX.
+    // SAFETY: redc_1's contract is rows_2's, and rp has 2 limbs.
+    unsafe {
+        rows_2(up, mp, invm);
+        gmp::mpn_add_n(rp, up.add(2), up, 2)
+    }
+}
+
+/// The 2 rows of `mpn_redc_1` for 2 limbs: up[2..4] + up[0..2]
+/// (the rows' carries) is up·B^-2 mod mp plus 0 or mp.
+#[inline(always)]
+unsafe fn rows_2(up: *mut Limb, mp: *const Limb, invm: Limb) {
+    // SAFETY: up has 4 limbs and mp 2; row i reads mp[0..2] and
+    // reads and writes up[i..i + 2]. The caller checked BMI2 and ADX.
     unsafe {
         core::arch::asm!(
             "2:",
@@ -83,7 +131,6 @@ unsafe extern "C" fn redc_2(rp: *mut Limb, up: *mut Limb, mp: *const Limb, n: is
             out("r11") _,
             options(nostack),
         );
-        gmp::mpn_add_n(rp, up.add(2), up, 2)
     }
 }
 
@@ -91,9 +138,19 @@ unsafe extern "C" fn redc_2(rp: *mut Limb, up: *mut Limb, mp: *const Limb, n: is
 /// subtraction (up has 6 limbs and is clobbered; the carry is returned).
 unsafe extern "C" fn redc_3(rp: *mut Limb, up: *mut Limb, mp: *const Limb, n: isize, invm: Limb) -> Limb {
     debug_assert_eq!(n, 3);
-    // SAFETY: up has 6 limbs, mp and rp 3 (redc_1's contract); row i
-    // reads mp[0..3] and reads and writes up[i..i + 3]. The caller
-    // checked BMI2 and ADX.
+    // SAFETY: redc_1's contract is rows_3's, and rp has 3 limbs.
+    unsafe {
+        rows_3(up, mp, invm);
+        gmp::mpn_add_n(rp, up.add(3), up, 3)
+    }
+}
+
+/// The 3 rows of `mpn_redc_1` for 3 limbs: up[3..6] + up[0..3]
+/// (the rows' carries) is up·B^-3 mod mp plus 0 or mp.
+#[inline(always)]
+unsafe fn rows_3(up: *mut Limb, mp: *const Limb, invm: Limb) {
+    // SAFETY: up has 6 limbs and mp 3; row i reads mp[0..3] and
+    // reads and writes up[i..i + 3]. The caller checked BMI2 and ADX.
     unsafe {
         core::arch::asm!(
             "2:",
@@ -128,7 +185,6 @@ unsafe extern "C" fn redc_3(rp: *mut Limb, up: *mut Limb, mp: *const Limb, n: is
             out("r11") _,
             options(nostack),
         );
-        gmp::mpn_add_n(rp, up.add(3), up, 3)
     }
 }
 
@@ -136,9 +192,19 @@ unsafe extern "C" fn redc_3(rp: *mut Limb, up: *mut Limb, mp: *const Limb, n: is
 /// subtraction (up has 8 limbs and is clobbered; the carry is returned).
 unsafe extern "C" fn redc_4(rp: *mut Limb, up: *mut Limb, mp: *const Limb, n: isize, invm: Limb) -> Limb {
     debug_assert_eq!(n, 4);
-    // SAFETY: up has 8 limbs, mp and rp 4 (redc_1's contract); row i
-    // reads mp[0..4] and reads and writes up[i..i + 4]. The caller
-    // checked BMI2 and ADX.
+    // SAFETY: redc_1's contract is rows_4's, and rp has 4 limbs.
+    unsafe {
+        rows_4(up, mp, invm);
+        gmp::mpn_add_n(rp, up.add(4), up, 4)
+    }
+}
+
+/// The 4 rows of `mpn_redc_1` for 4 limbs: up[4..8] + up[0..4]
+/// (the rows' carries) is up·B^-4 mod mp plus 0 or mp.
+#[inline(always)]
+unsafe fn rows_4(up: *mut Limb, mp: *const Limb, invm: Limb) {
+    // SAFETY: up has 8 limbs and mp 4; row i reads mp[0..4] and
+    // reads and writes up[i..i + 4]. The caller checked BMI2 and ADX.
     unsafe {
         core::arch::asm!(
             "2:",
@@ -177,7 +243,6 @@ unsafe extern "C" fn redc_4(rp: *mut Limb, up: *mut Limb, mp: *const Limb, n: is
             out("r11") _,
             options(nostack),
         );
-        gmp::mpn_add_n(rp, up.add(4), up, 4)
     }
 }
 
@@ -185,9 +250,19 @@ unsafe extern "C" fn redc_4(rp: *mut Limb, up: *mut Limb, mp: *const Limb, n: is
 /// subtraction (up has 10 limbs and is clobbered; the carry is returned).
 unsafe extern "C" fn redc_5(rp: *mut Limb, up: *mut Limb, mp: *const Limb, n: isize, invm: Limb) -> Limb {
     debug_assert_eq!(n, 5);
-    // SAFETY: up has 10 limbs, mp and rp 5 (redc_1's contract); row i
-    // reads mp[0..5] and reads and writes up[i..i + 5]. The caller
-    // checked BMI2 and ADX.
+    // SAFETY: redc_1's contract is rows_5's, and rp has 5 limbs.
+    unsafe {
+        rows_5(up, mp, invm);
+        gmp::mpn_add_n(rp, up.add(5), up, 5)
+    }
+}
+
+/// The 5 rows of `mpn_redc_1` for 5 limbs: up[5..10] + up[0..5]
+/// (the rows' carries) is up·B^-5 mod mp plus 0 or mp.
+#[inline(always)]
+unsafe fn rows_5(up: *mut Limb, mp: *const Limb, invm: Limb) {
+    // SAFETY: up has 10 limbs and mp 5; row i reads mp[0..5] and
+    // reads and writes up[i..i + 5]. The caller checked BMI2 and ADX.
     unsafe {
         core::arch::asm!(
             "2:",
@@ -230,7 +305,6 @@ unsafe extern "C" fn redc_5(rp: *mut Limb, up: *mut Limb, mp: *const Limb, n: is
             out("r11") _,
             options(nostack),
         );
-        gmp::mpn_add_n(rp, up.add(5), up, 5)
     }
 }
 
@@ -238,9 +312,19 @@ unsafe extern "C" fn redc_5(rp: *mut Limb, up: *mut Limb, mp: *const Limb, n: is
 /// subtraction (up has 12 limbs and is clobbered; the carry is returned).
 unsafe extern "C" fn redc_6(rp: *mut Limb, up: *mut Limb, mp: *const Limb, n: isize, invm: Limb) -> Limb {
     debug_assert_eq!(n, 6);
-    // SAFETY: up has 12 limbs, mp and rp 6 (redc_1's contract); row i
-    // reads mp[0..6] and reads and writes up[i..i + 6]. The caller
-    // checked BMI2 and ADX.
+    // SAFETY: redc_1's contract is rows_6's, and rp has 6 limbs.
+    unsafe {
+        rows_6(up, mp, invm);
+        gmp::mpn_add_n(rp, up.add(6), up, 6)
+    }
+}
+
+/// The 6 rows of `mpn_redc_1` for 6 limbs: up[6..12] + up[0..6]
+/// (the rows' carries) is up·B^-6 mod mp plus 0 or mp.
+#[inline(always)]
+unsafe fn rows_6(up: *mut Limb, mp: *const Limb, invm: Limb) {
+    // SAFETY: up has 12 limbs and mp 6; row i reads mp[0..6] and
+    // reads and writes up[i..i + 6]. The caller checked BMI2 and ADX.
     unsafe {
         core::arch::asm!(
             "2:",
@@ -287,7 +371,6 @@ unsafe extern "C" fn redc_6(rp: *mut Limb, up: *mut Limb, mp: *const Limb, n: is
             out("r11") _,
             options(nostack),
         );
-        gmp::mpn_add_n(rp, up.add(6), up, 6)
     }
 }
 
@@ -295,9 +378,19 @@ unsafe extern "C" fn redc_6(rp: *mut Limb, up: *mut Limb, mp: *const Limb, n: is
 /// subtraction (up has 14 limbs and is clobbered; the carry is returned).
 unsafe extern "C" fn redc_7(rp: *mut Limb, up: *mut Limb, mp: *const Limb, n: isize, invm: Limb) -> Limb {
     debug_assert_eq!(n, 7);
-    // SAFETY: up has 14 limbs, mp and rp 7 (redc_1's contract); row i
-    // reads mp[0..7] and reads and writes up[i..i + 7]. The caller
-    // checked BMI2 and ADX.
+    // SAFETY: redc_1's contract is rows_7's, and rp has 7 limbs.
+    unsafe {
+        rows_7(up, mp, invm);
+        gmp::mpn_add_n(rp, up.add(7), up, 7)
+    }
+}
+
+/// The 7 rows of `mpn_redc_1` for 7 limbs: up[7..14] + up[0..7]
+/// (the rows' carries) is up·B^-7 mod mp plus 0 or mp.
+#[inline(always)]
+unsafe fn rows_7(up: *mut Limb, mp: *const Limb, invm: Limb) {
+    // SAFETY: up has 14 limbs and mp 7; row i reads mp[0..7] and
+    // reads and writes up[i..i + 7]. The caller checked BMI2 and ADX.
     unsafe {
         core::arch::asm!(
             "2:",
@@ -348,7 +441,6 @@ unsafe extern "C" fn redc_7(rp: *mut Limb, up: *mut Limb, mp: *const Limb, n: is
             out("r11") _,
             options(nostack),
         );
-        gmp::mpn_add_n(rp, up.add(7), up, 7)
     }
 }
 
@@ -356,9 +448,19 @@ unsafe extern "C" fn redc_7(rp: *mut Limb, up: *mut Limb, mp: *const Limb, n: is
 /// subtraction (up has 16 limbs and is clobbered; the carry is returned).
 unsafe extern "C" fn redc_8(rp: *mut Limb, up: *mut Limb, mp: *const Limb, n: isize, invm: Limb) -> Limb {
     debug_assert_eq!(n, 8);
-    // SAFETY: up has 16 limbs, mp and rp 8 (redc_1's contract); row i
-    // reads mp[0..8] and reads and writes up[i..i + 8]. The caller
-    // checked BMI2 and ADX.
+    // SAFETY: redc_1's contract is rows_8's, and rp has 8 limbs.
+    unsafe {
+        rows_8(up, mp, invm);
+        gmp::mpn_add_n(rp, up.add(8), up, 8)
+    }
+}
+
+/// The 8 rows of `mpn_redc_1` for 8 limbs: up[8..16] + up[0..8]
+/// (the rows' carries) is up·B^-8 mod mp plus 0 or mp.
+#[inline(always)]
+unsafe fn rows_8(up: *mut Limb, mp: *const Limb, invm: Limb) {
+    // SAFETY: up has 16 limbs and mp 8; row i reads mp[0..8] and
+    // reads and writes up[i..i + 8]. The caller checked BMI2 and ADX.
     unsafe {
         core::arch::asm!(
             "2:",
@@ -413,7 +515,6 @@ unsafe extern "C" fn redc_8(rp: *mut Limb, up: *mut Limb, mp: *const Limb, n: is
             out("r11") _,
             options(nostack),
         );
-        gmp::mpn_add_n(rp, up.add(8), up, 8)
     }
 }
 
@@ -421,9 +522,19 @@ unsafe extern "C" fn redc_8(rp: *mut Limb, up: *mut Limb, mp: *const Limb, n: is
 /// subtraction (up has 18 limbs and is clobbered; the carry is returned).
 unsafe extern "C" fn redc_9(rp: *mut Limb, up: *mut Limb, mp: *const Limb, n: isize, invm: Limb) -> Limb {
     debug_assert_eq!(n, 9);
-    // SAFETY: up has 18 limbs, mp and rp 9 (redc_1's contract); row i
-    // reads mp[0..9] and reads and writes up[i..i + 9]. The caller
-    // checked BMI2 and ADX.
+    // SAFETY: redc_1's contract is rows_9's, and rp has 9 limbs.
+    unsafe {
+        rows_9(up, mp, invm);
+        gmp::mpn_add_n(rp, up.add(9), up, 9)
+    }
+}
+
+/// The 9 rows of `mpn_redc_1` for 9 limbs: up[9..18] + up[0..9]
+/// (the rows' carries) is up·B^-9 mod mp plus 0 or mp.
+#[inline(always)]
+unsafe fn rows_9(up: *mut Limb, mp: *const Limb, invm: Limb) {
+    // SAFETY: up has 18 limbs and mp 9; row i reads mp[0..9] and
+    // reads and writes up[i..i + 9]. The caller checked BMI2 and ADX.
     unsafe {
         core::arch::asm!(
             "2:",
@@ -482,7 +593,6 @@ unsafe extern "C" fn redc_9(rp: *mut Limb, up: *mut Limb, mp: *const Limb, n: is
             out("r11") _,
             options(nostack),
         );
-        gmp::mpn_add_n(rp, up.add(9), up, 9)
     }
 }
 
@@ -490,9 +600,19 @@ unsafe extern "C" fn redc_9(rp: *mut Limb, up: *mut Limb, mp: *const Limb, n: is
 /// subtraction (up has 20 limbs and is clobbered; the carry is returned).
 unsafe extern "C" fn redc_10(rp: *mut Limb, up: *mut Limb, mp: *const Limb, n: isize, invm: Limb) -> Limb {
     debug_assert_eq!(n, 10);
-    // SAFETY: up has 20 limbs, mp and rp 10 (redc_1's contract); row i
-    // reads mp[0..10] and reads and writes up[i..i + 10]. The caller
-    // checked BMI2 and ADX.
+    // SAFETY: redc_1's contract is rows_10's, and rp has 10 limbs.
+    unsafe {
+        rows_10(up, mp, invm);
+        gmp::mpn_add_n(rp, up.add(10), up, 10)
+    }
+}
+
+/// The 10 rows of `mpn_redc_1` for 10 limbs: up[10..20] + up[0..10]
+/// (the rows' carries) is up·B^-10 mod mp plus 0 or mp.
+#[inline(always)]
+unsafe fn rows_10(up: *mut Limb, mp: *const Limb, invm: Limb) {
+    // SAFETY: up has 20 limbs and mp 10; row i reads mp[0..10] and
+    // reads and writes up[i..i + 10]. The caller checked BMI2 and ADX.
     unsafe {
         core::arch::asm!(
             "2:",
@@ -555,7 +675,6 @@ unsafe extern "C" fn redc_10(rp: *mut Limb, up: *mut Limb, mp: *const Limb, n: i
             out("r11") _,
             options(nostack),
         );
-        gmp::mpn_add_n(rp, up.add(10), up, 10)
     }
 }
 
@@ -563,9 +682,19 @@ unsafe extern "C" fn redc_10(rp: *mut Limb, up: *mut Limb, mp: *const Limb, n: i
 /// subtraction (up has 22 limbs and is clobbered; the carry is returned).
 unsafe extern "C" fn redc_11(rp: *mut Limb, up: *mut Limb, mp: *const Limb, n: isize, invm: Limb) -> Limb {
     debug_assert_eq!(n, 11);
-    // SAFETY: up has 22 limbs, mp and rp 11 (redc_1's contract); row i
-    // reads mp[0..11] and reads and writes up[i..i + 11]. The caller
-    // checked BMI2 and ADX.
+    // SAFETY: redc_1's contract is rows_11's, and rp has 11 limbs.
+    unsafe {
+        rows_11(up, mp, invm);
+        gmp::mpn_add_n(rp, up.add(11), up, 11)
+    }
+}
+
+/// The 11 rows of `mpn_redc_1` for 11 limbs: up[11..22] + up[0..11]
+/// (the rows' carries) is up·B^-11 mod mp plus 0 or mp.
+#[inline(always)]
+unsafe fn rows_11(up: *mut Limb, mp: *const Limb, invm: Limb) {
+    // SAFETY: up has 22 limbs and mp 11; row i reads mp[0..11] and
+    // reads and writes up[i..i + 11]. The caller checked BMI2 and ADX.
     unsafe {
         core::arch::asm!(
             "2:",
@@ -632,7 +761,6 @@ unsafe extern "C" fn redc_11(rp: *mut Limb, up: *mut Limb, mp: *const Limb, n: i
             out("r11") _,
             options(nostack),
         );
-        gmp::mpn_add_n(rp, up.add(11), up, 11)
     }
 }
 
@@ -640,9 +768,19 @@ unsafe extern "C" fn redc_11(rp: *mut Limb, up: *mut Limb, mp: *const Limb, n: i
 /// subtraction (up has 24 limbs and is clobbered; the carry is returned).
 unsafe extern "C" fn redc_12(rp: *mut Limb, up: *mut Limb, mp: *const Limb, n: isize, invm: Limb) -> Limb {
     debug_assert_eq!(n, 12);
-    // SAFETY: up has 24 limbs, mp and rp 12 (redc_1's contract); row i
-    // reads mp[0..12] and reads and writes up[i..i + 12]. The caller
-    // checked BMI2 and ADX.
+    // SAFETY: redc_1's contract is rows_12's, and rp has 12 limbs.
+    unsafe {
+        rows_12(up, mp, invm);
+        gmp::mpn_add_n(rp, up.add(12), up, 12)
+    }
+}
+
+/// The 12 rows of `mpn_redc_1` for 12 limbs: up[12..24] + up[0..12]
+/// (the rows' carries) is up·B^-12 mod mp plus 0 or mp.
+#[inline(always)]
+unsafe fn rows_12(up: *mut Limb, mp: *const Limb, invm: Limb) {
+    // SAFETY: up has 24 limbs and mp 12; row i reads mp[0..12] and
+    // reads and writes up[i..i + 12]. The caller checked BMI2 and ADX.
     unsafe {
         core::arch::asm!(
             "2:",
@@ -713,7 +851,6 @@ unsafe extern "C" fn redc_12(rp: *mut Limb, up: *mut Limb, mp: *const Limb, n: i
             out("r11") _,
             options(nostack),
         );
-        gmp::mpn_add_n(rp, up.add(12), up, 12)
     }
 }
 
@@ -721,9 +858,19 @@ unsafe extern "C" fn redc_12(rp: *mut Limb, up: *mut Limb, mp: *const Limb, n: i
 /// subtraction (up has 26 limbs and is clobbered; the carry is returned).
 unsafe extern "C" fn redc_13(rp: *mut Limb, up: *mut Limb, mp: *const Limb, n: isize, invm: Limb) -> Limb {
     debug_assert_eq!(n, 13);
-    // SAFETY: up has 26 limbs, mp and rp 13 (redc_1's contract); row i
-    // reads mp[0..13] and reads and writes up[i..i + 13]. The caller
-    // checked BMI2 and ADX.
+    // SAFETY: redc_1's contract is rows_13's, and rp has 13 limbs.
+    unsafe {
+        rows_13(up, mp, invm);
+        gmp::mpn_add_n(rp, up.add(13), up, 13)
+    }
+}
+
+/// The 13 rows of `mpn_redc_1` for 13 limbs: up[13..26] + up[0..13]
+/// (the rows' carries) is up·B^-13 mod mp plus 0 or mp.
+#[inline(always)]
+unsafe fn rows_13(up: *mut Limb, mp: *const Limb, invm: Limb) {
+    // SAFETY: up has 26 limbs and mp 13; row i reads mp[0..13] and
+    // reads and writes up[i..i + 13]. The caller checked BMI2 and ADX.
     unsafe {
         core::arch::asm!(
             "2:",
@@ -798,7 +945,6 @@ unsafe extern "C" fn redc_13(rp: *mut Limb, up: *mut Limb, mp: *const Limb, n: i
             out("r11") _,
             options(nostack),
         );
-        gmp::mpn_add_n(rp, up.add(13), up, 13)
     }
 }
 
@@ -806,9 +952,19 @@ unsafe extern "C" fn redc_13(rp: *mut Limb, up: *mut Limb, mp: *const Limb, n: i
 /// subtraction (up has 28 limbs and is clobbered; the carry is returned).
 unsafe extern "C" fn redc_14(rp: *mut Limb, up: *mut Limb, mp: *const Limb, n: isize, invm: Limb) -> Limb {
     debug_assert_eq!(n, 14);
-    // SAFETY: up has 28 limbs, mp and rp 14 (redc_1's contract); row i
-    // reads mp[0..14] and reads and writes up[i..i + 14]. The caller
-    // checked BMI2 and ADX.
+    // SAFETY: redc_1's contract is rows_14's, and rp has 14 limbs.
+    unsafe {
+        rows_14(up, mp, invm);
+        gmp::mpn_add_n(rp, up.add(14), up, 14)
+    }
+}
+
+/// The 14 rows of `mpn_redc_1` for 14 limbs: up[14..28] + up[0..14]
+/// (the rows' carries) is up·B^-14 mod mp plus 0 or mp.
+#[inline(always)]
+unsafe fn rows_14(up: *mut Limb, mp: *const Limb, invm: Limb) {
+    // SAFETY: up has 28 limbs and mp 14; row i reads mp[0..14] and
+    // reads and writes up[i..i + 14]. The caller checked BMI2 and ADX.
     unsafe {
         core::arch::asm!(
             "2:",
@@ -887,7 +1043,6 @@ unsafe extern "C" fn redc_14(rp: *mut Limb, up: *mut Limb, mp: *const Limb, n: i
             out("r11") _,
             options(nostack),
         );
-        gmp::mpn_add_n(rp, up.add(14), up, 14)
     }
 }
 
@@ -895,9 +1050,19 @@ unsafe extern "C" fn redc_14(rp: *mut Limb, up: *mut Limb, mp: *const Limb, n: i
 /// subtraction (up has 30 limbs and is clobbered; the carry is returned).
 unsafe extern "C" fn redc_15(rp: *mut Limb, up: *mut Limb, mp: *const Limb, n: isize, invm: Limb) -> Limb {
     debug_assert_eq!(n, 15);
-    // SAFETY: up has 30 limbs, mp and rp 15 (redc_1's contract); row i
-    // reads mp[0..15] and reads and writes up[i..i + 15]. The caller
-    // checked BMI2 and ADX.
+    // SAFETY: redc_1's contract is rows_15's, and rp has 15 limbs.
+    unsafe {
+        rows_15(up, mp, invm);
+        gmp::mpn_add_n(rp, up.add(15), up, 15)
+    }
+}
+
+/// The 15 rows of `mpn_redc_1` for 15 limbs: up[15..30] + up[0..15]
+/// (the rows' carries) is up·B^-15 mod mp plus 0 or mp.
+#[inline(always)]
+unsafe fn rows_15(up: *mut Limb, mp: *const Limb, invm: Limb) {
+    // SAFETY: up has 30 limbs and mp 15; row i reads mp[0..15] and
+    // reads and writes up[i..i + 15]. The caller checked BMI2 and ADX.
     unsafe {
         core::arch::asm!(
             "2:",
@@ -980,7 +1145,6 @@ unsafe extern "C" fn redc_15(rp: *mut Limb, up: *mut Limb, mp: *const Limb, n: i
             out("r11") _,
             options(nostack),
         );
-        gmp::mpn_add_n(rp, up.add(15), up, 15)
     }
 }
 
@@ -988,9 +1152,19 @@ unsafe extern "C" fn redc_15(rp: *mut Limb, up: *mut Limb, mp: *const Limb, n: i
 /// subtraction (up has 32 limbs and is clobbered; the carry is returned).
 unsafe extern "C" fn redc_16(rp: *mut Limb, up: *mut Limb, mp: *const Limb, n: isize, invm: Limb) -> Limb {
     debug_assert_eq!(n, 16);
-    // SAFETY: up has 32 limbs, mp and rp 16 (redc_1's contract); row i
-    // reads mp[0..16] and reads and writes up[i..i + 16]. The caller
-    // checked BMI2 and ADX.
+    // SAFETY: redc_1's contract is rows_16's, and rp has 16 limbs.
+    unsafe {
+        rows_16(up, mp, invm);
+        gmp::mpn_add_n(rp, up.add(16), up, 16)
+    }
+}
+
+/// The 16 rows of `mpn_redc_1` for 16 limbs: up[16..32] + up[0..16]
+/// (the rows' carries) is up·B^-16 mod mp plus 0 or mp.
+#[inline(always)]
+unsafe fn rows_16(up: *mut Limb, mp: *const Limb, invm: Limb) {
+    // SAFETY: up has 32 limbs and mp 16; row i reads mp[0..16] and
+    // reads and writes up[i..i + 16]. The caller checked BMI2 and ADX.
     unsafe {
         core::arch::asm!(
             "2:",
@@ -1077,7 +1251,6 @@ unsafe extern "C" fn redc_16(rp: *mut Limb, up: *mut Limb, mp: *const Limb, n: i
             out("r11") _,
             options(nostack),
         );
-        gmp::mpn_add_n(rp, up.add(16), up, 16)
     }
 }
 
@@ -1085,9 +1258,19 @@ unsafe extern "C" fn redc_16(rp: *mut Limb, up: *mut Limb, mp: *const Limb, n: i
 /// subtraction (up has 34 limbs and is clobbered; the carry is returned).
 unsafe extern "C" fn redc_17(rp: *mut Limb, up: *mut Limb, mp: *const Limb, n: isize, invm: Limb) -> Limb {
     debug_assert_eq!(n, 17);
-    // SAFETY: up has 34 limbs, mp and rp 17 (redc_1's contract); row i
-    // reads mp[0..17] and reads and writes up[i..i + 17]. The caller
-    // checked BMI2 and ADX.
+    // SAFETY: redc_1's contract is rows_17's, and rp has 17 limbs.
+    unsafe {
+        rows_17(up, mp, invm);
+        gmp::mpn_add_n(rp, up.add(17), up, 17)
+    }
+}
+
+/// The 17 rows of `mpn_redc_1` for 17 limbs: up[17..34] + up[0..17]
+/// (the rows' carries) is up·B^-17 mod mp plus 0 or mp.
+#[inline(always)]
+unsafe fn rows_17(up: *mut Limb, mp: *const Limb, invm: Limb) {
+    // SAFETY: up has 34 limbs and mp 17; row i reads mp[0..17] and
+    // reads and writes up[i..i + 17]. The caller checked BMI2 and ADX.
     unsafe {
         core::arch::asm!(
             "2:",
@@ -1178,7 +1361,6 @@ unsafe extern "C" fn redc_17(rp: *mut Limb, up: *mut Limb, mp: *const Limb, n: i
             out("r11") _,
             options(nostack),
         );
-        gmp::mpn_add_n(rp, up.add(17), up, 17)
     }
 }
 
@@ -1186,9 +1368,19 @@ unsafe extern "C" fn redc_17(rp: *mut Limb, up: *mut Limb, mp: *const Limb, n: i
 /// subtraction (up has 36 limbs and is clobbered; the carry is returned).
 unsafe extern "C" fn redc_18(rp: *mut Limb, up: *mut Limb, mp: *const Limb, n: isize, invm: Limb) -> Limb {
     debug_assert_eq!(n, 18);
-    // SAFETY: up has 36 limbs, mp and rp 18 (redc_1's contract); row i
-    // reads mp[0..18] and reads and writes up[i..i + 18]. The caller
-    // checked BMI2 and ADX.
+    // SAFETY: redc_1's contract is rows_18's, and rp has 18 limbs.
+    unsafe {
+        rows_18(up, mp, invm);
+        gmp::mpn_add_n(rp, up.add(18), up, 18)
+    }
+}
+
+/// The 18 rows of `mpn_redc_1` for 18 limbs: up[18..36] + up[0..18]
+/// (the rows' carries) is up·B^-18 mod mp plus 0 or mp.
+#[inline(always)]
+unsafe fn rows_18(up: *mut Limb, mp: *const Limb, invm: Limb) {
+    // SAFETY: up has 36 limbs and mp 18; row i reads mp[0..18] and
+    // reads and writes up[i..i + 18]. The caller checked BMI2 and ADX.
     unsafe {
         core::arch::asm!(
             "2:",
@@ -1283,7 +1475,6 @@ unsafe extern "C" fn redc_18(rp: *mut Limb, up: *mut Limb, mp: *const Limb, n: i
             out("r11") _,
             options(nostack),
         );
-        gmp::mpn_add_n(rp, up.add(18), up, 18)
     }
 }
 
@@ -1291,9 +1482,19 @@ unsafe extern "C" fn redc_18(rp: *mut Limb, up: *mut Limb, mp: *const Limb, n: i
 /// subtraction (up has 38 limbs and is clobbered; the carry is returned).
 unsafe extern "C" fn redc_19(rp: *mut Limb, up: *mut Limb, mp: *const Limb, n: isize, invm: Limb) -> Limb {
     debug_assert_eq!(n, 19);
-    // SAFETY: up has 38 limbs, mp and rp 19 (redc_1's contract); row i
-    // reads mp[0..19] and reads and writes up[i..i + 19]. The caller
-    // checked BMI2 and ADX.
+    // SAFETY: redc_1's contract is rows_19's, and rp has 19 limbs.
+    unsafe {
+        rows_19(up, mp, invm);
+        gmp::mpn_add_n(rp, up.add(19), up, 19)
+    }
+}
+
+/// The 19 rows of `mpn_redc_1` for 19 limbs: up[19..38] + up[0..19]
+/// (the rows' carries) is up·B^-19 mod mp plus 0 or mp.
+#[inline(always)]
+unsafe fn rows_19(up: *mut Limb, mp: *const Limb, invm: Limb) {
+    // SAFETY: up has 38 limbs and mp 19; row i reads mp[0..19] and
+    // reads and writes up[i..i + 19]. The caller checked BMI2 and ADX.
     unsafe {
         core::arch::asm!(
             "2:",
@@ -1392,7 +1593,6 @@ unsafe extern "C" fn redc_19(rp: *mut Limb, up: *mut Limb, mp: *const Limb, n: i
             out("r11") _,
             options(nostack),
         );
-        gmp::mpn_add_n(rp, up.add(19), up, 19)
     }
 }
 
@@ -1400,9 +1600,19 @@ unsafe extern "C" fn redc_19(rp: *mut Limb, up: *mut Limb, mp: *const Limb, n: i
 /// subtraction (up has 40 limbs and is clobbered; the carry is returned).
 unsafe extern "C" fn redc_20(rp: *mut Limb, up: *mut Limb, mp: *const Limb, n: isize, invm: Limb) -> Limb {
     debug_assert_eq!(n, 20);
-    // SAFETY: up has 40 limbs, mp and rp 20 (redc_1's contract); row i
-    // reads mp[0..20] and reads and writes up[i..i + 20]. The caller
-    // checked BMI2 and ADX.
+    // SAFETY: redc_1's contract is rows_20's, and rp has 20 limbs.
+    unsafe {
+        rows_20(up, mp, invm);
+        gmp::mpn_add_n(rp, up.add(20), up, 20)
+    }
+}
+
+/// The 20 rows of `mpn_redc_1` for 20 limbs: up[20..40] + up[0..20]
+/// (the rows' carries) is up·B^-20 mod mp plus 0 or mp.
+#[inline(always)]
+unsafe fn rows_20(up: *mut Limb, mp: *const Limb, invm: Limb) {
+    // SAFETY: up has 40 limbs and mp 20; row i reads mp[0..20] and
+    // reads and writes up[i..i + 20]. The caller checked BMI2 and ADX.
     unsafe {
         core::arch::asm!(
             "2:",
@@ -1505,7 +1715,6 @@ unsafe extern "C" fn redc_20(rp: *mut Limb, up: *mut Limb, mp: *const Limb, n: i
             out("r11") _,
             options(nostack),
         );
-        gmp::mpn_add_n(rp, up.add(20), up, 20)
     }
 }
 
@@ -1513,9 +1722,19 @@ unsafe extern "C" fn redc_20(rp: *mut Limb, up: *mut Limb, mp: *const Limb, n: i
 /// subtraction (up has 42 limbs and is clobbered; the carry is returned).
 unsafe extern "C" fn redc_21(rp: *mut Limb, up: *mut Limb, mp: *const Limb, n: isize, invm: Limb) -> Limb {
     debug_assert_eq!(n, 21);
-    // SAFETY: up has 42 limbs, mp and rp 21 (redc_1's contract); row i
-    // reads mp[0..21] and reads and writes up[i..i + 21]. The caller
-    // checked BMI2 and ADX.
+    // SAFETY: redc_1's contract is rows_21's, and rp has 21 limbs.
+    unsafe {
+        rows_21(up, mp, invm);
+        gmp::mpn_add_n(rp, up.add(21), up, 21)
+    }
+}
+
+/// The 21 rows of `mpn_redc_1` for 21 limbs: up[21..42] + up[0..21]
+/// (the rows' carries) is up·B^-21 mod mp plus 0 or mp.
+#[inline(always)]
+unsafe fn rows_21(up: *mut Limb, mp: *const Limb, invm: Limb) {
+    // SAFETY: up has 42 limbs and mp 21; row i reads mp[0..21] and
+    // reads and writes up[i..i + 21]. The caller checked BMI2 and ADX.
     unsafe {
         core::arch::asm!(
             "2:",
@@ -1622,7 +1841,6 @@ unsafe extern "C" fn redc_21(rp: *mut Limb, up: *mut Limb, mp: *const Limb, n: i
             out("r11") _,
             options(nostack),
         );
-        gmp::mpn_add_n(rp, up.add(21), up, 21)
     }
 }
 
@@ -1630,9 +1848,19 @@ unsafe extern "C" fn redc_21(rp: *mut Limb, up: *mut Limb, mp: *const Limb, n: i
 /// subtraction (up has 44 limbs and is clobbered; the carry is returned).
 unsafe extern "C" fn redc_22(rp: *mut Limb, up: *mut Limb, mp: *const Limb, n: isize, invm: Limb) -> Limb {
     debug_assert_eq!(n, 22);
-    // SAFETY: up has 44 limbs, mp and rp 22 (redc_1's contract); row i
-    // reads mp[0..22] and reads and writes up[i..i + 22]. The caller
-    // checked BMI2 and ADX.
+    // SAFETY: redc_1's contract is rows_22's, and rp has 22 limbs.
+    unsafe {
+        rows_22(up, mp, invm);
+        gmp::mpn_add_n(rp, up.add(22), up, 22)
+    }
+}
+
+/// The 22 rows of `mpn_redc_1` for 22 limbs: up[22..44] + up[0..22]
+/// (the rows' carries) is up·B^-22 mod mp plus 0 or mp.
+#[inline(always)]
+unsafe fn rows_22(up: *mut Limb, mp: *const Limb, invm: Limb) {
+    // SAFETY: up has 44 limbs and mp 22; row i reads mp[0..22] and
+    // reads and writes up[i..i + 22]. The caller checked BMI2 and ADX.
     unsafe {
         core::arch::asm!(
             "2:",
@@ -1743,7 +1971,6 @@ unsafe extern "C" fn redc_22(rp: *mut Limb, up: *mut Limb, mp: *const Limb, n: i
             out("r11") _,
             options(nostack),
         );
-        gmp::mpn_add_n(rp, up.add(22), up, 22)
     }
 }
 
@@ -1751,9 +1978,19 @@ unsafe extern "C" fn redc_22(rp: *mut Limb, up: *mut Limb, mp: *const Limb, n: i
 /// subtraction (up has 46 limbs and is clobbered; the carry is returned).
 unsafe extern "C" fn redc_23(rp: *mut Limb, up: *mut Limb, mp: *const Limb, n: isize, invm: Limb) -> Limb {
     debug_assert_eq!(n, 23);
-    // SAFETY: up has 46 limbs, mp and rp 23 (redc_1's contract); row i
-    // reads mp[0..23] and reads and writes up[i..i + 23]. The caller
-    // checked BMI2 and ADX.
+    // SAFETY: redc_1's contract is rows_23's, and rp has 23 limbs.
+    unsafe {
+        rows_23(up, mp, invm);
+        gmp::mpn_add_n(rp, up.add(23), up, 23)
+    }
+}
+
+/// The 23 rows of `mpn_redc_1` for 23 limbs: up[23..46] + up[0..23]
+/// (the rows' carries) is up·B^-23 mod mp plus 0 or mp.
+#[inline(always)]
+unsafe fn rows_23(up: *mut Limb, mp: *const Limb, invm: Limb) {
+    // SAFETY: up has 46 limbs and mp 23; row i reads mp[0..23] and
+    // reads and writes up[i..i + 23]. The caller checked BMI2 and ADX.
     unsafe {
         core::arch::asm!(
             "2:",
@@ -1868,7 +2105,6 @@ unsafe extern "C" fn redc_23(rp: *mut Limb, up: *mut Limb, mp: *const Limb, n: i
             out("r11") _,
             options(nostack),
         );
-        gmp::mpn_add_n(rp, up.add(23), up, 23)
     }
 }
 
@@ -1876,9 +2112,19 @@ unsafe extern "C" fn redc_23(rp: *mut Limb, up: *mut Limb, mp: *const Limb, n: i
 /// subtraction (up has 48 limbs and is clobbered; the carry is returned).
 unsafe extern "C" fn redc_24(rp: *mut Limb, up: *mut Limb, mp: *const Limb, n: isize, invm: Limb) -> Limb {
     debug_assert_eq!(n, 24);
-    // SAFETY: up has 48 limbs, mp and rp 24 (redc_1's contract); row i
-    // reads mp[0..24] and reads and writes up[i..i + 24]. The caller
-    // checked BMI2 and ADX.
+    // SAFETY: redc_1's contract is rows_24's, and rp has 24 limbs.
+    unsafe {
+        rows_24(up, mp, invm);
+        gmp::mpn_add_n(rp, up.add(24), up, 24)
+    }
+}
+
+/// The 24 rows of `mpn_redc_1` for 24 limbs: up[24..48] + up[0..24]
+/// (the rows' carries) is up·B^-24 mod mp plus 0 or mp.
+#[inline(always)]
+unsafe fn rows_24(up: *mut Limb, mp: *const Limb, invm: Limb) {
+    // SAFETY: up has 48 limbs and mp 24; row i reads mp[0..24] and
+    // reads and writes up[i..i + 24]. The caller checked BMI2 and ADX.
     unsafe {
         core::arch::asm!(
             "2:",
@@ -1997,7 +2243,6 @@ unsafe extern "C" fn redc_24(rp: *mut Limb, up: *mut Limb, mp: *const Limb, n: i
             out("r11") _,
             options(nostack),
         );
-        gmp::mpn_add_n(rp, up.add(24), up, 24)
     }
 }
 
@@ -2005,9 +2250,19 @@ unsafe extern "C" fn redc_24(rp: *mut Limb, up: *mut Limb, mp: *const Limb, n: i
 /// subtraction (up has 50 limbs and is clobbered; the carry is returned).
 unsafe extern "C" fn redc_25(rp: *mut Limb, up: *mut Limb, mp: *const Limb, n: isize, invm: Limb) -> Limb {
     debug_assert_eq!(n, 25);
-    // SAFETY: up has 50 limbs, mp and rp 25 (redc_1's contract); row i
-    // reads mp[0..25] and reads and writes up[i..i + 25]. The caller
-    // checked BMI2 and ADX.
+    // SAFETY: redc_1's contract is rows_25's, and rp has 25 limbs.
+    unsafe {
+        rows_25(up, mp, invm);
+        gmp::mpn_add_n(rp, up.add(25), up, 25)
+    }
+}
+
+/// The 25 rows of `mpn_redc_1` for 25 limbs: up[25..50] + up[0..25]
+/// (the rows' carries) is up·B^-25 mod mp plus 0 or mp.
+#[inline(always)]
+unsafe fn rows_25(up: *mut Limb, mp: *const Limb, invm: Limb) {
+    // SAFETY: up has 50 limbs and mp 25; row i reads mp[0..25] and
+    // reads and writes up[i..i + 25]. The caller checked BMI2 and ADX.
     unsafe {
         core::arch::asm!(
             "2:",
@@ -2130,7 +2385,6 @@ unsafe extern "C" fn redc_25(rp: *mut Limb, up: *mut Limb, mp: *const Limb, n: i
             out("r11") _,
             options(nostack),
         );
-        gmp::mpn_add_n(rp, up.add(25), up, 25)
     }
 }
 
@@ -2138,9 +2392,19 @@ unsafe extern "C" fn redc_25(rp: *mut Limb, up: *mut Limb, mp: *const Limb, n: i
 /// subtraction (up has 52 limbs and is clobbered; the carry is returned).
 unsafe extern "C" fn redc_26(rp: *mut Limb, up: *mut Limb, mp: *const Limb, n: isize, invm: Limb) -> Limb {
     debug_assert_eq!(n, 26);
-    // SAFETY: up has 52 limbs, mp and rp 26 (redc_1's contract); row i
-    // reads mp[0..26] and reads and writes up[i..i + 26]. The caller
-    // checked BMI2 and ADX.
+    // SAFETY: redc_1's contract is rows_26's, and rp has 26 limbs.
+    unsafe {
+        rows_26(up, mp, invm);
+        gmp::mpn_add_n(rp, up.add(26), up, 26)
+    }
+}
+
+/// The 26 rows of `mpn_redc_1` for 26 limbs: up[26..52] + up[0..26]
+/// (the rows' carries) is up·B^-26 mod mp plus 0 or mp.
+#[inline(always)]
+unsafe fn rows_26(up: *mut Limb, mp: *const Limb, invm: Limb) {
+    // SAFETY: up has 52 limbs and mp 26; row i reads mp[0..26] and
+    // reads and writes up[i..i + 26]. The caller checked BMI2 and ADX.
     unsafe {
         core::arch::asm!(
             "2:",
@@ -2267,7 +2531,6 @@ unsafe extern "C" fn redc_26(rp: *mut Limb, up: *mut Limb, mp: *const Limb, n: i
             out("r11") _,
             options(nostack),
         );
-        gmp::mpn_add_n(rp, up.add(26), up, 26)
     }
 }
 
@@ -2275,9 +2538,19 @@ unsafe extern "C" fn redc_26(rp: *mut Limb, up: *mut Limb, mp: *const Limb, n: i
 /// subtraction (up has 54 limbs and is clobbered; the carry is returned).
 unsafe extern "C" fn redc_27(rp: *mut Limb, up: *mut Limb, mp: *const Limb, n: isize, invm: Limb) -> Limb {
     debug_assert_eq!(n, 27);
-    // SAFETY: up has 54 limbs, mp and rp 27 (redc_1's contract); row i
-    // reads mp[0..27] and reads and writes up[i..i + 27]. The caller
-    // checked BMI2 and ADX.
+    // SAFETY: redc_1's contract is rows_27's, and rp has 27 limbs.
+    unsafe {
+        rows_27(up, mp, invm);
+        gmp::mpn_add_n(rp, up.add(27), up, 27)
+    }
+}
+
+/// The 27 rows of `mpn_redc_1` for 27 limbs: up[27..54] + up[0..27]
+/// (the rows' carries) is up·B^-27 mod mp plus 0 or mp.
+#[inline(always)]
+unsafe fn rows_27(up: *mut Limb, mp: *const Limb, invm: Limb) {
+    // SAFETY: up has 54 limbs and mp 27; row i reads mp[0..27] and
+    // reads and writes up[i..i + 27]. The caller checked BMI2 and ADX.
     unsafe {
         core::arch::asm!(
             "2:",
@@ -2408,7 +2681,6 @@ unsafe extern "C" fn redc_27(rp: *mut Limb, up: *mut Limb, mp: *const Limb, n: i
             out("r11") _,
             options(nostack),
         );
-        gmp::mpn_add_n(rp, up.add(27), up, 27)
     }
 }
 
@@ -2416,9 +2688,19 @@ unsafe extern "C" fn redc_27(rp: *mut Limb, up: *mut Limb, mp: *const Limb, n: i
 /// subtraction (up has 56 limbs and is clobbered; the carry is returned).
 unsafe extern "C" fn redc_28(rp: *mut Limb, up: *mut Limb, mp: *const Limb, n: isize, invm: Limb) -> Limb {
     debug_assert_eq!(n, 28);
-    // SAFETY: up has 56 limbs, mp and rp 28 (redc_1's contract); row i
-    // reads mp[0..28] and reads and writes up[i..i + 28]. The caller
-    // checked BMI2 and ADX.
+    // SAFETY: redc_1's contract is rows_28's, and rp has 28 limbs.
+    unsafe {
+        rows_28(up, mp, invm);
+        gmp::mpn_add_n(rp, up.add(28), up, 28)
+    }
+}
+
+/// The 28 rows of `mpn_redc_1` for 28 limbs: up[28..56] + up[0..28]
+/// (the rows' carries) is up·B^-28 mod mp plus 0 or mp.
+#[inline(always)]
+unsafe fn rows_28(up: *mut Limb, mp: *const Limb, invm: Limb) {
+    // SAFETY: up has 56 limbs and mp 28; row i reads mp[0..28] and
+    // reads and writes up[i..i + 28]. The caller checked BMI2 and ADX.
     unsafe {
         core::arch::asm!(
             "2:",
@@ -2553,7 +2835,6 @@ unsafe extern "C" fn redc_28(rp: *mut Limb, up: *mut Limb, mp: *const Limb, n: i
             out("r11") _,
             options(nostack),
         );
-        gmp::mpn_add_n(rp, up.add(28), up, 28)
     }
 }
 
@@ -2561,9 +2842,19 @@ unsafe extern "C" fn redc_28(rp: *mut Limb, up: *mut Limb, mp: *const Limb, n: i
 /// subtraction (up has 58 limbs and is clobbered; the carry is returned).
 unsafe extern "C" fn redc_29(rp: *mut Limb, up: *mut Limb, mp: *const Limb, n: isize, invm: Limb) -> Limb {
     debug_assert_eq!(n, 29);
-    // SAFETY: up has 58 limbs, mp and rp 29 (redc_1's contract); row i
-    // reads mp[0..29] and reads and writes up[i..i + 29]. The caller
-    // checked BMI2 and ADX.
+    // SAFETY: redc_1's contract is rows_29's, and rp has 29 limbs.
+    unsafe {
+        rows_29(up, mp, invm);
+        gmp::mpn_add_n(rp, up.add(29), up, 29)
+    }
+}
+
+/// The 29 rows of `mpn_redc_1` for 29 limbs: up[29..58] + up[0..29]
+/// (the rows' carries) is up·B^-29 mod mp plus 0 or mp.
+#[inline(always)]
+unsafe fn rows_29(up: *mut Limb, mp: *const Limb, invm: Limb) {
+    // SAFETY: up has 58 limbs and mp 29; row i reads mp[0..29] and
+    // reads and writes up[i..i + 29]. The caller checked BMI2 and ADX.
     unsafe {
         core::arch::asm!(
             "2:",
@@ -2702,7 +2993,6 @@ unsafe extern "C" fn redc_29(rp: *mut Limb, up: *mut Limb, mp: *const Limb, n: i
             out("r11") _,
             options(nostack),
         );
-        gmp::mpn_add_n(rp, up.add(29), up, 29)
     }
 }
 
@@ -2710,9 +3000,19 @@ unsafe extern "C" fn redc_29(rp: *mut Limb, up: *mut Limb, mp: *const Limb, n: i
 /// subtraction (up has 60 limbs and is clobbered; the carry is returned).
 unsafe extern "C" fn redc_30(rp: *mut Limb, up: *mut Limb, mp: *const Limb, n: isize, invm: Limb) -> Limb {
     debug_assert_eq!(n, 30);
-    // SAFETY: up has 60 limbs, mp and rp 30 (redc_1's contract); row i
-    // reads mp[0..30] and reads and writes up[i..i + 30]. The caller
-    // checked BMI2 and ADX.
+    // SAFETY: redc_1's contract is rows_30's, and rp has 30 limbs.
+    unsafe {
+        rows_30(up, mp, invm);
+        gmp::mpn_add_n(rp, up.add(30), up, 30)
+    }
+}
+
+/// The 30 rows of `mpn_redc_1` for 30 limbs: up[30..60] + up[0..30]
+/// (the rows' carries) is up·B^-30 mod mp plus 0 or mp.
+#[inline(always)]
+unsafe fn rows_30(up: *mut Limb, mp: *const Limb, invm: Limb) {
+    // SAFETY: up has 60 limbs and mp 30; row i reads mp[0..30] and
+    // reads and writes up[i..i + 30]. The caller checked BMI2 and ADX.
     unsafe {
         core::arch::asm!(
             "2:",
@@ -2855,7 +3155,6 @@ unsafe extern "C" fn redc_30(rp: *mut Limb, up: *mut Limb, mp: *const Limb, n: i
             out("r11") _,
             options(nostack),
         );
-        gmp::mpn_add_n(rp, up.add(30), up, 30)
     }
 }
 
@@ -2863,9 +3162,19 @@ unsafe extern "C" fn redc_30(rp: *mut Limb, up: *mut Limb, mp: *const Limb, n: i
 /// subtraction (up has 62 limbs and is clobbered; the carry is returned).
 unsafe extern "C" fn redc_31(rp: *mut Limb, up: *mut Limb, mp: *const Limb, n: isize, invm: Limb) -> Limb {
     debug_assert_eq!(n, 31);
-    // SAFETY: up has 62 limbs, mp and rp 31 (redc_1's contract); row i
-    // reads mp[0..31] and reads and writes up[i..i + 31]. The caller
-    // checked BMI2 and ADX.
+    // SAFETY: redc_1's contract is rows_31's, and rp has 31 limbs.
+    unsafe {
+        rows_31(up, mp, invm);
+        gmp::mpn_add_n(rp, up.add(31), up, 31)
+    }
+}
+
+/// The 31 rows of `mpn_redc_1` for 31 limbs: up[31..62] + up[0..31]
+/// (the rows' carries) is up·B^-31 mod mp plus 0 or mp.
+#[inline(always)]
+unsafe fn rows_31(up: *mut Limb, mp: *const Limb, invm: Limb) {
+    // SAFETY: up has 62 limbs and mp 31; row i reads mp[0..31] and
+    // reads and writes up[i..i + 31]. The caller checked BMI2 and ADX.
     unsafe {
         core::arch::asm!(
             "2:",
@@ -3012,7 +3321,6 @@ unsafe extern "C" fn redc_31(rp: *mut Limb, up: *mut Limb, mp: *const Limb, n: i
             out("r11") _,
             options(nostack),
         );
-        gmp::mpn_add_n(rp, up.add(31), up, 31)
     }
 }
 
@@ -3020,9 +3328,19 @@ unsafe extern "C" fn redc_31(rp: *mut Limb, up: *mut Limb, mp: *const Limb, n: i
 /// subtraction (up has 64 limbs and is clobbered; the carry is returned).
 unsafe extern "C" fn redc_32(rp: *mut Limb, up: *mut Limb, mp: *const Limb, n: isize, invm: Limb) -> Limb {
     debug_assert_eq!(n, 32);
-    // SAFETY: up has 64 limbs, mp and rp 32 (redc_1's contract); row i
-    // reads mp[0..32] and reads and writes up[i..i + 32]. The caller
-    // checked BMI2 and ADX.
+    // SAFETY: redc_1's contract is rows_32's, and rp has 32 limbs.
+    unsafe {
+        rows_32(up, mp, invm);
+        gmp::mpn_add_n(rp, up.add(32), up, 32)
+    }
+}
+
+/// The 32 rows of `mpn_redc_1` for 32 limbs: up[32..64] + up[0..32]
+/// (the rows' carries) is up·B^-32 mod mp plus 0 or mp.
+#[inline(always)]
+unsafe fn rows_32(up: *mut Limb, mp: *const Limb, invm: Limb) {
+    // SAFETY: up has 64 limbs and mp 32; row i reads mp[0..32] and
+    // reads and writes up[i..i + 32]. The caller checked BMI2 and ADX.
     unsafe {
         core::arch::asm!(
             "2:",
@@ -3173,6 +3491,5 @@ unsafe extern "C" fn redc_32(rp: *mut Limb, up: *mut Limb, mp: *const Limb, n: i
             out("r11") _,
             options(nostack),
         );
-        gmp::mpn_add_n(rp, up.add(32), up, 32)
     }
 }
