@@ -14,11 +14,11 @@
 //!   modulus, in `adox`'s (OF), side by side in one pass;
 //! - the choice between r and r − n is a `cmov` on ZF, which one `test`
 //!   sets before the pass and which nothing in the pass writes (`adcx` and
-//!   `adox` write only CF and OF; `mov`, `lea`, `shlx`, `shrx` and `cmov`
-//!   no flags);
-//! - the doubling by an exponent bit b is a shift by counts made of b
-//!   (`shlx` by b, `shrx` by 63 and by 1 − b for the bit carried in from
-//!   the limb below), whose time does not depend on the count.
+//!   `adox` write only CF and OF; `mov`, `lea`, `mulx` and `cmov` no
+//!   flags);
+//! - the doubling by an exponent bit b is a `mulx` by 1 + b, whose high
+//!   half (the bit shifted out, or 0) goes into the next limb by `lea`;
+//!   a multiplication's time does not depend on its operands.
 //!
 //! No branch or address depends on a value: the code is straight-line, a
 //! `cmov` with a memory operand always loads it, and the valgrind check
@@ -74,17 +74,18 @@ pub(super) fn negated(m: &[Limb], out: &mut [Limb]) {
 /// The text of `unrolled.rs`: for each size n, the two functions of
 /// [`Finish`] as straight-line assembly.
 ///
-/// `reduce` (rdi = x, r8 = up, rsi = negm, rdx = tmp):
+/// `reduce` (rdi = x, r8 = up, rsi = negm, rcx = tmp):
 /// 1. for each limb i, r = up[n + i] + up[i] (+ CF) into x[i], then
 ///    r + negm[i] (+ OF) into tmp[i];
 /// 2. ZF ← (CF | OF) = 0, i.e. V < n;
 /// 3. x[i] ← tmp[i] where ZF is clear (`cmovnz`).
 ///
-/// `reduce_double` (also r14 = b, r9 = 1 − b): steps 1 and 2, then
-/// 3. for each limb i, x_i = x[i] or tmp[i] by ZF (the reduced V); y_i =
-///    (x_i << b) + ((x_(i−1) >> 63) >> (1 − b)) into x[i]; y_i + negm[i]
-///    (+ OF, cleared by step 2's `test`) into tmp[i];
-/// 4. ZF ← (the bit shifted out of the top | OF) = 0, i.e. 2^b·x < n;
+/// `reduce_double` (also rdx = 1 + b): steps 1 and 2, then
+/// 3. for each limb i, x_i = x[i] or tmp[i] by ZF (the reduced V); hi:lo =
+///    x_i·(1 + b) (`mulx`); y_i = lo + the previous limb's hi (0 at first)
+///    into x[i]; y_i + negm[i] (+ OF, cleared by step 2's `test`) into
+///    tmp[i];
+/// 4. ZF ← (the last hi | OF) = 0, i.e. 2^b·x < n;
 /// 5. x[i] ← tmp[i] where ZF is clear.
 ///
 /// V < 2n, so V mod n is V or V − n, and V − n = r + negm mod B^n; 2^b·x
@@ -120,7 +121,7 @@ fn unrolled_source() -> String {
             v.push(format!("adcx rax, [r8 + {}]", 8 * i));
             v.push(format!("mov [rdi + {}], rax", 8 * i));
             v.push(format!("adox rax, [rsi + {}]", 8 * i));
-            v.push(format!("mov [rdx + {}], rax", 8 * i));
+            v.push(format!("mov [rcx + {}], rax", 8 * i));
         }
         v.extend(
             [
@@ -139,7 +140,7 @@ fn unrolled_source() -> String {
         let mut v = Vec::new();
         for i in 0..n {
             v.push(format!("mov rax, [rdi + {}]", 8 * i));
-            v.push(format!("cmovnz rax, [rdx + {}]", 8 * i));
+            v.push(format!("cmovnz rax, [rcx + {}]", 8 * i));
             v.push(format!("mov [rdi + {}], rax", 8 * i));
         }
         v
@@ -165,7 +166,7 @@ fn unrolled_source() -> String {
              \x20           in(\"rdi\") x,\n\
              \x20           in(\"r8\") up,\n\
              \x20           in(\"rsi\") negm,\n\
-             \x20           in(\"rdx\") tmp,\n\
+             \x20           in(\"rcx\") tmp,\n\
              \x20           out(\"rax\") _,\n\
              {regs}\
              \x20           options(nostack),\n\
@@ -181,30 +182,18 @@ fn unrolled_source() -> String {
         reduce.extend(select(n));
         s += &function(n, "reduce", "reduce", "", "", &["out(\"r11\") _"], &reduce);
         let mut double = add_sub(n);
-        double.extend(["mov r12d, 0", "mov r10d, 63"].map(String::from));
+        double.push("mov r12d, 0".into());
         for i in 0..n {
             double.push(format!("mov rax, [rdi + {}]", 8 * i));
-            double.push(format!("cmovnz rax, [rdx + {}]", 8 * i));
-            double.push("shrx r13, r12, r10".into());
-            double.push("shrx r13, r13, r9".into());
-            double.push("mov r12, rax".into());
-            double.push("shlx rax, rax, r14".into());
-            double.push("lea rax, [rax + r13]".into());
+            double.push(format!("cmovnz rax, [rcx + {}]", 8 * i));
+            double.push("mulx r13, rax, rax".into());
+            double.push("lea rax, [rax + r12]".into());
+            double.push("mov r12, r13".into());
             double.push(format!("mov [rdi + {}], rax", 8 * i));
             double.push(format!("adox rax, [rsi + {}]", 8 * i));
-            double.push(format!("mov [rdx + {}], rax", 8 * i));
+            double.push(format!("mov [rcx + {}], rax", 8 * i));
         }
-        double.extend(
-            [
-                "shrx r13, r12, r10",
-                "shrx r13, r13, r9",
-                "mov eax, 0",
-                "seto al",
-                "or rax, r13",
-                "test rax, rax",
-            ]
-            .map(String::from),
-        );
+        double.extend(["mov eax, 0", "seto al", "or rax, r12", "test rax, rax"].map(String::from));
         double.extend(select(n));
         s += &function(
             n,
@@ -213,9 +202,7 @@ fn unrolled_source() -> String {
             ", bit: Limb",
             "    debug_assert!(bit <= 1);\n",
             &[
-                "in(\"r9\") 1 - bit",
-                "in(\"r14\") bit",
-                "out(\"r10\") _",
+                "in(\"rdx\") 1 + bit",
                 "out(\"r11\") _",
                 "out(\"r12\") _",
                 "out(\"r13\") _",
