@@ -11,7 +11,11 @@ order alternating per sample; reported: mean, median and standard deviation
 of wall seconds, and primeforge's speed as ratios of means (with the
 standard error of that ratio) and of medians.
 
-    PRIMEFORGE_LIB=target/release/libprimeforge.so python3 bench/peers.py [rsa:BITS:N | dh:BITS:N ...]
+    PRIMEFORGE_LIB=target/release/libprimeforge.so python3 bench/peers.py [rsa:BITS:N[:FIRST] | dh:BITS:N[:FIRST] ...]
+
+primeforge's seeds are those of samples FIRST … FIRST + N − 1 (FIRST = 0 by
+default): runs with disjoint ranges are independent samples and can be
+pooled; runs with the same range repeat primeforge's work.
 """
 import os
 import statistics as st
@@ -40,8 +44,8 @@ def seed(kind, bits, i):
     return bytes(s)
 
 
-def row(kind, bits, n):
-    bits, n = int(bits), int(n)
+def row(kind, bits, n, first=0):
+    bits, n, first = int(bits), int(n), int(first)
     if kind == "rsa":
         if bits < 1024:
             print(f"\nRSA-{bits}: pyca cryptography refuses keys below 1024 bits (see pf-bench's nettle rows)")
@@ -60,12 +64,13 @@ def row(kind, bits, n):
         }
     res = {k: [] for k in peers}
     names = list(peers)
-    for i in range(n):
+    for i in range(first, first + n):
         order = names if i % 2 == 0 else names[::-1]
         for k in order:
             res[k].append(timed(lambda: peers[k](i)))
     ours = res["primeforge"]
-    print(f"\n{kind.upper()}-{bits}, {n} interleaved samples, one thread each")
+    span = f", seeds of samples {first}–{first + n - 1}" if first else ""
+    print(f"\n{kind.upper()}-{bits}, {n} interleaved samples{span}, one thread each")
     print("| | mean s | median s | sd s | primeforge faster by (means) | ± standard error | (medians) |")
     print("|---|---|---|---|---|---|---|")
     for k, v in res.items():
