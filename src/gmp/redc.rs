@@ -12,10 +12,10 @@ type Limb = u64;
 pub(super) type Redc = unsafe extern "C" fn(*mut Limb, *mut Limb, *const Limb, isize, Limb) -> Limb;
 
 /// The reduction rows without `redc_1`'s closing addition, for the fused
-/// finishing passes (`super::finish`): `rows(up, mp, invm)` leaves up's
-/// 2n limbs such that up[n..2n] + up[0..n] = cy·B^n + r with r + cy·B^n
-/// the reduction's result (below 2·mp). Same contract as [`Redc`]
-/// otherwise.
+/// finishing passes (`super::finish`): `rows(up, mp, invm)` leaves the
+/// rows' carries in up[0..n], and up[n..2n] + up[0..n] is the reduction's
+/// result before its final subtraction (below 2·mp, so it may carry one
+/// bit out of n limbs). Same contract as [`Redc`] otherwise.
 pub(super) type Rows = unsafe fn(*mut Limb, *const Limb, Limb);
 
 #[cfg(target_arch = "x86_64")]
