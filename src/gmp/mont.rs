@@ -68,11 +68,13 @@ struct Fused {
 
 impl Fused {
     /// The fused path for `m` on a CPU with BMI2 and ADX, if `m`'s size
-    /// has one.
-    #[cfg(target_arch = "x86_64")]
+    /// has one (there is none off x86-64).
     fn adx(m: &[Limb]) -> Option<Fused> {
-        let rows = super::redc::rows_adx(m.len())?;
-        let finish = super::finish::finish_adx(m.len())?;
+        #[cfg(target_arch = "x86_64")]
+        let code = super::redc::rows_adx(m.len()).zip(super::finish::finish_adx(m.len()));
+        #[cfg(not(target_arch = "x86_64"))]
+        let code: Option<(Rows, Finish)> = None;
+        let (rows, finish) = code?;
         let mut negm = SecretVec::zeroed(m.len());
         negated(m, &mut negm);
         Some(Fused { rows, finish, negm })
@@ -80,11 +82,9 @@ impl Fused {
 
     /// The fused path where this CPU has BMI2 and ADX.
     fn for_cpu(m: &[Limb]) -> Option<Fused> {
-        #[cfg(target_arch = "x86_64")]
         if crate::arith::fixed::has_adx() {
             return Fused::adx(m);
         }
-        let _ = m;
         None
     }
 }
