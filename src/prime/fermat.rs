@@ -136,12 +136,14 @@ pub fn strong_base2_public_or_stop(n: &Integer, stop: &AtomicBool) -> bool {
     // n is odd, so n − 1 has the bits of n above bit 0, and s ≥ 1.
     let s = n.find_one(1).expect("n ≥ 5 has a one bit above bit 0");
     let mut x = one.clone();
+    let limbs = n.as_limbs();
     for i in (s..n.significant_bits()).rev() {
         if i % 64 == 0 && stop.load(Ordering::Relaxed) {
             return false;
         }
         m.square_public(&mut x);
-        if n.get_bit(i) {
+        // n's bit i from its limbs (a GMP call per bit cost 0.7 % of DH).
+        if (limbs[i as usize / 64] >> (i % 64)) & 1 == 1 {
             m.double_public(&mut x);
         }
     }
