@@ -202,7 +202,7 @@ pub fn validate(bits: u32, generator: u32, flags: u32) -> Result<(u64, u64)> {
 /// `--example sieve_setup` (the answer does not depend on the bound, only
 /// the work does). Each doubling of the bound removes 7–8 % of the
 /// exponentiations (the sieve strikes more composites) and costs set-up
-/// time: about 60–85 ns per sieving prime, and no memory (large primes
+/// time: about 43–60 ns per sieving prime, and no memory (large primes
 /// only mark a window's bitmap). A prime r is worth sieving while the
 /// exponentiations it saves, 2/r of those a search does, cost more than
 /// its set-up; the bounds below are that model's optimum with the

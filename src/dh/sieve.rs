@@ -102,84 +102,81 @@ const PATTERN_PRIMES: [u32; 5] = [3, 5, 7, 11, 13];
 /// Their product: the pattern's period among the odd numbers.
 const PATTERN_PERIOD: usize = 3 * 5 * 7 * 11 * 13;
 
-/// Byte i is 1 when the odd number 2i + 1 is a multiple of 3, 5, 7, 11 or
-/// 13 (i < [`PATTERN_PERIOD`]; the pattern repeats).
-fn presieve_pattern() -> &'static [u8] {
-    static PATTERN: OnceLock<Vec<u8>> = OnceLock::new();
+/// Bit t (of `PATTERN_PERIOD` + 128 bits, in 64-bit words) is set when the
+/// odd number 2t + 1 (t taken modulo the period) is a multiple of 3, 5, 7,
+/// 11 or 13: 64 bits from any bit offset below the period are two words.
+fn presieve_pattern() -> &'static [u64] {
+    static PATTERN: OnceLock<Vec<u64>> = OnceLock::new();
     PATTERN.get_or_init(|| {
-        (0..PATTERN_PERIOD as u32)
-            .map(|i| PATTERN_PRIMES.iter().any(|&p| (2 * i + 1) % p == 0) as u8)
-            .collect()
+        let len = PATTERN_PERIOD + 128;
+        let mut words = vec![0u64; len.div_ceil(64)];
+        for t in 0..len {
+            let x = 2 * (t % PATTERN_PERIOD) as u32 + 1;
+            if PATTERN_PRIMES.iter().any(|&p| x % p == 0) {
+                words[t / 64] |= 1 << (t % 64);
+            }
+        }
+        words
     })
 }
 
 /// Division by M modulo a sieving prime, without a division instruction:
-/// M = 2^a·3^b·5^c for every M we use, and x/d mod r for d ∈ {2, 3, 5} is
-/// (x + k·r)/d with the k ∈ [0, d) that makes the sum divisible by d.
-#[derive(Clone, Copy)]
+/// for x < r, x/M mod r = (x + k·r)/M with the k ∈ [0, M) that makes the
+/// sum divisible by M, k ≡ −x·r⁻¹ (mod M). Remainders modulo M are
+/// multiply-and-shift (Lemire's fastmod), r⁻¹ mod M comes from a table,
+/// and the exact division by M = 2^a·m is a shift and a multiplication by
+/// m⁻¹ mod 2^64.
+#[derive(Clone)]
 struct DivM {
+    m: u64,
     twos: u32,
-    threes: u32,
-    fives: u32,
+    /// (M / 2^twos)⁻¹ mod 2^64.
+    odd_inv: u64,
+    /// ⌈2^64 / M⌉, for x mod M of 32-bit x.
+    fast: u64,
+    /// u⁻¹ mod M for each unit u < M (0 elsewhere).
+    inv: Vec<u64>,
 }
 
 impl DivM {
     fn new(m: u64) -> DivM {
-        let mut rest = m;
-        let mut count = |d: u64| {
-            let mut n = 0;
-            while rest % d == 0 {
-                rest /= d;
-                n += 1;
-            }
-            n
-        };
-        let (twos, threes, fives) = (count(2), count(3), count(5));
-        assert_eq!(rest, 1, "M must be 2^a 3^b 5^c");
-        assert!(twos < 32, "k·r must fit");
+        assert!((2..=1 << 16).contains(&m), "M out of range");
+        let twos = m.trailing_zeros();
+        let odd = m >> twos;
+        // odd⁻¹ mod 2^64 by Newton's iteration (odd·odd ≡ 1 mod 8).
+        let mut odd_inv = odd;
+        for _ in 0..5 {
+            odd_inv = odd_inv.wrapping_mul(2u64.wrapping_sub(odd.wrapping_mul(odd_inv)));
+        }
+        let inv = (0..m)
+            .map(|u| (1..m).find(|&v| u * v % m == 1).unwrap_or(0))
+            .collect();
         DivM {
+            m,
             twos,
-            threes,
-            fives,
+            odd_inv,
+            fast: u64::MAX / m + 1,
+            inv,
         }
     }
 
-    /// x·M⁻¹ mod r for each x < r of `xs`, for a prime r > 5 (the
-    /// per-prime constants once for all of them).
+    /// x mod M for x < 2^32.
     #[inline(always)]
-    fn apply<const N: usize>(self, mut xs: [u64; N], r: u64) -> [u64; N] {
-        if self.twos > 0 {
-            // x/2^a = (x + k·r)/2^a with k ≡ −x·r⁻¹ (mod 2^a): no branch.
-            let mut inv = r; // r⁻¹ mod 2^3, doubled in precision by Newton.
-            for _ in 0..5 {
-                inv = inv.wrapping_mul(2u64.wrapping_sub(r.wrapping_mul(inv)));
-            }
-            let mask = (1u64 << self.twos) - 1;
-            for x in &mut xs {
-                let k = x.wrapping_neg().wrapping_mul(inv) & mask;
-                *x = (*x + k * r) >> self.twos;
-            }
-        }
-        if self.threes > 0 {
-            // r⁻¹ ≡ r (mod 3).
-            let r3 = r % 3;
-            for x in &mut xs {
-                for _ in 0..self.threes {
-                    let k = (3 - *x % 3 * r3 % 3) % 3;
-                    *x = (*x + k * r) / 3;
-                }
-            }
-        }
-        if self.fives > 0 {
-            // r⁻¹ ≡ r³ (mod 5).
-            let r5 = r % 5;
-            let inv = r5 * r5 * r5 % 5;
-            for x in &mut xs {
-                for _ in 0..self.fives {
-                    let k = (5 - *x % 5 * inv % 5) % 5;
-                    *x = (*x + k * r) / 5;
-                }
-            }
+    fn rem(&self, x: u64) -> u64 {
+        debug_assert!(x >> 32 == 0);
+        ((self.fast.wrapping_mul(x) as u128 * self.m as u128) >> 64) as u64
+    }
+
+    /// x·M⁻¹ mod r for each x < r of `xs`, for a prime r < 2^32 that does
+    /// not divide M.
+    #[inline(always)]
+    fn apply<const N: usize>(&self, mut xs: [u64; N], r: u64) -> [u64; N] {
+        let r_inv = self.inv[self.rem(r) as usize];
+        for x in &mut xs {
+            let t = self.rem(self.rem(*x) * r_inv);
+            let k = if t == 0 { 0 } else { self.m - t };
+            // x + k·r ≡ 0 (mod M) and x + k·r < M·r.
+            *x = ((*x + k * r) >> self.twos).wrapping_mul(self.odd_inv);
         }
         xs
     }
@@ -211,30 +208,37 @@ impl Sieve {
     }
 
     /// The odd primes in [lo, hi) not dividing M, by a segmented sieve of
-    /// Eratosthenes over the odd numbers (one byte each: strikes are plain
-    /// stores), started from the repeating pattern of 3, 5, 7, 11 and 13.
+    /// Eratosthenes over the odd numbers (one bit each: a chunk's 2^17 odd
+    /// numbers take 16 KiB, in L1), started from the repeating pattern of
+    /// 3, 5, 7, 11 and 13.
     fn primes_in(&self, lo: u32, hi: u32) -> Vec<u32> {
         let lo = lo.max(3) | 1; // first odd number ≥ max(lo, 3)
         if lo >= hi {
             return Vec::new();
         }
-        // Byte k stands for lo + 2k, whose index among the odd numbers is
-        // i0 + k.
+        // Bit k stands for lo + 2k, whose index among the odd numbers is
+        // i0 + k. A set bit is a composite (or padding).
         let n = ((hi - lo) as usize).div_ceil(2);
-        let i0 = (lo / 2) as usize;
         let pattern = presieve_pattern();
-        let mut composite = vec![0u8; n.next_multiple_of(8)];
-        let (mut k, mut o) = (0, i0 % PATTERN_PERIOD);
-        while k < n {
-            let take = (PATTERN_PERIOD - o).min(n - k);
-            composite[k..k + take].copy_from_slice(&pattern[o..o + take]);
-            k += take;
-            o = 0;
+        let mut bits = vec![0u64; n.div_ceil(64)];
+        let mut t = (lo / 2) as usize % PATTERN_PERIOD;
+        for w in bits.iter_mut() {
+            let (q, s) = (t / 64, t % 64);
+            *w = if s == 0 {
+                pattern[q]
+            } else {
+                (pattern[q] >> s) | (pattern[q + 1] << (64 - s))
+            };
+            t += 64;
+            if t >= PATTERN_PERIOD {
+                t -= PATTERN_PERIOD;
+            }
         }
         for &p in &PATTERN_PRIMES {
             // The pattern primes themselves are primes.
             if p >= lo && p < hi {
-                composite[((p - lo) / 2) as usize] = 0;
+                let k = ((p - lo) / 2) as usize;
+                bits[k / 64] &= !(1 << (k % 64));
             }
         }
         for &p in self.base.iter().filter(|&&p| p > 13) {
@@ -250,24 +254,23 @@ impl Sieve {
             if start % 2 == 0 {
                 start += p;
             }
-            let i = ((start - lo as u64) / 2) as usize;
-            if i < n {
-                for b in composite[i..n].iter_mut().step_by(p as usize) {
-                    *b = 1;
-                }
+            let mut k = ((start - lo as u64) / 2) as usize;
+            while k < n {
+                bits[k >> 6] |= 1 << (k & 63);
+                k += p as usize;
             }
         }
         // The padding past n counts as composite.
-        composite[n..].fill(1);
+        if n % 64 != 0 {
+            *bits.last_mut().expect("n > 0") |= u64::MAX << (n % 64);
+        }
         let mut out = Vec::with_capacity(n / 8);
-        for (w, bytes) in composite.chunks_exact(8).enumerate() {
-            let word = u64::from_le_bytes(bytes.try_into().expect("8 bytes"));
-            // Bit 8b is set exactly when byte b is 0 (bytes are 0 or 1).
-            let mut free = !word & 0x0101_0101_0101_0101;
+        for (w, &word) in bits.iter().enumerate() {
+            let mut free = !word;
             while free != 0 {
-                let i = w * 8 + (free.trailing_zeros() / 8) as usize;
+                let k = w * 64 + free.trailing_zeros() as usize;
                 free &= free - 1;
-                let r = lo + 2 * i as u32;
+                let r = lo + 2 * k as u32;
                 if r > 5 || self.m % r as u64 != 0 {
                     out.push(r);
                 }
@@ -514,6 +517,41 @@ mod tests {
                     assert!(y < r, "{m} {r} {x}");
                     assert_eq!(y * (m % r) % r, x, "{m} {r} {x}");
                 }
+            }
+        }
+    }
+
+    /// The chunk sieve lists exactly the primes of its range that do not
+    /// divide M: ranges from 0, unaligned ends (the pattern read at every
+    /// bit offset, padding in the last word), and a range past 2^32 / 2^8.
+    #[test]
+    fn primes_in_lists_the_primes_of_the_range() {
+        let bound = (1u32 << 24) + 12_345;
+        let all = odd_primes_below(bound);
+        for m in [12u64, 24, 60] {
+            let sieve = Sieve::new(&Integer::from(m - 1), m, bound, SEGMENT);
+            let mut ranges = vec![
+                (0, 1000),
+                (0, 3),
+                (3, 4),
+                (4, 5),
+                (5, 6),
+                (2, 14),
+                (0, 1 << 18),
+            ];
+            let mut lo = 1u32 << 18;
+            for step in [1u32, 63, 64, 65, 127, 128, 129, 4097, 99_999, 1 << 18] {
+                ranges.push((lo, lo + step));
+                lo += step + 2 * step % 7;
+            }
+            ranges.push((bound - (1 << 18) - 7, bound));
+            for (lo, hi) in ranges {
+                let want: Vec<u32> = all
+                    .iter()
+                    .copied()
+                    .filter(|&r| (lo..hi).contains(&r) && m % r as u64 != 0)
+                    .collect();
+                assert_eq!(sieve.primes_in(lo, hi), want, "M = {m}, [{lo}, {hi})");
             }
         }
     }
