@@ -140,7 +140,18 @@ struct DivM {
 
 impl DivM {
     fn new(m: u64) -> DivM {
-        assert!((2..=1 << 16).contains(&m), "M out of range");
+        // Only primes up to 5 may divide M (`primes_in` leaves out just
+        // those), and M² < 2^32 keeps `apply`'s products in 32 bits.
+        let mut rest = m;
+        for d in [2, 3, 5] {
+            while rest % d == 0 {
+                rest /= d;
+            }
+        }
+        assert!(
+            rest == 1 && (2..=1 << 10).contains(&m),
+            "M must be 2^a 3^b 5^c ≤ 1024"
+        );
         let twos = m.trailing_zeros();
         let odd = m >> twos;
         // odd⁻¹ mod 2^64 by Newton's iteration (odd·odd ≡ 1 mod 8).
