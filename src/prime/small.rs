@@ -11,7 +11,7 @@ use std::sync::{Arc, Mutex};
 
 use rug::Integer;
 
-use crate::arith::{inverse_mod_2_64, rem_u128_u64};
+use crate::arith::{dot, inverse_mod_2_64};
 use crate::gmp::rem_u64;
 
 /// The odd primes below `bound`, by a sieve of Eratosthenes over the odd
@@ -121,27 +121,44 @@ pub fn passes_trial_division(n: &Integer, batches: &[Batch]) -> bool {
     true
 }
 
-/// Batch products stay below 2^56 so that a sum of up to 256 products
-/// limb × weight (each < 2^64 · 2^56) fits in 128 bits.
+/// A number below 2^64 congruent to s·2^-64 modulo the odd d (d < 2^56,
+/// s < 255·2^64·d): one Montgomery step, no division. With s = h·2^64 + l
+/// and t = l·(−d⁻¹) mod 2^64, l + t·d ≡ 0 (mod 2^64), so (s + t·d)/2^64 =
+/// h + ⌊t·d / 2^64⌋ + [l ≠ 0] ≤ 256·d − 1 < 2^64. A prime p dividing d divides s
+/// exactly when it divides the result (2^64 is a unit modulo d).
+#[inline]
+fn montgomery_rem(s: u128, d: u64, neg_inv: u64) -> u64 {
+    let (h, l) = ((s >> 64) as u64, s as u64);
+    let t = l.wrapping_mul(neg_inv);
+    h + ((t as u128 * d as u128) >> 64) as u64 + (l != 0) as u64
+}
+
+/// Batch products d stay below 2^56 so that a sum of up to 255 products
+/// limb × weight (each < 2^64 · d) fits in 128 bits and its Montgomery
+/// remainder ([`montgomery_rem`], below 256·d) in 64.
 const TABLE_PRODUCT_LIMIT: u64 = 1 << 56;
-/// Most limbs a candidate may have for a table (16384-bit numbers).
-pub const TABLE_MAX_LIMBS: usize = 256;
+/// Most limbs a candidate may have for a table (16320-bit numbers).
+pub const TABLE_MAX_LIMBS: usize = 255;
 
 /// Trial division by all odd primes below a bound for numbers of at most
 /// `limbs` 64-bit limbs, with no multi-precision division at all.
 ///
 /// The primes are grouped into batches with product d < 2^56. For each
 /// batch the table holds w_j = 2^(64·j) mod d for every limb position j, so
-/// n mod d = (Σ n_j · w_j) mod d: one multiply-add per limb into a 128-bit
-/// sum and a single 128-by-64 remainder. Divisibility of r = n mod d by
-/// each prime p of the batch is then the multiply-and-compare test of
-/// Granlund and Montgomery: p | r iff r · p⁻¹ mod 2^64 ≤ ⌊(2^64 − 1)/p⌋.
+/// n ≡ Σ n_j · w_j (mod d): one multiply-add per limb into a 128-bit sum
+/// (two sums side by side, [`dot`]), then one Montgomery step to a word r ≡
+/// n·2^-64 (mod d) ([`montgomery_rem`]: no division; 2^-64 changes no
+/// prime's divisibility). Divisibility of r by each prime p of the batch is
+/// then the multiply-and-compare test of Granlund and Montgomery: p | r iff
+/// r · p⁻¹ mod 2^64 ≤ ⌊(2^64 − 1)/p⌋.
 /// Batches run from the smallest primes up and the test stops at the first
 /// factor, so most composites cost one or two batches.
 pub struct TrialTable {
     limbs: usize,
     bound: u32,
     products: Vec<u64>,
+    /// −d⁻¹ mod 2^64 per batch product d.
+    neg_inv: Vec<u64>,
     /// Index into `tests` where each batch's primes end.
     ends: Vec<u32>,
     /// (p⁻¹ mod 2^64, ⌊(2^64 − 1)/p⌋) per prime.
@@ -184,6 +201,10 @@ impl TrialTable {
         TrialTable {
             limbs,
             bound,
+            neg_inv: products
+                .iter()
+                .map(|&d| inverse_mod_2_64(d).wrapping_neg())
+                .collect(),
             products,
             ends,
             tests,
@@ -224,11 +245,7 @@ impl TrialTable {
         );
         let mut start = 0usize;
         for (i, w) in self.weights.chunks_exact(self.limbs).enumerate() {
-            let mut sum = 0u128;
-            for (&x, &y) in digits.iter().zip(w) {
-                sum += x as u128 * y as u128;
-            }
-            let r = rem_u128_u64(sum, self.products[i]);
+            let r = montgomery_rem(dot(digits, w), self.products[i], self.neg_inv[i]);
             let end = self.ends[i] as usize;
             for &(inv, lim) in &self.tests[start..end] {
                 if r.wrapping_mul(inv) <= lim {
@@ -244,6 +261,37 @@ impl TrialTable {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// The Montgomery step's word is congruent to s·2^-64 modulo d and
+    /// below 256·d, up to the largest sum a 255-limb table can make.
+    #[test]
+    fn montgomery_rem_is_congruent_and_small() {
+        let mut ds = vec![3u64, 3 * 5 * 7 * 11 * 13, (1 << 56) - 1, (1 << 56) - 3];
+        ds.extend(TrialTable::new(1, 1 << 18).products);
+        for d in ds {
+            let inv = inverse_mod_2_64(d).wrapping_neg();
+            let top = 255 * (u64::MAX as u128) * (d - 1) as u128;
+            let b64 = (1u128 << 64) % d as u128;
+            for s in [
+                0,
+                1,
+                d as u128,
+                top,
+                top - 1,
+                top / 3,
+                u64::MAX as u128,
+                1u128 << 64,
+            ] {
+                let r = montgomery_rem(s, d, inv);
+                assert!((r as u128) < 256 * d as u128, "d = {d}, s = {s}");
+                assert_eq!(
+                    r as u128 % d as u128 * b64 % d as u128,
+                    s % d as u128,
+                    "d = {d}, s = {s}"
+                );
+            }
+        }
+    }
 
     #[test]
     fn sieve_is_right() {
