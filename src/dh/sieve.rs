@@ -533,8 +533,9 @@ mod tests {
     }
 
     /// The chunk sieve lists exactly the primes of its range that do not
-    /// divide M: ranges from 0, unaligned ends (the pattern read at every
-    /// bit offset, padding in the last word), and a range past 2^32 / 2^8.
+    /// divide M: ranges from 0, unaligned ends (the pattern read at many
+    /// bit offsets, padding in the last word), and the chunk that ends at
+    /// the bound.
     #[test]
     fn primes_in_lists_the_primes_of_the_range() {
         let bound = (1u32 << 24) + 12_345;
