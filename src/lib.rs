@@ -12,7 +12,7 @@
 //! - [`job`]: background generations on library-owned threads, with a
 //!   descriptor that becomes readable when they end (for event loops);
 //! - [`gmp`]: the only module that calls raw GMP (its memory functions,
-//!   the Zen dispatch fix, constant-time `mpn` code);
+//!   the completion of its CPU dispatch table, constant-time `mpn` code);
 //! - `secure`: secret memory (secure buffers, the secret arena, stack
 //!   shields and wipes, register clearing, wiped streams);
 //! - `threads`: private pools whose workers are shielded and joined;

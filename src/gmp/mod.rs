@@ -1,8 +1,8 @@
 //! Process-wide set-up of the private, bundled GMP, run once before
 //! primeforge uses GMP from any entry point ([`init`]).
 //!
-//! The CPU dispatch fix for AMD Zen lives in `zen.rs`; everything that
-//! touches raw GMP is in this module's files.
+//! The completion of GMP's CPU dispatch table lives in `dispatch.rs`;
+//! everything that touches raw GMP is in this module's files.
 
 pub(crate) mod alloc;
 
@@ -18,20 +18,21 @@ use std::sync::Once;
 use rug::Integer;
 
 /// Runs the one-time set-up: the wiping memory functions (`alloc`) and
-/// the Zen dispatch fix. Cheap after the first call.
+/// the dispatch table's completion. Cheap after the first call.
 ///
 /// The init point is the library's constructor (`.init_array` on Linux),
 /// which runs before any caller code. Because a Rust program's linker may
 /// leave that constructor out of a static link, the core's entry points
 /// that create GMP values call this as well, first thing: RSA generation
 /// and check, DH generation and check, the named groups. Inside `gmp` only
-/// [`zen_fix_active`] calls it (its answer depends on it).
+/// [`dispatch_profile`] and [`basecase_sqr_below`] call it (their answers
+/// depend on it).
 pub fn init() {
     static ONCE: Once = Once::new();
     ONCE.call_once(|| {
         alloc::install();
         #[cfg(all(target_arch = "x86_64", target_os = "linux"))]
-        zen::patch();
+        dispatch::patch();
     });
 }
 
@@ -59,21 +60,41 @@ static CONSTRUCTOR: extern "C" fn() = {
     constructor
 };
 
-/// Whether the Zen dispatch fix is active in this process.
-pub fn zen_fix_active() -> bool {
+/// Which routines GMP's dispatch table holds in this process: `"gmp"`
+/// (GMP's own choice), `"amd"` (GMP's Zen routines with our fixes) or
+/// `"intel"` (GMP's chain for Skylake); see `dispatch.rs`.
+pub fn dispatch_profile() -> &'static str {
     init();
     #[cfg(all(target_arch = "x86_64", target_os = "linux"))]
     {
-        zen::ACTIVE.load(std::sync::atomic::Ordering::Relaxed)
+        match dispatch::profile() {
+            dispatch::Profile::Gmp => "gmp",
+            dispatch::Profile::Amd => "amd",
+            dispatch::Profile::Intel => "intel",
+        }
     }
     #[cfg(not(all(target_arch = "x86_64", target_os = "linux")))]
     {
-        false
+        "gmp"
+    }
+}
+
+/// `mpn_sqr` runs GMP's data-independent basecase on operands of fewer
+/// limbs than this; 0 where the threshold is not known.
+pub(crate) fn basecase_sqr_below() -> usize {
+    init();
+    #[cfg(all(target_arch = "x86_64", target_os = "linux"))]
+    {
+        dispatch::basecase_sqr_below()
+    }
+    #[cfg(not(all(target_arch = "x86_64", target_os = "linux")))]
+    {
+        0
     }
 }
 
 #[cfg(all(target_arch = "x86_64", target_os = "linux"))]
-mod zen;
+mod dispatch;
 
 /// Remainder of `n` modulo a 64-bit `d` (GMP `mpz_fdiv_ui`; `n` ≥ 0).
 pub(crate) fn rem_u64(n: &Integer, d: u64) -> u64 {
@@ -235,31 +256,6 @@ mod tests {
                 assert_eq!(fast, r, "powm_sec, {bits} bits");
                 assert_eq!(plain, r, "powm, {bits} bits");
             }
-        }
-    }
-
-    #[test]
-    /// The fix is on exactly where it belongs: on Zen 1–4 (AMD families
-    /// 17h and 19h) it must be active, on Intel it must stay off (GMP
-    /// fills those slots with its own assembly there, which the guard must
-    /// leave alone). Other CPUs are reported, with the state found.
-    fn fix_is_active_on_zen_and_off_on_intel() {
-        let info = std::fs::read_to_string("/proc/cpuinfo").unwrap_or_default();
-        let amd = info.contains("AuthenticAMD");
-        let zen = amd && (info.contains("cpu family\t: 23") || info.contains("cpu family\t: 25"));
-        let intel = info.contains("GenuineIntel");
-        let active = super::zen_fix_active();
-        if zen {
-            assert!(active, "Zen 1-4, but the dispatch fix is off");
-        } else if intel {
-            assert!(!active, "Intel, but the Zen dispatch fix was applied");
-        } else {
-            eprintln!(
-                "neither Zen 1-4 nor Intel: the fix is {}",
-                if active { "on" } else { "off" }
-            );
-            // Whatever the state, exponentiation must be right (checked by
-            // exponentiation_agrees_with_reference); nothing more to assert.
         }
     }
 }

@@ -5,7 +5,7 @@
 //! ## Constant time
 //! Nothing here branches on or indexes memory by a value:
 //! - squaring is a basecase squaring (`mpn_sqr` below GMP's Toom
-//!   threshold where the Zen fix has checked it, `mpn_sec_sqr` otherwise;
+//!   threshold where `dispatch` has set it, `mpn_sec_sqr` otherwise;
 //!   no data-dependent branches) followed by `mpn_redc_1` — the same pair
 //!   `mpn_sec_powm` uses;
 //! - every reduction and every conditional doubling is applied with
@@ -125,10 +125,10 @@ impl<'n> Mont<'n> {
             redc: redc(len),
             // `mpn_sqr` runs GMP's data-independent basecase below
             // SQR_TOOM2_THRESHOLD, and Toom (which branches on operand
-            // values) above. The threshold is known only where the Zen fix
-            // has checked GMP's dispatch table (it is 33 there); elsewhere,
-            // and above it, `mpn_sec_sqr` never leaves the basecase.
-            basecase_sqr: super::zen_fix_active() && len <= 32,
+            // values) above. The threshold is known only where `dispatch`
+            // has set GMP's table (it is 33 there); elsewhere, and above
+            // it, `mpn_sec_sqr` never leaves the basecase.
+            basecase_sqr: len < super::basecase_sqr_below(),
             fused: Fused::for_cpu(m),
             prod: SecretVec::zeroed(2 * len),
             tmp: SecretVec::zeroed(len),

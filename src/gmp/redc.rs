@@ -38,7 +38,12 @@ extern "C" {
     // and adox carry chains; needs BMI2 and ADX): rp[..n] += up[..n]·v,
     // returning the carry limb.
     #[cfg(all(target_arch = "x86_64", target_os = "linux"))]
-    fn __gmpn_addmul_1_coreibwl(rp: *mut Limb, up: *const Limb, n: isize, v: Limb) -> Limb;
+    pub(super) fn __gmpn_addmul_1_coreibwl(
+        rp: *mut Limb,
+        up: *const Limb,
+        n: isize,
+        v: Limb,
+    ) -> Limb;
 }
 
 /// `mpn_redc_1` as n rows of the ADX `addmul_1`, the algorithm of GMP's
@@ -83,7 +88,7 @@ pub(super) fn redc(len: usize) -> Redc {
     }
     #[cfg(all(target_arch = "x86_64", target_os = "linux"))]
     if std::arch::is_x86_feature_detected!("bmi2") {
-        return super::zen::__gmpn_redc_1_coreihwl;
+        return super::dispatch::__gmpn_redc_1_coreihwl;
     }
     let _ = len;
     __gmpn_redc_1
