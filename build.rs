@@ -19,6 +19,25 @@ fn main() {
     println!("cargo:rerun-if-changed=build.rs");
     println!("cargo:rerun-if-env-changed=PRIMEFORGE_UPDATE_HEADER");
 
+    // AVX-512 intrinsics and target features are stable from Rust 1.89;
+    // the crate's MSRV is 1.85 (Debian 13's rustc). `arith::ifma` is
+    // compiled only by a compiler that has them (`cfg(pf_avx512)`).
+    println!("cargo::rustc-check-cfg=cfg(pf_avx512)");
+    let rustc = env::var("RUSTC").unwrap_or_else(|_| "rustc".into());
+    let rustc_minor = std::process::Command::new(rustc)
+        .arg("--version")
+        .output()
+        .ok()
+        .and_then(|o| {
+            let v = String::from_utf8_lossy(&o.stdout).into_owned();
+            let mut it = v.split_whitespace().nth(1)?.split('.');
+            (it.next()? == "1").then_some(())?;
+            it.next()?.parse::<u32>().ok()
+        });
+    if rustc_minor.is_some_and(|m| m >= 89) {
+        println!("cargo:rustc-cfg=pf_avx512");
+    }
+
     let target_os = env::var("CARGO_CFG_TARGET_OS").unwrap_or_default();
     if target_os == "linux" || target_os == "freebsd" {
         let soversion = if major == "0" {

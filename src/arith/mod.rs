@@ -107,6 +107,7 @@ pub(crate) fn reciprocal_word(d: u64) -> u64 {
 #[cfg(all(test, target_arch = "x86_64", target_os = "linux"))]
 pub(crate) mod ct_check;
 pub(crate) mod fixed;
+pub(crate) mod ifma;
 
 #[cfg(test)]
 mod tests {

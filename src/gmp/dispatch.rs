@@ -17,7 +17,8 @@
 //! other vendors, GMP's own chain for Skylake (its Core 2, Nehalem, Sandy
 //! Bridge, Haswell and Broadwell routines, later ones overriding earlier
 //! ones, and Skylake's thresholds). Every routine put in is GMP's, with
-//! the same contract; each needs at most BMI2 and ADX, which are checked.
+//! the same contract; each needs at most BMI2 and ADX (with BMI1 and
+//! SSSE3, which come with them), all checked.
 //! As GMP does, a Pentium or Celeron brand string keeps the table as it
 //! is (such parts have claimed BMI2 without having it).
 //!
@@ -358,8 +359,14 @@ fn this_cpu() -> Cpu {
     let brand = String::from_utf8_lossy(&brand);
     Cpu {
         amd: &vendor == b"AuthenticAMD" || &vendor == b"HygonGenuine",
+        // The routines put in use `mulx`/`shlx` (BMI2), `adcx`/`adox`
+        // (ADX), `tzcnt` (BMI1, Zen's gcd_11) and `palignr` (SSSE3, Core 2's
+        // copies); every CPU with the first two has the others, but all four
+        // are checked.
         bmi2_adx: std::arch::is_x86_feature_detected!("bmi2")
-            && std::arch::is_x86_feature_detected!("adx"),
+            && std::arch::is_x86_feature_detected!("adx")
+            && std::arch::is_x86_feature_detected!("bmi1")
+            && std::arch::is_x86_feature_detected!("ssse3"),
         pentium_or_celeron: brand.contains("Pentium") || brand.contains("Celeron"),
     }
 }

@@ -1,0 +1,437 @@
+//! A strong base-2 probable-prime test for *public* odd numbers of 9 to
+//! 128 limbs on AVX-512 IFMA (`vpmadd52luq`/`vpmadd52huq`: eight 52×52-bit
+//! multiply-adds per instruction), for DH candidates. Variable time: only
+//! for public values.
+//!
+//! Against the `mpn_sqr` + Montgomery-rows path on AMD Zen 5
+//! (`powm_cost`, best of 5): 0.80× its time at 768 bits, 0.80× at 1024,
+//! 0.62× at 1536, 0.49× at 2048, 0.37× at 3072, 0.32× at 4096, 0.43× at
+//! 6144 and 0.32× at 8192; at 512 bits (8 limbs) no gain, so it starts at
+//! 9 limbs. Above 128 limbs the registers would spill twice over.
+//!
+//! Numbers are k digits of 52 bits, eight to a 512-bit register, with
+//! R = 2^(52k) ≥ 8n. One step is an almost-Montgomery multiplication
+//! AMM(a, b) = a·b·R⁻¹ mod n up to a multiple of n: digit by digit of b,
+//! the low halves of a·b_i and n·m_i go into the accumulator, whose lowest
+//! digit is then zero mod 2^52 and is shifted out (its carry goes on), and
+//! the high halves are added at the shifted positions. Lanes are 64 bits,
+//! so the accumulator's digits need no carries until the end (at most
+//! 4k·2^52 each). With every input below 2n and R ≥ 8n, AMM(x, 2x) =
+//! 2x²/R + (multiple of n below R·n)/R stays below 2n: a squaring and a
+//! doubling in one step, with no subtraction anywhere. Only the final
+//! comparisons reduce fully.
+
+// The AVX-512 intrinsics are stable from Rust 1.89, above the crate's MSRV
+// (1.85): build.rs sets `pf_avx512` only for a compiler that has them, and
+// without it nothing here is compiled but the fallbacks (`available()` is
+// false).
+#![allow(clippy::incompatible_msrv)]
+
+#[cfg(all(target_arch = "x86_64", pf_avx512))]
+use std::arch::x86_64::*;
+use std::sync::atomic::AtomicBool;
+#[cfg(all(target_arch = "x86_64", pf_avx512))]
+use std::sync::atomic::Ordering;
+
+#[cfg(all(target_arch = "x86_64", pf_avx512))]
+const MASK: u64 = (1 << 52) - 1;
+
+/// Whether this CPU runs the test (AVX-512 F and IFMA).
+pub(crate) fn available() -> bool {
+    #[cfg(all(target_arch = "x86_64", pf_avx512))]
+    {
+        std::arch::is_x86_feature_detected!("avx512f")
+            && std::arch::is_x86_feature_detected!("avx512ifma")
+    }
+    #[cfg(not(all(target_arch = "x86_64", pf_avx512)))]
+    {
+        false
+    }
+}
+
+#[cfg(all(target_arch = "x86_64", pf_avx512))]
+/// Limbs (64-bit, least significant first) to k digits of 52 bits.
+fn to_digits(limbs: &[u64], k: usize) -> Vec<u64> {
+    let mut d = vec![0u64; k];
+    for (j, dj) in d.iter_mut().enumerate() {
+        let bit = 52 * j;
+        let (w, o) = (bit / 64, bit % 64);
+        let lo = limbs.get(w).copied().unwrap_or(0) >> o;
+        let hi = if o > 12 {
+            limbs.get(w + 1).copied().unwrap_or(0) << (64 - o)
+        } else {
+            0
+        };
+        *dj = (lo | hi) & MASK;
+    }
+    d
+}
+
+#[cfg(all(target_arch = "x86_64", pf_avx512))]
+/// k digits of 52 bits (normalised) to `len` limbs.
+fn to_limbs(d: &[u64], len: usize) -> Vec<u64> {
+    let mut l = vec![0u64; len + 1];
+    for (j, &dj) in d.iter().enumerate() {
+        let bit = 52 * j;
+        let (w, o) = (bit / 64, bit % 64);
+        if w < l.len() {
+            l[w] |= dj << o;
+        }
+        if o > 12 && w + 1 < l.len() {
+            l[w + 1] |= dj >> (64 - o);
+        }
+    }
+    l
+}
+
+#[cfg(all(target_arch = "x86_64", pf_avx512))]
+/// a − b over equal-length limbs, or `None` if a < b.
+fn sub(a: &[u64], b: &[u64]) -> Option<Vec<u64>> {
+    let mut r = vec![0u64; a.len()];
+    let mut borrow = false;
+    for j in 0..a.len() {
+        let (d, b1) = a[j].overflowing_sub(b.get(j).copied().unwrap_or(0));
+        let (d, b2) = d.overflowing_sub(borrow as u64);
+        r[j] = d;
+        borrow = b1 || b2;
+    }
+    (!borrow).then_some(r)
+}
+
+#[cfg(all(target_arch = "x86_64", pf_avx512))]
+/// x mod n for limbs x < 2n.
+fn reduce_once(x: Vec<u64>, n: &[u64]) -> Vec<u64> {
+    sub(&x, n).unwrap_or(x)
+}
+
+/// The sizes (limbs) the test takes.
+pub(crate) const LIMBS: std::ops::RangeInclusive<usize> = 9..=128;
+
+/// The strong base-2 test on the odd `n` (limbs, [`LIMBS`] of them, the
+/// top one non-zero), or `None` when stopped (looked at every 64 bits) or
+/// when this CPU or size is not covered. `r_mod_n` is
+/// 2^(52k) mod n and `minus` is n − `r_mod_n`, for k = [`digits`]`(n)`.
+pub(crate) fn strong_base2(n: &[u64], r_mod_n: &[u64], stop: &AtomicBool) -> Option<bool> {
+    if !available() || !LIMBS.contains(&n.len()) || n[0] & 1 == 0 {
+        return None;
+    }
+    let k = digits(n);
+    let v = k.div_ceil(8);
+    #[cfg(all(target_arch = "x86_64", pf_avx512))]
+    {
+        macro_rules! go {
+            ($($v:literal)*) => {
+                match v {
+                    // SAFETY: AVX-512 F and IFMA were checked by available().
+                    $($v => unsafe { test::<$v>(n, r_mod_n, k, stop) },)*
+                    _ => None,
+                }
+            };
+        }
+        go!(2 3 4 5 6 7 8 9 10 11 12 13 14 15 16 17 18 19 20)
+    }
+    #[cfg(not(all(target_arch = "x86_64", pf_avx512)))]
+    {
+        let _ = (r_mod_n, stop, v);
+        None
+    }
+}
+
+/// k for n: the fewest 52-bit digits with 2^(52k) ≥ 8n.
+pub(crate) fn digits(n: &[u64]) -> usize {
+    let bits = 64 * n.len() - n.last().map_or(64, |t| t.leading_zeros() as usize);
+    (bits + 3).div_ceil(52)
+}
+
+#[cfg(all(target_arch = "x86_64", pf_avx512))]
+#[target_feature(enable = "avx512f,avx512ifma")]
+unsafe fn load<const V: usize>(d: &[u64; 160]) -> [__m512i; V] {
+    // SAFETY: 8·V ≤ 160 lanes, read unaligned.
+    std::array::from_fn(|j| unsafe { _mm512_loadu_si512(d.as_ptr().add(8 * j).cast()) })
+}
+
+/// AMM(a, b) into `out` (normalised digits), a given as registers and b
+/// as digits.
+#[cfg(all(target_arch = "x86_64", pf_avx512))]
+#[target_feature(enable = "avx512f,avx512ifma")]
+#[inline]
+unsafe fn amm<const V: usize>(
+    a: &[__m512i; V],
+    b: &[u64; 160],
+    n: &[__m512i; V],
+    k0: u64,
+    k: usize,
+    out: &mut [u64; 160],
+) {
+    let zero = _mm512_setzero_si512();
+    let k0v = _mm512_set1_epi64(k0 as i64);
+    let mut acc = [zero; V];
+    // The accumulator's chain per digit of b is kept short: the products
+    // that do not depend on m (a·b_i) and the high halves are formed in
+    // fresh registers off the chain and added once; m is formed in every
+    // lane at once, as the low half of (digit 0)·k0 (vpmadd52luq reads the
+    // low 52 bits of digit 0, which is all m needs); the carry out of digit
+    // 0 joins the high halves.
+    for &bi in &b[..k] {
+        let bv = _mm512_set1_epi64(bi as i64);
+        for j in 0..V {
+            acc[j] = _mm512_add_epi64(acc[j], _mm512_madd52lo_epu64(zero, a[j], bv));
+        }
+        let mv = _mm512_madd52lo_epu64(
+            zero,
+            _mm512_broadcastq_epi64(_mm512_castsi512_si128(acc[0])),
+            k0v,
+        );
+        let mut hi = [zero; V];
+        for j in 0..V {
+            hi[j] = _mm512_madd52hi_epu64(_mm512_madd52hi_epu64(zero, a[j], bv), n[j], mv);
+        }
+        for j in 0..V {
+            acc[j] = _mm512_madd52lo_epu64(acc[j], n[j], mv);
+        }
+        // Digit 0 is now 0 mod 2^52; its carry moves down with the shift.
+        hi[0] = _mm512_add_epi64(hi[0], _mm512_maskz_srli_epi64(1, acc[0], 52));
+        for j in 0..V - 1 {
+            acc[j] = _mm512_add_epi64(_mm512_alignr_epi64::<1>(acc[j + 1], acc[j]), hi[j]);
+        }
+        acc[V - 1] = _mm512_add_epi64(_mm512_alignr_epi64::<1>(zero, acc[V - 1]), hi[V - 1]);
+    }
+    for (j, x) in acc.iter().enumerate() {
+        // SAFETY: 8·V ≤ 160 lanes, written unaligned.
+        unsafe { _mm512_storeu_si512(out.as_mut_ptr().add(8 * j).cast(), *x) };
+    }
+    let mut c = 0u64;
+    for d in out[..8 * V].iter_mut() {
+        let t = *d + c;
+        *d = t & MASK;
+        c = t >> 52;
+    }
+    debug_assert_eq!(c, 0);
+}
+
+#[cfg(all(target_arch = "x86_64", pf_avx512))]
+#[target_feature(enable = "avx512f,avx512ifma")]
+unsafe fn test<const V: usize>(
+    n: &[u64],
+    r_mod_n: &[u64],
+    k: usize,
+    stop: &AtomicBool,
+) -> Option<bool> {
+    let len = n.len();
+    let mut nd = [0u64; 160];
+    nd[..k].copy_from_slice(&to_digits(n, k));
+    // SAFETY: the features were checked by the caller.
+    let nv: [__m512i; V] = unsafe { load::<V>(&nd) };
+    let k0 = crate::arith::inverse_mod_2_64(n[0]).wrapping_neg() & MASK;
+    let one = r_mod_n.to_vec();
+    let minus_one = sub(n, r_mod_n).expect("R mod n < n");
+    let mut x = [0u64; 160];
+    x[..k].copy_from_slice(&to_digits(r_mod_n, k));
+    let mut b = [0u64; 160];
+    let s = n.iter().enumerate().find_map(|(w, &l)| {
+        let l = if w == 0 { l & !1 } else { l };
+        (l != 0).then(|| 64 * w as u64 + l.trailing_zeros() as u64)
+    })?;
+    let top = 64 * len as u64 - n[len - 1].leading_zeros() as u64;
+    let bit = |i: u64| (n[i as usize / 64] >> (i % 64)) & 1;
+    let mut step = |x: &mut [u64; 160], double: bool| {
+        // SAFETY: the features were checked by the caller.
+        let a: [__m512i; V] = unsafe { load::<V>(x) };
+        if double {
+            let mut c = 0;
+            for j in 0..k {
+                b[j] = ((x[j] << 1) | c) & MASK;
+                c = x[j] >> 51;
+            }
+        } else {
+            b[..k].copy_from_slice(&x[..k]);
+        }
+        // SAFETY: as above.
+        unsafe { amm::<V>(&a, &b, &nv, k0, k, x) };
+    };
+    // x·R⁻¹… in Montgomery form: x = R mod n is 1; each step squares and
+    // doubles where n − 1's bit is one, for the bits above s.
+    for i in (s..top).rev() {
+        if i % 64 == 0 && stop.load(Ordering::Relaxed) {
+            return None;
+        }
+        step(&mut x, bit(i) == 1);
+    }
+    if stop.load(Ordering::Relaxed) {
+        return None;
+    }
+    let value = |x: &[u64; 160]| {
+        let l = to_limbs(&x[..k], len);
+        debug_assert_eq!(l[len..].iter().filter(|&&w| w > 1).count(), 0);
+        // x < 2n: at most one subtraction; the extra limb is then zero.
+        let mut r = reduce_once(l, &{
+            let mut n1 = n.to_vec();
+            n1.push(0);
+            n1
+        });
+        r.truncate(len);
+        r
+    };
+    let cur = value(&x);
+    if cur == one || cur == minus_one {
+        return Some(true);
+    }
+    for _ in 1..s {
+        step(&mut x, false);
+        let cur = value(&x);
+        if cur == minus_one {
+            return Some(true);
+        }
+        if cur == one {
+            return Some(false);
+        }
+    }
+    Some(false)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use rand_chacha::rand_core::{RngCore, SeedableRng};
+    use rand_chacha::ChaCha20Rng;
+    use rug::integer::Order;
+    use rug::Integer;
+
+    /// A random number below 2^bits (test data, from a fixed seed).
+    fn random(bits: u32, rng: &mut ChaCha20Rng) -> Integer {
+        let mut limbs = vec![0u64; bits.div_ceil(64) as usize];
+        for l in limbs.iter_mut() {
+            *l = rng.next_u64();
+        }
+        Integer::from_digits(&limbs, Order::Lsf).keep_bits(bits)
+    }
+
+    /// A Miller–Rabin round to base 2 by mpz_powm.
+    fn reference(n: &Integer) -> bool {
+        let n1 = Integer::from(n - 1u32);
+        let s = n1.find_one(0).unwrap();
+        let mut x = Integer::from(2u32)
+            .pow_mod(&Integer::from(&n1 >> s), n)
+            .unwrap();
+        if x == 1u32 || x == n1 {
+            return true;
+        }
+        for _ in 1..s {
+            x = x.pow_mod(&Integer::from(2u32), n).unwrap();
+            if x == n1 {
+                return true;
+            }
+        }
+        false
+    }
+
+    fn run(n: &Integer, stop: &AtomicBool) -> Option<bool> {
+        let limbs = n.as_limbs();
+        let k = digits(limbs) as u32;
+        let r = Integer::from(Integer::ONE << (52 * k)) % n;
+        let mut r = r.as_limbs().to_vec();
+        r.resize(limbs.len(), 0);
+        strong_base2(limbs, &r, stop)
+    }
+
+    fn check(n: &Integer, what: &str) {
+        let never = AtomicBool::new(false);
+        assert_eq!(run(n, &never), Some(reference(n)), "{what}: {n:x}");
+    }
+
+    #[test]
+    fn digits_leave_room_for_eight_n() {
+        for bits in 1..=8192usize {
+            let n = Integer::from(Integer::ONE << (bits as u32 - 1)) | 1u32;
+            let k = digits(n.as_limbs());
+            assert!(52 * k >= bits + 3 && 52 * (k - 1) < bits + 3, "{bits}");
+        }
+        #[cfg(all(target_arch = "x86_64", pf_avx512))]
+        {
+            let limbs = [0x1234_5678_9abc_def1u64, 0xfedc_ba98_7654_3210, 7];
+            assert_eq!(to_limbs(&to_digits(&limbs, 4), 3)[..3], limbs);
+        }
+    }
+
+    /// Agrees with mpz_powm at the sizes it takes (9 to 64 limbs, then
+    /// every third to 128: every register count and many fills of the
+    /// last register): random
+    /// odd numbers (nearly all composite), primes, numbers right at the
+    /// R ≥ 8n edge of each digit count and with all bits set, primes with
+    /// n − 1 divisible by a large power of two (the final squarings), and
+    /// Carmichael numbers (Fermat liars to base 2 that the strong test
+    /// must still judge right).
+    #[test]
+    fn agrees_with_the_reference() {
+        if !available() {
+            eprintln!("no AVX-512 IFMA on this CPU: the IFMA test is not exercised here");
+            return;
+        }
+        let mut rng = ChaCha20Rng::seed_from_u64(0x1f3a_5c7e);
+        for len in (9..=64u32).chain((65..=128).step_by(3)) {
+            let bits = 64 * len;
+            for _ in 0..3 {
+                let n = random(bits, &mut rng) | 1u32 | Integer::from(Integer::ONE << (bits - 1));
+                check(&n, "random");
+            }
+            let top = Integer::from(Integer::ONE << bits) - 1u32;
+            check(&top, "all ones");
+            // The largest bit length with a given digit count: 52k − 3.
+            let edge = 52 * ((bits - 40).div_ceil(52)) - 3;
+            if edge > 64 * (len - 1) && edge <= bits {
+                let n = Integer::from(Integer::ONE << (edge - 1)) + 0x0001_2345_u32;
+                check(&n, "edge");
+            }
+            if len <= 33 || len == 48 || len == 64 {
+                let p = random(bits - 1, &mut rng).next_prime();
+                assert!(run(&p, &AtomicBool::new(false)).unwrap(), "prime {p:x}");
+                check(&p, "prime");
+            }
+        }
+        // Primes c·2^s + 1 with s from 100 to 900.
+        for (bits, s) in [(600u32, 100u32), (1100, 400), (2100, 900)] {
+            let mut c = random(bits - s, &mut rng) | 1u32;
+            loop {
+                let p = Integer::from(&c << s) + 1u32;
+                if p.is_probably_prime(30) != rug::integer::IsPrime::No {
+                    assert!(run(&p, &AtomicBool::new(false)).unwrap(), "{p:x}");
+                    break;
+                }
+                c += 2u32;
+            }
+        }
+        // Carmichael numbers (6t+1)(12t+1)(18t+1) of 600 to 1050 bits.
+        for bits in [200u32, 250, 340] {
+            let mut t = random(bits, &mut rng);
+            loop {
+                t += 1u32;
+                let f = |m: u32| Integer::from(&t * m) + 1u32;
+                let (a, b, c) = (f(6), f(12), f(18));
+                if [&a, &b, &c]
+                    .iter()
+                    .all(|x| x.is_probably_prime(20) != rug::integer::IsPrime::No)
+                {
+                    let n = a * b * c;
+                    assert_eq!(
+                        Integer::from(2u32)
+                            .pow_mod(&Integer::from(&n - 1u32), &n)
+                            .unwrap(),
+                        1u32
+                    );
+                    check(&n, "Carmichael");
+                    break;
+                }
+            }
+        }
+    }
+
+    #[test]
+    fn a_set_flag_stops_it() {
+        if !available() {
+            return;
+        }
+        let p = Integer::from(Integer::ONE << 2047u32).next_prime();
+        assert_eq!(run(&p, &AtomicBool::new(true)), None);
+        assert_eq!(run(&p, &AtomicBool::new(false)), Some(true));
+    }
+}
