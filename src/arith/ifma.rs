@@ -292,6 +292,7 @@ unsafe fn test<const V: usize>(
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::prime::fermat::tests::strong_reference;
     use rand_chacha::rand_core::{RngCore, SeedableRng};
     use rand_chacha::ChaCha20Rng;
     use rug::integer::Order;
@@ -306,25 +307,6 @@ mod tests {
         Integer::from_digits(&limbs, Order::Lsf).keep_bits(bits)
     }
 
-    /// A Miller–Rabin round to base 2 by mpz_powm.
-    fn reference(n: &Integer) -> bool {
-        let n1 = Integer::from(n - 1u32);
-        let s = n1.find_one(0).unwrap();
-        let mut x = Integer::from(2u32)
-            .pow_mod(&Integer::from(&n1 >> s), n)
-            .unwrap();
-        if x == 1u32 || x == n1 {
-            return true;
-        }
-        for _ in 1..s {
-            x = x.pow_mod(&Integer::from(2u32), n).unwrap();
-            if x == n1 {
-                return true;
-            }
-        }
-        false
-    }
-
     fn run(n: &Integer, stop: &AtomicBool) -> Option<bool> {
         let limbs = n.as_limbs();
         let k = digits(limbs) as u32;
@@ -336,7 +318,7 @@ mod tests {
 
     fn check(n: &Integer, what: &str) {
         let never = AtomicBool::new(false);
-        assert_eq!(run(n, &never), Some(reference(n)), "{what}: {n:x}");
+        assert_eq!(run(n, &never), Some(strong_reference(n)), "{what}: {n:x}");
     }
 
     #[test]

@@ -218,7 +218,7 @@ fn strong_base2_fixed<const N: usize>(n: &Integer, stop: &AtomicBool) -> bool {
 }
 
 #[cfg(test)]
-mod tests {
+pub(crate) mod tests {
     use super::*;
     use crate::arith::inverse_mod_2_64;
 
@@ -233,8 +233,9 @@ mod tests {
         }
     }
 
-    /// A Miller–Rabin round to base 2 by mpz_powm.
-    fn strong_reference(n: &Integer) -> bool {
+    /// A Miller–Rabin round to base 2 by mpz_powm (also `arith::ifma`'s
+    /// reference).
+    pub(crate) fn strong_reference(n: &Integer) -> bool {
         let n1 = Integer::from(n - 1u32);
         let s = n1.find_one(0).unwrap();
         let mut x = Integer::from(2u32)
