@@ -398,10 +398,11 @@ fn progress_reports_each_prime_found() {
     let key = generate(2048, 65537, 2, &o).unwrap();
     unsafe { pf_rsa_free(key) };
     assert!(!events.is_empty());
-    assert!(
-        events.iter().any(|e| e.primes_found == 1),
-        "no report after the first prime"
-    );
+    // No assertion that some event shows exactly one prime: the header
+    // promises an event whenever primes are found, but one event may cover
+    // several (both primes of a fast key can land between two wake-ups of
+    // the caller's thread; with a faster first test this happened under
+    // load, 2026-12-01).
     assert!(events
         .windows(2)
         .all(|w| w[0].candidates <= w[1].candidates && w[0].primes_found <= w[1].primes_found));

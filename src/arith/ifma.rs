@@ -289,6 +289,137 @@ unsafe fn test<const V: usize>(
     Some(false)
 }
 
+/// The base-2 Fermat test on a *secret* odd `n` ([`LIMBS`] limbs, top one
+/// non-zero): `Some(1)` when 2^(n−1) ≡ 1 (mod n), `Some(0)` when not,
+/// `None` once `stop` is set (looked at every 64 bits) or when this CPU or
+/// size is not covered. `r_mod_n` is 2^(52k) mod n (k = [`digits`]),
+/// computed by the caller in constant time.
+///
+/// Constant time: the loop runs once per bit of n (its length is public),
+/// each exponent bit becomes a mask that selects x or 2x as the second
+/// operand; the multiply-adds, the shifts and the carry pass have no
+/// branch or index that depends on a value, and the verdict is formed
+/// from masks. The digit buffers (n, x, 2x) are wiped before returning;
+/// the vector registers are cleared with the rest when a worker ends
+/// (`secure::regs`).
+pub(crate) fn fermat_base2_secret(n: &[u64], r_mod_n: &[u64], stop: &AtomicBool) -> Option<u64> {
+    if !available() || !LIMBS.contains(&n.len()) || n[0] & 1 == 0 {
+        return None;
+    }
+    let k = digits(n);
+    let v = k.div_ceil(8);
+    #[cfg(all(target_arch = "x86_64", pf_avx512))]
+    {
+        macro_rules! go {
+            ($($v:literal)*) => {
+                match v {
+                    // SAFETY: AVX-512 F and IFMA were checked by available().
+                    $($v => unsafe { fermat::<$v>(n, r_mod_n, k, stop) },)*
+                    _ => None,
+                }
+            };
+        }
+        go!(2 3 4 5 6 7 8 9 10 11 12 13 14 15 16 17 18 19 20)
+    }
+    #[cfg(not(all(target_arch = "x86_64", pf_avx512)))]
+    {
+        let _ = (r_mod_n, stop, v);
+        None
+    }
+}
+
+/// Limbs to digits into a fixed buffer, without branching on the values.
+#[cfg(all(target_arch = "x86_64", pf_avx512))]
+fn digits_into(limbs: &[u64], k: usize, out: &mut [u64; 160]) {
+    for (j, dj) in out[..k].iter_mut().enumerate() {
+        let bit = 52 * j;
+        let (w, o) = (bit / 64, bit % 64);
+        let lo = limbs.get(w).copied().unwrap_or(0) >> o;
+        // The shift amount and the limb index are public (positions only).
+        let hi = if o > 12 {
+            limbs.get(w + 1).copied().unwrap_or(0) << (64 - o)
+        } else {
+            0
+        };
+        *dj = (lo | hi) & MASK;
+    }
+}
+
+#[cfg(all(target_arch = "x86_64", pf_avx512))]
+#[target_feature(enable = "avx512f,avx512ifma")]
+unsafe fn fermat<const V: usize>(
+    n: &[u64],
+    r_mod_n: &[u64],
+    k: usize,
+    stop: &AtomicBool,
+) -> Option<u64> {
+    use zeroize::Zeroize;
+    let len = n.len();
+    let bits = 64 * len - n[len - 1].leading_zeros() as usize;
+    let mut nd = [0u64; 160];
+    digits_into(n, k, &mut nd);
+    // SAFETY: the features were checked by the caller.
+    let nv: [__m512i; V] = unsafe { load::<V>(&nd) };
+    let k0 = crate::arith::inverse_mod_2_64(n[0]).wrapping_neg() & MASK;
+    let mut x = [0u64; 160];
+    digits_into(r_mod_n, k, &mut x);
+    let mut b = [0u64; 160];
+    let mut stopped = false;
+    // Left to right over the bits of n − 1 (bit 0 of n − 1 is 0): x ←
+    // AMM(x, x·2^bit) = x²·2^bit / R.
+    for i in (0..bits).rev() {
+        if i % 64 == 0 && stop.load(Ordering::Relaxed) {
+            stopped = true;
+            break;
+        }
+        let bit = if i == 0 {
+            0
+        } else {
+            (n[i / 64] >> (i % 64)) & 1
+        };
+        let mask = std::hint::black_box(bit.wrapping_neg());
+        let mut c = 0;
+        for j in 0..k {
+            let twice = ((x[j] << 1) | c) & MASK;
+            c = (x[j] >> 51) & mask;
+            b[j] = (x[j] & !mask) | (twice & mask);
+        }
+        // SAFETY: the features were checked by the caller.
+        let a: [__m512i; V] = unsafe { load::<V>(&x) };
+        // SAFETY: as above.
+        unsafe { amm::<V>(&a, &b, &nv, k0, k, &mut x) };
+    }
+    let verdict = (!stopped).then(|| {
+        // x < 2n is congruent to 2^(n−1)·R: it passes when x − (R mod n)
+        // is 0 or n. Both compared limb by limb, all limbs, with masks.
+        let mut xl = [0u64; 161];
+        for (j, &dj) in x[..k].iter().enumerate() {
+            let bit = 52 * j;
+            let (w, o) = (bit / 64, bit % 64);
+            xl[w] |= dj << o;
+            if o > 12 {
+                xl[w + 1] |= dj >> (64 - o);
+            }
+        }
+        let (mut borrow, mut diff_zero, mut diff_n) = (0u64, 0u64, 0u64);
+        for (j, &xj) in xl[..=len].iter().enumerate() {
+            let r = r_mod_n.get(j).copied().unwrap_or(0);
+            let (d1, b1) = xj.overflowing_sub(r);
+            let (d, b2) = d1.overflowing_sub(borrow);
+            borrow = (b1 | b2) as u64;
+            diff_zero |= d;
+            diff_n |= d ^ n.get(j).copied().unwrap_or(0);
+        }
+        xl.zeroize();
+        let is_zero = |w: u64| 1 ^ ((w | w.wrapping_neg()) >> 63);
+        is_zero(diff_zero) | is_zero(diff_n)
+    });
+    nd.zeroize();
+    x.zeroize();
+    b.zeroize();
+    verdict
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -404,6 +535,165 @@ mod tests {
                     break;
                 }
             }
+        }
+    }
+
+    fn secret(n: &Integer, stop: &AtomicBool) -> Option<u64> {
+        let limbs = n.as_limbs();
+        let k = digits(limbs) as u32;
+        let r = Integer::from(Integer::ONE << (52 * k)) % n;
+        let mut r = r.as_limbs().to_vec();
+        r.resize(limbs.len(), 0);
+        fermat_base2_secret(limbs, &r, stop)
+    }
+
+    /// The secret Fermat test agrees with 2^(n−1) mod n == 1 by mpz_powm
+    /// on random odd numbers, primes and Carmichael numbers (which pass
+    /// it), at the sizes it takes.
+    #[test]
+    fn secret_fermat_agrees_with_powm() {
+        if !available() {
+            eprintln!("no AVX-512 IFMA on this CPU: the IFMA test is not exercised here");
+            return;
+        }
+        let never = AtomicBool::new(false);
+        let fermat = |n: &Integer| {
+            let e = Integer::from(n - 1u32);
+            u64::from(Integer::from(2u32).pow_mod(&e, n).unwrap() == 1u32)
+        };
+        let mut rng = ChaCha20Rng::seed_from_u64(0x005e_c7e7);
+        for len in (9..=64u32).chain((65..=128).step_by(3)) {
+            let bits = 64 * len;
+            for _ in 0..2 {
+                let n = random(bits, &mut rng) | 1u32 | Integer::from(Integer::ONE << (bits - 1));
+                assert_eq!(secret(&n, &never), Some(fermat(&n)), "{n:x}");
+            }
+            let top = Integer::from(Integer::ONE << bits) - 1u32;
+            assert_eq!(
+                secret(&top, &never),
+                Some(fermat(&top)),
+                "all ones, {len} limbs"
+            );
+            if len <= 33 || len == 48 || len == 64 {
+                let p = random(bits - 1, &mut rng).next_prime();
+                assert_eq!(secret(&p, &never), Some(1), "prime {p:x}");
+            }
+        }
+        for bits in [200u32, 250, 340] {
+            let mut t = random(bits, &mut rng);
+            loop {
+                t += 1u32;
+                let f = |m: u32| Integer::from(&t * m) + 1u32;
+                let (a, b, c) = (f(6), f(12), f(18));
+                if [&a, &b, &c]
+                    .iter()
+                    .all(|x| x.is_probably_prime(20) != rug::integer::IsPrime::No)
+                {
+                    let n = a * b * c;
+                    assert_eq!(secret(&n, &never), Some(1), "Carmichael {n:x}");
+                    break;
+                }
+            }
+        }
+        assert_eq!(
+            secret(
+                &Integer::from(Integer::ONE << 2047u32).next_prime(),
+                &AtomicBool::new(true)
+            ),
+            None
+        );
+    }
+
+    /// The addresses of every instruction `f` executes, single-stepped
+    /// in a forked child under ptrace: their count and a hash of the
+    /// sequence. `None` where ptrace is refused.
+    #[cfg(all(target_os = "linux", target_arch = "x86_64"))]
+    fn trace(f: &dyn Fn()) -> Option<(u64, u64)> {
+        // SAFETY: fork, then the child only runs `f` (no allocation, no
+        // locks: the IFMA test works on stack buffers) between a stop and
+        // exit_group; the parent steps it with ptrace and reaps it.
+        unsafe {
+            let pid = libc::fork();
+            if pid == 0 {
+                if libc::ptrace(libc::PTRACE_TRACEME, 0, 0, 0) != 0 {
+                    libc::syscall(libc::SYS_exit_group, 3);
+                }
+                libc::raise(libc::SIGSTOP);
+                f();
+                libc::syscall(libc::SYS_exit_group, 0);
+            }
+            let mut status = 0;
+            libc::waitpid(pid, &mut status, 0);
+            if !libc::WIFSTOPPED(status) {
+                return None;
+            }
+            let (mut count, mut hash) = (0u64, 0xcbf2_9ce4_8422_2325u64);
+            loop {
+                if libc::ptrace(libc::PTRACE_SINGLESTEP, pid, 0, 0) != 0 {
+                    libc::kill(pid, libc::SIGKILL);
+                    libc::waitpid(pid, &mut status, 0);
+                    return None;
+                }
+                libc::waitpid(pid, &mut status, 0);
+                if libc::WIFEXITED(status) || libc::WIFSIGNALED(status) {
+                    break;
+                }
+                // user_regs_struct: rip is the 17th word.
+                let rip = libc::ptrace(libc::PTRACE_PEEKUSER, pid, 16 * 8, 0) as u64;
+                count += 1;
+                hash = (hash ^ rip).wrapping_mul(0x0000_0100_0000_01b3);
+            }
+            (libc::WIFEXITED(status) && libc::WEXITSTATUS(status) == 0).then_some((count, hash))
+        }
+    }
+
+    /// The secret test takes the same path through the same instructions
+    /// whatever the secret is: every instruction's address, single-stepped,
+    /// is the same sequence for a prime, a Carmichael-free composite and
+    /// numbers of very different bit patterns of one size (a branch on a
+    /// bit of n or on a value would change it; making the doubling's
+    /// select a branch does, tried). valgrind cannot run AVX-512 code, so
+    /// `arith::ct_check` does not cover this path; no index into memory
+    /// here depends on a value either (all are loop positions).
+    #[cfg(all(target_os = "linux", target_arch = "x86_64"))]
+    #[test]
+    fn secret_fermat_takes_one_path_for_every_n() {
+        if !available() {
+            eprintln!("no AVX-512 IFMA on this CPU: the IFMA test is not exercised here");
+            return;
+        }
+        let never = AtomicBool::new(false);
+        let mut rng = ChaCha20Rng::seed_from_u64(7);
+        // The smallest size taken (9 limbs): single-stepping costs
+        // microseconds per instruction.
+        for bits in [521u32] {
+            let top = Integer::from(Integer::ONE << (bits - 1));
+            let ns = [
+                random(bits - 1, &mut rng).next_prime() | &top,
+                Integer::from(&top + 1u32),
+                Integer::from(Integer::ONE << bits) - 1u32,
+            ];
+            let mut traces = Vec::new();
+            for n in &ns {
+                let limbs = n.as_limbs();
+                let k = digits(limbs) as u32;
+                let r = Integer::from(Integer::ONE << (52 * k)) % n;
+                let mut r = r.as_limbs().to_vec();
+                r.resize(limbs.len(), 0);
+                let run = || {
+                    std::hint::black_box(fermat_base2_secret(limbs, &r, &never));
+                };
+                let Some(t) = trace(&run) else {
+                    eprintln!("ptrace refused: the path is not checked here");
+                    return;
+                };
+                traces.push(t);
+            }
+            assert!(traces[0].0 > 100_000, "{traces:?}");
+            assert!(
+                traces.iter().all(|t| *t == traces[0]),
+                "{bits} bits: {traces:?}"
+            );
         }
     }
 

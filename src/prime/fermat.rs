@@ -20,9 +20,10 @@
 //! ## Constant time
 //! The candidate may become a secret prime: the arithmetic is
 //! `arith::fixed`'s for candidates of up to 7 limbs (448 bits: RSA-512's
-//! primes, numbers held in registers) and `gmp::mont`'s above
-//! (basecase squarings, Montgomery reduction and masked doublings); neither
-//! has a value-dependent branch or index. Each exponent bit
+//! primes, numbers held in registers), `arith::ifma`'s radix-2^52 steps
+//! on CPUs with AVX-512 IFMA from 9 to 128 limbs, and `gmp::mont`'s
+//! otherwise (basecase squarings, Montgomery reduction and masked
+//! doublings); none has a value-dependent branch or index. Each exponent bit
 //! is a mask, and the loop runs once per bit of n, which is public (the
 //! key size). Only the verdict leaves, and for a prime it is always
 //! "pass".
@@ -34,6 +35,7 @@ use rug::Integer;
 use zeroize::Zeroize;
 
 use crate::arith::fixed::{ct_eq, with_limbs, FixedMont};
+use crate::arith::ifma;
 use crate::gmp::mont::Mont;
 
 /// Whether 2^(n−1) ≡ 1 (mod n), in time that depends only on the size of
@@ -52,6 +54,19 @@ pub fn fermat_base2_secret_or_stop(n: &Integer, stop: &AtomicBool) -> bool {
     let limbs = n.as_limbs();
     if let Some(v) = with_limbs!(limbs.len(), N => fermat_base2_fixed::<N>(n, stop)) {
         return v;
+    }
+    if n.is_odd() && ifma::available() && ifma::LIMBS.contains(&limbs.len()) {
+        // R = 2^(52k) mod n for the IFMA digits, by the constant-time
+        // division (the time depends on the limb counts only; the GMP
+        // result's limbs are wiped when it is freed).
+        let k = ifma::digits(limbs) as u32;
+        let r = crate::gmp::sec::rem(&Integer::from(Integer::ONE << (52 * k)), n);
+        let mut rl = [0u64; 128];
+        rl[..r.as_limbs().len()].copy_from_slice(r.as_limbs());
+        drop(r);
+        let v = ifma::fermat_base2_secret(limbs, &rl[..limbs.len()], stop);
+        rl.zeroize();
+        return v == Some(1);
     }
     let Some(mut m) = Mont::new(n) else {
         return false;
@@ -131,13 +146,13 @@ pub fn strong_base2_public_or_stop(n: &Integer, stop: &AtomicBool) -> bool {
         return v;
     }
     let limbs = n.as_limbs();
-    if crate::arith::ifma::available() && crate::arith::ifma::LIMBS.contains(&limbs.len()) {
+    if ifma::available() && ifma::LIMBS.contains(&limbs.len()) {
         // R = 2^(52k) mod n for the IFMA digits (one GMP division).
-        let k = crate::arith::ifma::digits(limbs) as u32;
+        let k = ifma::digits(limbs) as u32;
         let r = Integer::from(Integer::ONE << (52 * k)) % n;
         let mut r = r.as_limbs().to_vec();
         r.resize(limbs.len(), 0);
-        if let Some(v) = crate::arith::ifma::strong_base2(limbs, &r, stop) {
+        if let Some(v) = ifma::strong_base2(limbs, &r, stop) {
             return v;
         }
         if stop.load(Ordering::Relaxed) {
