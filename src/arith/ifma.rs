@@ -50,24 +50,6 @@ pub(crate) fn available() -> bool {
 }
 
 #[cfg(all(target_arch = "x86_64", pf_avx512))]
-/// Limbs (64-bit, least significant first) to k digits of 52 bits.
-fn to_digits(limbs: &[u64], k: usize) -> Vec<u64> {
-    let mut d = vec![0u64; k];
-    for (j, dj) in d.iter_mut().enumerate() {
-        let bit = 52 * j;
-        let (w, o) = (bit / 64, bit % 64);
-        let lo = limbs.get(w).copied().unwrap_or(0) >> o;
-        let hi = if o > 12 {
-            limbs.get(w + 1).copied().unwrap_or(0) << (64 - o)
-        } else {
-            0
-        };
-        *dj = (lo | hi) & MASK;
-    }
-    d
-}
-
-#[cfg(all(target_arch = "x86_64", pf_avx512))]
 /// k digits of 52 bits (normalised) to `len` limbs.
 fn to_limbs(d: &[u64], len: usize) -> Vec<u64> {
     let mut l = vec![0u64; len + 1];
@@ -104,6 +86,22 @@ fn reduce_once(x: Vec<u64>, n: &[u64]) -> Vec<u64> {
     sub(&x, n).unwrap_or(x)
 }
 
+/// Calls `f::<V>(args)` for V = `v` registers (2 to 20), the only sizes
+/// instantiated; `None` for any other.
+#[cfg(all(target_arch = "x86_64", pf_avx512))]
+macro_rules! by_registers {
+    ($v:expr, $f:ident $args:tt) => {
+        by_registers!(@ $v, $f $args, 2 3 4 5 6 7 8 9 10 11 12 13 14 15 16 17 18 19 20)
+    };
+    (@ $v:expr, $f:ident $args:tt, $($n:literal)*) => {
+        match $v {
+            // SAFETY: AVX-512 F and IFMA were checked by available().
+            $($n => unsafe { $f::<$n> $args },)*
+            _ => None,
+        }
+    };
+}
+
 /// The sizes (limbs) the test takes.
 pub(crate) const LIMBS: std::ops::RangeInclusive<usize> = 9..=128;
 
@@ -119,20 +117,11 @@ pub(crate) fn strong_base2(n: &[u64], r_mod_n: &[u64], stop: &AtomicBool) -> Opt
     let v = k.div_ceil(8);
     #[cfg(all(target_arch = "x86_64", pf_avx512))]
     {
-        macro_rules! go {
-            ($($v:literal)*) => {
-                match v {
-                    // SAFETY: AVX-512 F and IFMA were checked by available().
-                    $($v => unsafe { test::<$v>(n, r_mod_n, k, stop) },)*
-                    _ => None,
-                }
-            };
-        }
-        go!(2 3 4 5 6 7 8 9 10 11 12 13 14 15 16 17 18 19 20)
+        by_registers!(v, test(n, r_mod_n, k, stop))
     }
     #[cfg(not(all(target_arch = "x86_64", pf_avx512)))]
     {
-        let _ = (r_mod_n, stop, v);
+        let _ = (r_mod_n, stop, v, k);
         None
     }
 }
@@ -219,14 +208,14 @@ unsafe fn test<const V: usize>(
 ) -> Option<bool> {
     let len = n.len();
     let mut nd = [0u64; 160];
-    nd[..k].copy_from_slice(&to_digits(n, k));
+    digits_into(n, k, &mut nd);
     // SAFETY: the features were checked by the caller.
     let nv: [__m512i; V] = unsafe { load::<V>(&nd) };
     let k0 = crate::arith::inverse_mod_2_64(n[0]).wrapping_neg() & MASK;
     let one = r_mod_n.to_vec();
     let minus_one = sub(n, r_mod_n).expect("R mod n < n");
     let mut x = [0u64; 160];
-    x[..k].copy_from_slice(&to_digits(r_mod_n, k));
+    digits_into(r_mod_n, k, &mut x);
     let mut b = [0u64; 160];
     let s = n.iter().enumerate().find_map(|(w, &l)| {
         let l = if w == 0 { l & !1 } else { l };
@@ -310,20 +299,11 @@ pub(crate) fn fermat_base2_secret(n: &[u64], r_mod_n: &[u64], stop: &AtomicBool)
     let v = k.div_ceil(8);
     #[cfg(all(target_arch = "x86_64", pf_avx512))]
     {
-        macro_rules! go {
-            ($($v:literal)*) => {
-                match v {
-                    // SAFETY: AVX-512 F and IFMA were checked by available().
-                    $($v => unsafe { fermat::<$v>(n, r_mod_n, k, stop) },)*
-                    _ => None,
-                }
-            };
-        }
-        go!(2 3 4 5 6 7 8 9 10 11 12 13 14 15 16 17 18 19 20)
+        by_registers!(v, fermat(n, r_mod_n, k, stop))
     }
     #[cfg(not(all(target_arch = "x86_64", pf_avx512)))]
     {
-        let _ = (r_mod_n, stop, v);
+        let _ = (r_mod_n, stop, v, k);
         None
     }
 }
@@ -462,7 +442,9 @@ mod tests {
         #[cfg(all(target_arch = "x86_64", pf_avx512))]
         {
             let limbs = [0x1234_5678_9abc_def1u64, 0xfedc_ba98_7654_3210, 7];
-            assert_eq!(to_limbs(&to_digits(&limbs, 4), 3)[..3], limbs);
+            let mut d = [0u64; 160];
+            digits_into(&limbs, 4, &mut d);
+            assert_eq!(to_limbs(&d[..4], 3)[..3], limbs);
         }
     }
 
