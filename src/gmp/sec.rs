@@ -260,7 +260,7 @@ fn padded(x: &Integer, len: usize) -> SecretVec<Limb> {
 /// normalised limbs) for `x` of any length, by [`sec_div_r`] on a copy
 /// padded to at least r's length; the copy and the scratch are wiped. The
 /// time depends on the lengths only.
-fn rem_into(x: &[Limb], r: &[Limb], out: &mut [Limb]) {
+pub(crate) fn rem_into(x: &[Limb], r: &[Limb], out: &mut [Limb]) {
     let k = r.len();
     let nn = x.len().max(k);
     let mut num = buf(nn);

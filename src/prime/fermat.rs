@@ -57,13 +57,13 @@ pub fn fermat_base2_secret_or_stop(n: &Integer, stop: &AtomicBool) -> bool {
     }
     if n.is_odd() && ifma::available() && ifma::LIMBS.contains(&limbs.len()) {
         // R = 2^(52k) mod n for the IFMA digits, by the constant-time
-        // division (the time depends on the limb counts only; the GMP
-        // result's limbs are wiped when it is freed).
-        let k = ifma::digits(limbs) as u32;
-        let r = crate::gmp::sec::rem(&Integer::from(Integer::ONE << (52 * k)), n);
+        // division straight into a buffer of n's length: the time and
+        // every length depend on the limb counts only.
+        let bit = 52 * ifma::digits(limbs);
+        let mut r_pow = [0u64; 130];
+        r_pow[bit / 64] = 1 << (bit % 64);
         let mut rl = [0u64; 128];
-        rl[..r.as_limbs().len()].copy_from_slice(r.as_limbs());
-        drop(r);
+        crate::gmp::sec::rem_into(&r_pow[..bit / 64 + 1], limbs, &mut rl[..limbs.len()]);
         let v = ifma::fermat_base2_secret(limbs, &rl[..limbs.len()], stop);
         rl.zeroize();
         return v == Some(1);
