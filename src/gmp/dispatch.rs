@@ -337,9 +337,13 @@ fn classify(t: &[usize; SLOTS]) -> Found {
 #[cfg(target_arch = "x86_64")]
 fn this_cpu() -> Cpu {
     use std::arch::x86_64::__cpuid;
-    // CPUID exists on every x86-64 CPU; leaf 0x8000_0000 reports the
-    // highest extended leaf, and the brand leaves are read only when present.
-    let (vendor, brand) = {
+    // `__cpuid` is an unsafe fn before Rust 1.87 (our MSRV is 1.85) and
+    // safe from then on: hence the block and the allow.
+    #[allow(unused_unsafe)]
+    // SAFETY: CPUID exists on every x86-64 CPU; leaf 0x8000_0000 reports
+    // the highest extended leaf, and the brand leaves are read only when
+    // present.
+    let (vendor, brand) = unsafe {
         let l0 = __cpuid(0);
         let mut vendor = [0u8; 12];
         vendor[..4].copy_from_slice(&l0.ebx.to_le_bytes());
