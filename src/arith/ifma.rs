@@ -50,20 +50,19 @@ pub(crate) fn available() -> bool {
 }
 
 #[cfg(all(target_arch = "x86_64", pf_avx512))]
-/// k digits of 52 bits (normalised) to `len` limbs.
-fn to_limbs(d: &[u64], len: usize) -> Vec<u64> {
-    let mut l = vec![0u64; len + 1];
+/// k digits of 52 bits (normalised) ORed into the zeroed limbs `out`; the
+/// branches look at positions only, never at values.
+fn limbs_into(d: &[u64], out: &mut [u64]) {
     for (j, &dj) in d.iter().enumerate() {
         let bit = 52 * j;
         let (w, o) = (bit / 64, bit % 64);
-        if w < l.len() {
-            l[w] |= dj << o;
+        if w < out.len() {
+            out[w] |= dj << o;
         }
-        if o > 12 && w + 1 < l.len() {
-            l[w + 1] |= dj >> (64 - o);
+        if o > 12 && w + 1 < out.len() {
+            out[w + 1] |= dj >> (64 - o);
         }
     }
-    l
 }
 
 #[cfg(all(target_arch = "x86_64", pf_avx512))]
@@ -107,14 +106,10 @@ pub(crate) const LIMBS: std::ops::RangeInclusive<usize> = 9..=128;
 
 /// The strong base-2 test on the odd `n` (limbs, [`LIMBS`] of them, the
 /// top one non-zero), or `None` when stopped (looked at every 64 bits) or
-/// when this CPU or size is not covered. `r_mod_n` is
-/// 2^(52k) mod n and `minus` is n − `r_mod_n`, for k = [`digits`]`(n)`.
+/// when this CPU or size is not covered. `r_mod_n` is 2^(52k) mod n, for
+/// k = [`digits`]`(n)`, in `n`'s length.
 pub(crate) fn strong_base2(n: &[u64], r_mod_n: &[u64], stop: &AtomicBool) -> Option<bool> {
-    if !available() || !LIMBS.contains(&n.len()) || n[0] & 1 == 0 {
-        return None;
-    }
-    let k = digits(n);
-    let v = k.div_ceil(8);
+    let (k, v) = plan(n)?;
     #[cfg(all(target_arch = "x86_64", pf_avx512))]
     {
         by_registers!(v, test(n, r_mod_n, k, stop))
@@ -124,6 +119,16 @@ pub(crate) fn strong_base2(n: &[u64], r_mod_n: &[u64], stop: &AtomicBool) -> Opt
         let _ = (r_mod_n, stop, v, k);
         None
     }
+}
+
+/// The digit count k and register count for the odd `n`, or `None` when
+/// this CPU or `n`'s size is not covered (both tests' entry check).
+fn plan(n: &[u64]) -> Option<(usize, usize)> {
+    if !available() || !LIMBS.contains(&n.len()) || n[0] & 1 == 0 {
+        return None;
+    }
+    let k = digits(n);
+    Some((k, k.div_ceil(8)))
 }
 
 /// k for n: the fewest 52-bit digits with 2^(52k) ≥ 8n.
@@ -249,15 +254,13 @@ unsafe fn test<const V: usize>(
     if stop.load(Ordering::Relaxed) {
         return None;
     }
+    let mut n_wide = n.to_vec();
+    n_wide.push(0);
     let value = |x: &[u64; 160]| {
-        let l = to_limbs(&x[..k], len);
-        debug_assert_eq!(l[len..].iter().filter(|&&w| w > 1).count(), 0);
+        let mut l = vec![0u64; len + 1];
+        limbs_into(&x[..k], &mut l);
         // x < 2n: at most one subtraction; the extra limb is then zero.
-        let mut r = reduce_once(l, &{
-            let mut n1 = n.to_vec();
-            n1.push(0);
-            n1
-        });
+        let mut r = reduce_once(l, &n_wide);
         r.truncate(len);
         r
     };
@@ -292,11 +295,7 @@ unsafe fn test<const V: usize>(
 /// the vector registers are cleared with the rest when a worker ends
 /// (`secure::regs`).
 pub(crate) fn fermat_base2_secret(n: &[u64], r_mod_n: &[u64], stop: &AtomicBool) -> Option<u64> {
-    if !available() || !LIMBS.contains(&n.len()) || n[0] & 1 == 0 {
-        return None;
-    }
-    let k = digits(n);
-    let v = k.div_ceil(8);
+    let (k, v) = plan(n)?;
     #[cfg(all(target_arch = "x86_64", pf_avx512))]
     {
         by_registers!(v, fermat(n, r_mod_n, k, stop))
@@ -373,14 +372,7 @@ unsafe fn fermat<const V: usize>(
         // x < 2n is congruent to 2^(n−1)·R: it passes when x − (R mod n)
         // is 0 or n. Both compared limb by limb, all limbs, with masks.
         let mut xl = [0u64; 161];
-        for (j, &dj) in x[..k].iter().enumerate() {
-            let bit = 52 * j;
-            let (w, o) = (bit / 64, bit % 64);
-            xl[w] |= dj << o;
-            if o > 12 {
-                xl[w + 1] |= dj >> (64 - o);
-            }
-        }
+        limbs_into(&x[..k], &mut xl);
         let (mut borrow, mut diff_zero, mut diff_n) = (0u64, 0u64, 0u64);
         for (j, &xj) in xl[..=len].iter().enumerate() {
             let r = r_mod_n.get(j).copied().unwrap_or(0);
@@ -444,7 +436,9 @@ mod tests {
             let limbs = [0x1234_5678_9abc_def1u64, 0xfedc_ba98_7654_3210, 7];
             let mut d = [0u64; 160];
             digits_into(&limbs, 4, &mut d);
-            assert_eq!(to_limbs(&d[..4], 3)[..3], limbs);
+            let mut back = [0u64; 4];
+            limbs_into(&d[..4], &mut back);
+            assert_eq!(back[..3], limbs);
         }
     }
 
