@@ -410,6 +410,23 @@ mod tests {
         Integer::from_digits(&limbs, Order::Lsf).keep_bits(bits)
     }
 
+    /// The first Carmichael number (6t+1)(12t+1)(18t+1) with t above a
+    /// random number of `bits` bits (all three factors prime).
+    fn carmichael(bits: u32, rng: &mut ChaCha20Rng) -> Integer {
+        let mut t = random(bits, rng);
+        loop {
+            t += 1u32;
+            let f = |m: u32| Integer::from(&t * m) + 1u32;
+            let (a, b, c) = (f(6), f(12), f(18));
+            if [&a, &b, &c]
+                .iter()
+                .all(|x| x.is_probably_prime(20) != rug::integer::IsPrime::No)
+            {
+                return a * b * c;
+            }
+        }
+    }
+
     fn run(n: &Integer, stop: &AtomicBool) -> Option<bool> {
         let limbs = n.as_limbs();
         let k = digits(limbs) as u32;
@@ -491,26 +508,14 @@ mod tests {
         }
         // Carmichael numbers (6t+1)(12t+1)(18t+1) of 600 to 1050 bits.
         for bits in [200u32, 250, 340] {
-            let mut t = random(bits, &mut rng);
-            loop {
-                t += 1u32;
-                let f = |m: u32| Integer::from(&t * m) + 1u32;
-                let (a, b, c) = (f(6), f(12), f(18));
-                if [&a, &b, &c]
-                    .iter()
-                    .all(|x| x.is_probably_prime(20) != rug::integer::IsPrime::No)
-                {
-                    let n = a * b * c;
-                    assert_eq!(
-                        Integer::from(2u32)
-                            .pow_mod(&Integer::from(&n - 1u32), &n)
-                            .unwrap(),
-                        1u32
-                    );
-                    check(&n, "Carmichael");
-                    break;
-                }
-            }
+            let n = carmichael(bits, &mut rng);
+            assert_eq!(
+                Integer::from(2u32)
+                    .pow_mod(&Integer::from(&n - 1u32), &n)
+                    .unwrap(),
+                1u32
+            );
+            check(&n, "Carmichael");
         }
     }
 
@@ -556,20 +561,8 @@ mod tests {
             }
         }
         for bits in [200u32, 250, 340] {
-            let mut t = random(bits, &mut rng);
-            loop {
-                t += 1u32;
-                let f = |m: u32| Integer::from(&t * m) + 1u32;
-                let (a, b, c) = (f(6), f(12), f(18));
-                if [&a, &b, &c]
-                    .iter()
-                    .all(|x| x.is_probably_prime(20) != rug::integer::IsPrime::No)
-                {
-                    let n = a * b * c;
-                    assert_eq!(secret(&n, &never), Some(1), "Carmichael {n:x}");
-                    break;
-                }
-            }
+            let n = carmichael(bits, &mut rng);
+            assert_eq!(secret(&n, &never), Some(1), "Carmichael {n:x}");
         }
         assert_eq!(
             secret(
