@@ -618,8 +618,8 @@ mod tests {
 
     /// The secret test takes the same path through the same instructions
     /// whatever the secret is: every instruction's address, single-stepped,
-    /// is the same sequence for a prime, a Carmichael-free composite and
-    /// numbers of very different bit patterns of one size (a branch on a
+    /// is the same sequence for a prime, a sparse and a dense composite of
+    /// one size, very different bit patterns (a branch on a
     /// bit of n or on a value would change it; making the doubling's
     /// select a branch does, tried). valgrind cannot run AVX-512 code, so
     /// `arith::ct_check` does not cover this path; no index into memory
