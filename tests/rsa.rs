@@ -361,8 +361,9 @@ fn progress_runs_on_the_caller_thread_and_cancel_is_prompt() {
         o.progress = Some(cancel_cb);
         o.user_data = &mut state as *mut CancelState as *mut c_void;
         o.stats = &mut stats;
-        // 8192 bits: far longer than the 50 ms between reports.
-        let st = generate(8192, 65537, 2, &o).unwrap_err();
+        // 16384 bits: far longer than the 50 ms between reports (since the
+        // IFMA Fermat filter, an RSA-8192 key can take under 150 ms).
+        let st = generate(16384, 65537, 2, &o).unwrap_err();
         let returned = std::time::Instant::now();
         assert_eq!(st, pf_status::PF_ERR_CANCELLED);
         assert_eq!(state.calls, cancel_after);
