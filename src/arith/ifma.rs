@@ -576,7 +576,13 @@ mod tests {
     /// The addresses of every instruction `f` executes, single-stepped
     /// in a forked child under ptrace: their count and a hash of the
     /// sequence. `None` where ptrace is refused.
+    ///
+    /// Never inlined: the code around the fork and the call of `f` is then
+    /// one copy for every call (inlined into an unrolled loop of calls,
+    /// each copy would run at its own addresses, and the traces differed
+    /// there, outside `f`, in a build of the next change).
     #[cfg(all(target_os = "linux", target_arch = "x86_64"))]
+    #[inline(never)]
     fn trace(f: &dyn Fn()) -> Option<(u64, u64)> {
         // SAFETY: fork, then the child only runs `f` (no allocation, no
         // locks: the IFMA test works on stack buffers) between a stop and
