@@ -34,7 +34,9 @@
 //! confirmation; if so, k's exponentiation would be speculative, and the
 //! worker helps with pending rounds or waits instead. The work beyond the
 //! one-thread run is then what is in flight when the last prime passes its
-//! first round: at most one exponentiation per thread (see `gate`).
+//! first round: at most one exponentiation per thread (see `gate`), or one
+//! pair of first rounds per thread for a source that runs two at once for
+//! about 0.6 of their cost in turn (DH on AVX-512 IFMA; see `partner`).
 
 use std::collections::{BTreeMap, BTreeSet};
 use std::sync::atomic::{AtomicBool, AtomicU64, AtomicUsize, Ordering};
@@ -91,6 +93,26 @@ pub(crate) trait CandidateSource: Send + Sync + 'static {
     ) -> Verdict;
     /// The prime a confirmed candidate stands for.
     fn prime(&self, cand: &Self::Cand) -> Integer;
+    /// Whether the source may run round 0 on two candidates at once for
+    /// less than two rounds cost ([`CandidateSource::first_round_pair`]);
+    /// then a worker that passed the gate with one candidate claims the
+    /// next as its partner. Default: no.
+    fn pairs(&self) -> bool {
+        false
+    }
+    /// Round 0 on two candidates at once, with the verdicts `round` would
+    /// give each; `None` when this pair cannot be done together (the
+    /// engine then runs them in turn). Default: `None`.
+    fn first_round_pair(
+        &self,
+        seed: &Seed,
+        index: [u64; 2],
+        cand: [&Self::Cand; 2],
+        stop: &AtomicBool,
+    ) -> Option<[Verdict; 2]> {
+        let _ = (seed, index, cand, stop);
+        None
+    }
 }
 
 /// A shared source searches like the source itself (several searches in
@@ -121,6 +143,18 @@ impl<S: CandidateSource> CandidateSource for Arc<S> {
     }
     fn prime(&self, cand: &Self::Cand) -> Integer {
         (**self).prime(cand)
+    }
+    fn pairs(&self) -> bool {
+        (**self).pairs()
+    }
+    fn first_round_pair(
+        &self,
+        seed: &Seed,
+        index: [u64; 2],
+        cand: [&Self::Cand; 2],
+        stop: &AtomicBool,
+    ) -> Option<[Verdict; 2]> {
+        (**self).first_round_pair(seed, index, cand, stop)
     }
 }
 
@@ -184,6 +218,16 @@ struct Pending<C> {
     passed: u32,
 }
 
+/// What [`Shared::partner`] found for a worker's candidate.
+enum Partner<C> {
+    /// Nothing left to pair with.
+    None,
+    /// A candidate to run together with the worker's.
+    Now(u64, C),
+    /// A candidate that must pass the gate after the worker's own.
+    Later(u64, C),
+}
+
 struct State<C> {
     confirmed: BTreeMap<u64, Arc<C>>,
     pending: BTreeMap<u64, Pending<C>>,
@@ -230,7 +274,7 @@ impl<C> State<C> {
 struct Shared<S: CandidateSource> {
     source: S,
     /// First rounds that may be started above the lowest unresolved
-    /// survivor (see `gate`).
+    /// survivor (see `gate`), two per thread for a pairing source.
     window: usize,
     seed: Seed,
     count: usize,
@@ -263,9 +307,11 @@ impl<S: CandidateSource> Shared<S> {
     ) -> Self {
         let threads = pool.current_num_threads();
         let rounds = source.rounds();
+        // A worker of a pairing source runs two first rounds at once.
+        let lanes = if source.pairs() { 2 } else { 1 };
         Shared {
             source,
-            window: if threads <= 4 { threads } else { threads - 1 },
+            window: lanes * if threads <= 4 { threads } else { threads - 1 },
             seed: seed.clone(),
             count,
             rounds,
@@ -406,7 +452,9 @@ impl<S: CandidateSource> Shared<S> {
     /// speculative round ends before the lowest one must idle, and at 2
     /// threads that cost 2.4% of thread time (0.35% with the slack, DH-2048).
     /// From 5 threads on an idle thread costs at most a fifth of the
-    /// capacity for a moment, and the bound stays `threads − 1`.
+    /// capacity for a moment, and the bound stays `threads − 1`. For a
+    /// source that pairs first rounds (see `partner`) the window is twice
+    /// that: a thread in flight holds two.
     /// On success `k` is registered as running.
     fn gate(&self, k: u64) -> bool {
         loop {
@@ -449,21 +497,32 @@ impl<S: CandidateSource> Shared<S> {
         }
     }
 
-    fn test_candidate(&self, k: u64, scratch: &mut Integer) {
-        let Some(cand) = self.source.candidate(&self.seed, k, scratch) else {
-            let mut st = lock(&self.state);
-            st.open.remove(&k);
-            st.prune();
-            drop(st);
-            self.wake();
-            return;
-        };
-        self.survivors.fetch_add(1, Ordering::Relaxed);
-        if !self.gate(k) {
-            self.source.recycle(cand, scratch);
-            return;
+    /// Gives up a claimed index without a verdict (the source rejected it
+    /// unbuilt or cheaply, or it lies beyond what can matter).
+    fn release(&self, k: u64) {
+        let mut st = lock(&self.state);
+        st.open.remove(&k);
+        st.prune();
+        drop(st);
+        self.wake();
+    }
+
+    /// Builds claimed candidate `k`, or releases it when the source's
+    /// cheap tests reject it.
+    fn build(&self, k: u64, scratch: &mut Integer) -> Option<S::Cand> {
+        let cand = self.source.candidate(&self.seed, k, scratch);
+        match cand {
+            Some(_) => {
+                self.survivors.fetch_add(1, Ordering::Relaxed);
+            }
+            None => self.release(k),
         }
-        let pass = self.run_round(k, 0, &cand);
+        cand
+    }
+
+    /// Records candidate `k`'s first-round verdict: pending confirmation
+    /// (or confirmed, for a one-round source), or failed.
+    fn first_verdict(&self, k: u64, cand: S::Cand, pass: bool, scratch: &mut Integer) {
         let mut st = lock(&self.state);
         st.open.remove(&k);
         if pass {
@@ -486,6 +545,94 @@ impl<S: CandidateSource> Shared<S> {
         st.prune();
         drop(st);
         self.wake();
+    }
+
+    /// For a worker whose candidate `k` passed the gate, with a source
+    /// that [`pairs`](CandidateSource::pairs): claims and builds the next
+    /// candidate as `k`'s partner. It may run with `k` ([`Partner::Now`])
+    /// on the gate's terms: fewer than `count` candidates below it
+    /// confirmed or pending, and room in the window (twice `threads − 1`
+    /// for a pairing source: in time, since a pair costs about 0.6 of two
+    /// rounds in turn, the speculative work stays within 1.2 rounds per
+    /// thread). Otherwise it goes through the gate after `k`
+    /// ([`Partner::Later`]). Never blocks: the worker holds `k`, which may
+    /// be the lowest unresolved candidate.
+    fn partner(&self, scratch: &mut Integer) -> Partner<S::Cand> {
+        // The next claimed index the cheap tests keep.
+        let (k2, cand) = loop {
+            let k2 = self.claim();
+            if k2 > self.bound.load(Ordering::Acquire)
+                || k2 > MAX_INDEX
+                || self.stop.load(Ordering::Relaxed)
+            {
+                self.release(k2);
+                return Partner::None;
+            }
+            if let Some(cand) = self.build(k2, scratch) {
+                break (k2, cand);
+            }
+        };
+        let mut st = lock(&self.state);
+        let below = st.confirmed.range(..k2).count() + st.pending.range(..k2).count();
+        // The worker's own candidate is open and below k2.
+        let low = st.lowest_unresolved().unwrap_or(k2);
+        let within_window = st.speculative.range(low + 1..).count() < self.window;
+        if below < self.count && within_window && !self.stop.load(Ordering::Relaxed) {
+            st.speculative.insert(k2);
+            Partner::Now(k2, cand)
+        } else {
+            Partner::Later(k2, cand)
+        }
+    }
+
+    fn test_candidate(&self, k: u64, scratch: &mut [Integer; 2]) {
+        let [s1, s2] = scratch;
+        let Some(cand) = self.build(k, s1) else {
+            return;
+        };
+        if !self.gate(k) {
+            self.source.recycle(cand, s1);
+            return;
+        }
+        let partner = if self.source.pairs() {
+            self.partner(s2)
+        } else {
+            Partner::None
+        };
+        match partner {
+            Partner::Now(k2, cand2) => {
+                crate::fault::point("search_round");
+                let pair =
+                    self.source
+                        .first_round_pair(&self.seed, [k, k2], [&cand, &cand2], &self.stop);
+                let [p1, p2] = match pair {
+                    Some(v) => {
+                        self.exponentiations.fetch_add(
+                            u64::from(v[0].exponentiations + v[1].exponentiations),
+                            Ordering::Relaxed,
+                        );
+                        [v[0].pass, v[1].pass]
+                    }
+                    None => [self.run_round(k, 0, &cand), self.run_round(k2, 0, &cand2)],
+                };
+                self.first_verdict(k, cand, p1, s1);
+                self.first_verdict(k2, cand2, p2, s2);
+            }
+            Partner::Later(k2, cand2) => {
+                let pass = self.run_round(k, 0, &cand);
+                self.first_verdict(k, cand, pass, s1);
+                if self.gate(k2) {
+                    let pass = self.run_round(k2, 0, &cand2);
+                    self.first_verdict(k2, cand2, pass, s2);
+                } else {
+                    self.source.recycle(cand2, s2);
+                }
+            }
+            Partner::None => {
+                let pass = self.run_round(k, 0, &cand);
+                self.first_verdict(k, cand, pass, s1);
+            }
+        }
     }
 
     /// Claims the next viable index: every index below it is claimed (the
@@ -521,7 +668,7 @@ impl<S: CandidateSource> Shared<S> {
     }
 
     fn worker(&self) {
-        let mut scratch = Integer::new();
+        let mut scratch = [Integer::new(), Integer::new()];
         while self.step(&mut scratch) {}
     }
 
@@ -529,7 +676,7 @@ impl<S: CandidateSource> Shared<S> {
     /// claimed candidate brought to its verdict. Returns false when there
     /// is nothing left to claim (or the search stopped); the claimed index
     /// is always resolved before returning, so any thread may take turns.
-    fn step(&self, scratch: &mut Integer) -> bool {
+    fn step(&self, scratch: &mut [Integer; 2]) -> bool {
         while self.help() {
             if self.stop.load(Ordering::Relaxed) {
                 return false;
@@ -747,6 +894,21 @@ mod tests {
     /// exponentiations, and the source tallies what it reported itself.
     struct Toy {
         reported: Arc<AtomicU64>,
+        /// `pairs()`, and whether `first_round_pair` runs a pair (else it
+        /// declines and the engine runs the two in turn).
+        pairs: (bool, bool),
+        /// Pairs run: (first index, second index).
+        paired: Arc<Mutex<Vec<(u64, u64)>>>,
+    }
+
+    impl Toy {
+        fn new(pairs: (bool, bool)) -> Toy {
+            Toy {
+                reported: Arc::new(AtomicU64::new(0)),
+                pairs,
+                paired: Arc::new(Mutex::new(Vec::new())),
+            }
+        }
     }
 
     impl CandidateSource for Toy {
@@ -769,6 +931,23 @@ mod tests {
         fn prime(&self, c: &u64) -> Integer {
             Integer::from(*c)
         }
+        fn pairs(&self) -> bool {
+            self.pairs.0
+        }
+        fn first_round_pair(
+            &self,
+            seed: &Seed,
+            index: [u64; 2],
+            c: [&u64; 2],
+            stop: &AtomicBool,
+        ) -> Option<[Verdict; 2]> {
+            assert!(self.pairs.0);
+            if !self.pairs.1 {
+                return None;
+            }
+            lock(&self.paired).push((index[0], index[1]));
+            Some([0, 1].map(|i| self.round(seed, index[i], 0, c[i], stop)))
+        }
     }
 
     /// The engine's exponentiation counter is exactly the sum of what the
@@ -781,16 +960,9 @@ mod tests {
             let seed = Seed::from_bytes(&[7u8; 32]).unwrap();
             let mut opts = Options::default();
             let mut generation = Generation::new(&pool, seed, &mut opts, 3);
-            let reported = Arc::new(AtomicU64::new(0));
-            let found = generation
-                .search(
-                    Toy {
-                        reported: Arc::clone(&reported),
-                    },
-                    1,
-                    3,
-                )
-                .unwrap();
+            let toy = Toy::new((false, false));
+            let reported = Arc::clone(&toy.reported);
+            let found = generation.search(toy, 1, 3).unwrap();
             let idx: Vec<u64> = found.iter().map(|f| f.index).collect();
             assert_eq!(idx, [21, 42, 63], "threads={threads}");
             let st = generation.stats();
@@ -801,6 +973,52 @@ mod tests {
             );
             // Three confirmed candidates ran rounds 0..4 (1+2+3+4 = 10 each).
             assert!(st.exponentiations >= 30, "threads={threads}: {st:?}");
+        }
+    }
+
+    /// A source that pairs first rounds gets the same answer as one that
+    /// does not, at any thread count, whether it runs the pairs or declines
+    /// them; its pairs are two survivors in claim order (consecutive
+    /// survivors at one thread), each tested once; the counter still sums
+    /// what the rounds reported.
+    #[test]
+    fn pairs_change_the_work_not_the_answer() {
+        for threads in [1, 2, 5, 16] {
+            for pairs in [(true, true), (true, false)] {
+                let pool = crate::threads::build_pool(threads).unwrap();
+                let seed = Seed::from_bytes(&[7u8; 32]).unwrap();
+                let mut opts = Options::default();
+                let mut generation = Generation::new(&pool, seed, &mut opts, 5);
+                let toy = Toy::new(pairs);
+                let (reported, paired) = (Arc::clone(&toy.reported), Arc::clone(&toy.paired));
+                let found = generation.search(toy, 1, 5).unwrap();
+                let idx: Vec<u64> = found.iter().map(|f| f.index).collect();
+                assert_eq!(idx, [21, 42, 63, 84, 105], "threads={threads} {pairs:?}");
+                assert_eq!(
+                    generation.stats().exponentiations,
+                    reported.load(Ordering::Relaxed)
+                );
+                let paired = lock(&paired);
+                if !pairs.1 {
+                    assert!(paired.is_empty());
+                    continue;
+                }
+                assert!(!paired.is_empty(), "threads={threads}: no pairs ran");
+                let mut tested: Vec<u64> = paired.iter().flat_map(|&(a, b)| [a, b]).collect();
+                assert!(paired
+                    .iter()
+                    .all(|&(a, b)| a < b && a % 3 == 0 && b % 3 == 0));
+                if threads == 1 {
+                    // Every survivor up to the answer, two by two.
+                    assert!(paired.iter().all(|&(a, b)| b == a + 3), "{paired:?}");
+                    assert_eq!(paired[0].0, 3);
+                    assert!(tested.contains(&105));
+                }
+                let n = tested.len();
+                tested.sort_unstable();
+                tested.dedup();
+                assert_eq!(tested.len(), n, "a candidate was tested twice");
+            }
         }
     }
 }
