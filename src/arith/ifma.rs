@@ -21,6 +21,12 @@
 //! doubling in one step, with no subtraction anywhere. Only the final
 //! comparisons reduce fully.
 
+//!
+//! One step's chain (the digit-0 broadcast, m, n·m, the shift) is about
+//! twice as long as its multiply-adds take to issue at 1024 bits, so the
+//! public test also runs on two numbers at once ([`strong_base2_pair`]):
+//! their steps interleave in one loop, each number's verdict unchanged.
+
 // The AVX-512 intrinsics are stable from Rust 1.89, above the crate's MSRV
 // (1.85): build.rs sets `pf_avx512` only for a compiler that has them, and
 // without it nothing here is compiled but the fallbacks (`available()` is
@@ -112,11 +118,50 @@ pub(crate) fn strong_base2(n: &[u64], r_mod_n: &[u64], stop: &AtomicBool) -> Opt
     let (k, v) = plan(n)?;
     #[cfg(all(target_arch = "x86_64", pf_avx512))]
     {
-        by_registers!(v, test(n, r_mod_n, k, stop))
+        by_registers!(v, test1(n, r_mod_n, k, stop))
     }
     #[cfg(not(all(target_arch = "x86_64", pf_avx512)))]
     {
         let _ = (r_mod_n, stop, v, k);
+        None
+    }
+}
+
+/// Registers per number up to which two tests at once beat two in turn:
+/// against two tests, one pair took (`powm_cost`, Zen 5) 0.60× their time
+/// at 1024 bits (3 registers), 0.62× at 1536, 0.67× at 2048 (5), 0.80×
+/// at 3072 (8) and 1.00× at 4096 (10), where one test alone keeps the
+/// multiply-add units busy.
+const PAIR_REGISTERS: usize = 8;
+
+/// Whether [`strong_base2_pair`] takes two odd numbers of `bits` bits.
+pub(crate) fn pairs(bits: u32) -> bool {
+    let limbs = (bits as usize).div_ceil(64);
+    available()
+        && LIMBS.contains(&limbs)
+        && (bits as usize + 3).div_ceil(52).div_ceil(8) <= PAIR_REGISTERS
+}
+
+/// [`strong_base2`] on two odd numbers with the same digit count at once
+/// (see [`PAIR_REGISTERS`]: their chains overlap); `None` when stopped,
+/// when this CPU or their sizes are not covered (see [`pairs`]), or when
+/// their digit counts differ.
+pub(crate) fn strong_base2_pair(
+    ns: [&[u64]; 2],
+    rs: [&[u64]; 2],
+    stop: &AtomicBool,
+) -> Option<[bool; 2]> {
+    let (k, v) = plan(ns[0])?;
+    if plan(ns[1])? != (k, v) || v > PAIR_REGISTERS {
+        return None;
+    }
+    #[cfg(all(target_arch = "x86_64", pf_avx512))]
+    {
+        by_registers!(@ v, test2(ns, rs, k, stop), 2 3 4 5 6 7 8)
+    }
+    #[cfg(not(all(target_arch = "x86_64", pf_avx512)))]
+    {
+        let _ = (rs, stop, v, k);
         None
     }
 }
@@ -144,116 +189,211 @@ unsafe fn load<const V: usize>(d: &[u64; 160]) -> [__m512i; V] {
     std::array::from_fn(|j| unsafe { _mm512_loadu_si512(d.as_ptr().add(8 * j).cast()) })
 }
 
-/// AMM(a, b) into `out` (normalised digits), a given as registers and b
-/// as digits.
+/// One number's operands for [`amm`]: its modulus n as registers,
+/// k0 = −n⁻¹ mod 2^52, the running value x and the second operand b (both
+/// as digits).
+#[cfg(all(target_arch = "x86_64", pf_avx512))]
+struct Lane<const V: usize> {
+    n: [__m512i; V],
+    k0: u64,
+    x: [u64; 160],
+    b: [u64; 160],
+}
+
+#[cfg(all(target_arch = "x86_64", pf_avx512))]
+impl<const V: usize> Lane<V> {
+    /// The lane of the odd `n` (limbs) in k digits, with x = `x0` (limbs,
+    /// below n); b is zero.
+    #[target_feature(enable = "avx512f,avx512ifma")]
+    unsafe fn new(n: &[u64], x0: &[u64], k: usize) -> Lane<V> {
+        use zeroize::Zeroize;
+        let mut nd = [0u64; 160];
+        digits_into(n, k, &mut nd);
+        let mut x = [0u64; 160];
+        digits_into(x0, k, &mut x);
+        let lane = Lane {
+            // SAFETY: the features are enabled here.
+            n: unsafe { load::<V>(&nd) },
+            k0: crate::arith::inverse_mod_2_64(n[0]).wrapping_neg() & MASK,
+            x,
+            b: [0; 160],
+        };
+        nd.zeroize();
+        lane
+    }
+
+    /// Overwrites everything the lane holds (for secret n).
+    fn wipe(&mut self) {
+        use zeroize::Zeroize;
+        self.x.zeroize();
+        self.b.zeroize();
+        self.k0.zeroize();
+        for r in self.n.iter_mut() {
+            // SAFETY: a valid, aligned place of this type; volatile so the
+            // store is kept.
+            unsafe { std::ptr::write_volatile(r, std::mem::zeroed()) };
+        }
+    }
+}
+
+/// x ← AMM(x, b) (normalised digits) in each of L lanes of the same digit
+/// count k. The lanes' chains are independent, so the CPU overlaps them:
+/// at small sizes one lane's step is bound by its chain's latency, not by
+/// the multiply-add throughput.
 #[cfg(all(target_arch = "x86_64", pf_avx512))]
 #[target_feature(enable = "avx512f,avx512ifma")]
 #[inline]
-unsafe fn amm<const V: usize>(
-    a: &[__m512i; V],
-    b: &[u64; 160],
-    n: &[__m512i; V],
-    k0: u64,
-    k: usize,
-    out: &mut [u64; 160],
-) {
+unsafe fn amm<const V: usize, const L: usize>(lanes: &mut [Lane<V>; L], k: usize) {
     let zero = _mm512_setzero_si512();
-    let k0v = _mm512_set1_epi64(k0 as i64);
-    let mut acc = [zero; V];
+    // SAFETY: the features were checked by the caller.
+    let a: [[__m512i; V]; L] = std::array::from_fn(|l| unsafe { load::<V>(&lanes[l].x) });
+    let k0v: [__m512i; L] = std::array::from_fn(|l| _mm512_set1_epi64(lanes[l].k0 as i64));
+    let mut acc = [[zero; V]; L];
     // The accumulator's chain per digit of b is kept short: the products
     // that do not depend on m (a·b_i) and the high halves are formed in
     // fresh registers off the chain and added once; m is formed in every
     // lane at once, as the low half of (digit 0)·k0 (vpmadd52luq reads the
     // low 52 bits of digit 0, which is all m needs); the carry out of digit
     // 0 joins the high halves.
-    for &bi in &b[..k] {
-        let bv = _mm512_set1_epi64(bi as i64);
-        for j in 0..V {
-            acc[j] = _mm512_add_epi64(acc[j], _mm512_madd52lo_epu64(zero, a[j], bv));
+    for i in 0..k {
+        for l in 0..L {
+            let (a, n, acc) = (&a[l], &lanes[l].n, &mut acc[l]);
+            let bv = _mm512_set1_epi64(lanes[l].b[i] as i64);
+            for j in 0..V {
+                acc[j] = _mm512_add_epi64(acc[j], _mm512_madd52lo_epu64(zero, a[j], bv));
+            }
+            let mv = _mm512_madd52lo_epu64(
+                zero,
+                _mm512_broadcastq_epi64(_mm512_castsi512_si128(acc[0])),
+                k0v[l],
+            );
+            let mut hi = [zero; V];
+            for j in 0..V {
+                hi[j] = _mm512_madd52hi_epu64(_mm512_madd52hi_epu64(zero, a[j], bv), n[j], mv);
+            }
+            for j in 0..V {
+                acc[j] = _mm512_madd52lo_epu64(acc[j], n[j], mv);
+            }
+            // Digit 0 is now 0 mod 2^52; its carry moves down with the shift.
+            hi[0] = _mm512_add_epi64(hi[0], _mm512_maskz_srli_epi64(1, acc[0], 52));
+            for j in 0..V - 1 {
+                acc[j] = _mm512_add_epi64(_mm512_alignr_epi64::<1>(acc[j + 1], acc[j]), hi[j]);
+            }
+            acc[V - 1] = _mm512_add_epi64(_mm512_alignr_epi64::<1>(zero, acc[V - 1]), hi[V - 1]);
         }
-        let mv = _mm512_madd52lo_epu64(
-            zero,
-            _mm512_broadcastq_epi64(_mm512_castsi512_si128(acc[0])),
-            k0v,
-        );
-        let mut hi = [zero; V];
-        for j in 0..V {
-            hi[j] = _mm512_madd52hi_epu64(_mm512_madd52hi_epu64(zero, a[j], bv), n[j], mv);
-        }
-        for j in 0..V {
-            acc[j] = _mm512_madd52lo_epu64(acc[j], n[j], mv);
-        }
-        // Digit 0 is now 0 mod 2^52; its carry moves down with the shift.
-        hi[0] = _mm512_add_epi64(hi[0], _mm512_maskz_srli_epi64(1, acc[0], 52));
-        for j in 0..V - 1 {
-            acc[j] = _mm512_add_epi64(_mm512_alignr_epi64::<1>(acc[j + 1], acc[j]), hi[j]);
-        }
-        acc[V - 1] = _mm512_add_epi64(_mm512_alignr_epi64::<1>(zero, acc[V - 1]), hi[V - 1]);
     }
-    for (j, x) in acc.iter().enumerate() {
-        // SAFETY: 8·V ≤ 160 lanes, written unaligned.
-        unsafe { _mm512_storeu_si512(out.as_mut_ptr().add(8 * j).cast(), *x) };
+    for (lane, acc) in lanes.iter_mut().zip(&acc) {
+        let out = &mut lane.x;
+        for (j, x) in acc.iter().enumerate() {
+            // SAFETY: 8·V ≤ 160 lanes, written unaligned.
+            unsafe { _mm512_storeu_si512(out.as_mut_ptr().add(8 * j).cast(), *x) };
+        }
+        let mut c = 0u64;
+        for d in out[..8 * V].iter_mut() {
+            let t = *d + c;
+            *d = t & MASK;
+            c = t >> 52;
+        }
+        debug_assert_eq!(c, 0);
     }
-    let mut c = 0u64;
-    for d in out[..8 * V].iter_mut() {
-        let t = *d + c;
-        *d = t & MASK;
-        c = t >> 52;
-    }
-    debug_assert_eq!(c, 0);
 }
 
+/// Bit i of the limbs n (zero above them).
+#[cfg(all(target_arch = "x86_64", pf_avx512))]
+fn bit(n: &[u64], i: u64) -> u64 {
+    n.get(i as usize / 64).map_or(0, |l| (l >> (i % 64)) & 1)
+}
+
+/// Steps every lane over the bits `bits` of its n, from the top down:
+/// x ← x²/R, doubled where the bit is one. Looks at `stop` every 64 bits.
 #[cfg(all(target_arch = "x86_64", pf_avx512))]
 #[target_feature(enable = "avx512f,avx512ifma")]
-unsafe fn test<const V: usize>(
-    n: &[u64],
-    r_mod_n: &[u64],
+unsafe fn run<const V: usize, const L: usize>(
+    lanes: &mut [Lane<V>; L],
+    ns: [&[u64]; L],
     k: usize,
+    bits: std::ops::Range<u64>,
     stop: &AtomicBool,
-) -> Option<bool> {
-    let len = n.len();
-    let mut nd = [0u64; 160];
-    digits_into(n, k, &mut nd);
-    // SAFETY: the features were checked by the caller.
-    let nv: [__m512i; V] = unsafe { load::<V>(&nd) };
-    let k0 = crate::arith::inverse_mod_2_64(n[0]).wrapping_neg() & MASK;
-    let one = r_mod_n.to_vec();
-    let minus_one = sub(n, r_mod_n).expect("R mod n < n");
-    let mut x = [0u64; 160];
-    digits_into(r_mod_n, k, &mut x);
-    let mut b = [0u64; 160];
-    let s = n.iter().enumerate().find_map(|(w, &l)| {
-        let l = if w == 0 { l & !1 } else { l };
-        (l != 0).then(|| 64 * w as u64 + l.trailing_zeros() as u64)
-    })?;
-    let top = 64 * len as u64 - n[len - 1].leading_zeros() as u64;
-    let bit = |i: u64| (n[i as usize / 64] >> (i % 64)) & 1;
-    let mut step = |x: &mut [u64; 160], double: bool| {
-        // SAFETY: the features were checked by the caller.
-        let a: [__m512i; V] = unsafe { load::<V>(x) };
-        if double {
-            let mut c = 0;
-            for j in 0..k {
-                b[j] = ((x[j] << 1) | c) & MASK;
-                c = x[j] >> 51;
-            }
-        } else {
-            b[..k].copy_from_slice(&x[..k]);
-        }
-        // SAFETY: as above.
-        unsafe { amm::<V>(&a, &b, &nv, k0, k, x) };
-    };
-    // x·R⁻¹… in Montgomery form: x = R mod n is 1; each step squares and
-    // doubles where n − 1's bit is one, for the bits above s.
-    for i in (s..top).rev() {
+) -> Option<()> {
+    for i in bits.rev() {
         if i % 64 == 0 && stop.load(Ordering::Relaxed) {
             return None;
         }
-        step(&mut x, bit(i) == 1);
+        for (lane, n) in lanes.iter_mut().zip(ns) {
+            if bit(n, i) == 1 {
+                let mut c = 0;
+                for j in 0..k {
+                    lane.b[j] = ((lane.x[j] << 1) | c) & MASK;
+                    c = lane.x[j] >> 51;
+                }
+            } else {
+                lane.b[..k].copy_from_slice(&lane.x[..k]);
+            }
+        }
+        // SAFETY: the features were checked by the caller.
+        unsafe { amm::<V, L>(lanes, k) };
     }
+    Some(())
+}
+
+/// The strong base-2 test on L odd numbers with the same digit count k
+/// at once (their `r_mod_n` as for [`strong_base2`]), or `None` once
+/// `stop` is set.
+#[cfg(all(target_arch = "x86_64", pf_avx512))]
+#[target_feature(enable = "avx512f,avx512ifma")]
+unsafe fn test<const V: usize, const L: usize>(
+    ns: [&[u64]; L],
+    rs: [&[u64]; L],
+    k: usize,
+    stop: &AtomicBool,
+) -> Option<[bool; L]> {
+    // n − 1 = 2^s·d: s is n's lowest one bit above bit 0.
+    let mut s = [0u64; L];
+    let mut top = 0;
+    for (s, n) in s.iter_mut().zip(ns) {
+        *s = n.iter().enumerate().find_map(|(w, &l)| {
+            let l = if w == 0 { l & !1 } else { l };
+            (l != 0).then(|| 64 * w as u64 + l.trailing_zeros() as u64)
+        })?;
+        top = top.max(64 * n.len() as u64 - n[n.len() - 1].leading_zeros() as u64);
+    }
+    // SAFETY: the features were checked by the caller.
+    let mut lanes: [Lane<V>; L] = std::array::from_fn(|l| unsafe { Lane::new(ns[l], rs[l], k) });
+    // x = R mod n is 1 in Montgomery form. Together over the bits above
+    // every lane's s (a lane's bits above its top are zeros: 1 squared
+    // stays 1), then each lane alone.
+    let joint = s.iter().copied().max().unwrap_or(0);
+    // SAFETY: as above.
+    unsafe { run(&mut lanes, ns, k, joint..top, stop) }?;
+    let mut verdicts = [false; L];
+    for l in 0..L {
+        let lane = std::array::from_mut(&mut lanes[l]);
+        // SAFETY: as above.
+        unsafe { run(lane, [ns[l]], k, s[l]..joint, stop) }?;
+        // SAFETY: as above.
+        verdicts[l] = unsafe { finish(&mut lane[0], ns[l], rs[l], s[l], k, stop) }?;
+    }
+    Some(verdicts)
+}
+
+/// The end of one lane's strong test once x = 2^d·R (up to a multiple of
+/// n): it passes when x is ±1, or when one of the next s − 1 squarings is
+/// −1 before any is 1.
+#[cfg(all(target_arch = "x86_64", pf_avx512))]
+#[target_feature(enable = "avx512f,avx512ifma")]
+unsafe fn finish<const V: usize>(
+    lane: &mut Lane<V>,
+    n: &[u64],
+    r_mod_n: &[u64],
+    s: u64,
+    k: usize,
+    stop: &AtomicBool,
+) -> Option<bool> {
     if stop.load(Ordering::Relaxed) {
         return None;
     }
+    let len = n.len();
+    let minus_one = sub(n, r_mod_n).expect("R mod n < n");
     let mut n_wide = n.to_vec();
     n_wide.push(0);
     let value = |x: &[u64; 160]| {
@@ -264,21 +404,49 @@ unsafe fn test<const V: usize>(
         r.truncate(len);
         r
     };
-    let cur = value(&x);
-    if cur == one || cur == minus_one {
+    let cur = value(&lane.x);
+    if cur == r_mod_n || cur == minus_one {
         return Some(true);
     }
     for _ in 1..s {
-        step(&mut x, false);
-        let cur = value(&x);
+        lane.b[..k].copy_from_slice(&lane.x[..k]);
+        // SAFETY: the features were checked by the caller.
+        unsafe { amm::<V, 1>(std::array::from_mut(lane), k) };
+        let cur = value(&lane.x);
         if cur == minus_one {
             return Some(true);
         }
-        if cur == one {
+        if cur == r_mod_n {
             return Some(false);
         }
     }
     Some(false)
+}
+
+/// [`test`] on one number.
+#[cfg(all(target_arch = "x86_64", pf_avx512))]
+#[target_feature(enable = "avx512f,avx512ifma")]
+unsafe fn test1<const V: usize>(
+    n: &[u64],
+    r_mod_n: &[u64],
+    k: usize,
+    stop: &AtomicBool,
+) -> Option<bool> {
+    // SAFETY: the features were checked by the caller.
+    unsafe { test::<V, 1>([n], [r_mod_n], k, stop) }.map(|[v]| v)
+}
+
+/// [`test`] on two numbers.
+#[cfg(all(target_arch = "x86_64", pf_avx512))]
+#[target_feature(enable = "avx512f,avx512ifma")]
+unsafe fn test2<const V: usize>(
+    ns: [&[u64]; 2],
+    rs: [&[u64]; 2],
+    k: usize,
+    stop: &AtomicBool,
+) -> Option<[bool; 2]> {
+    // SAFETY: the features were checked by the caller.
+    unsafe { test::<V, 2>(ns, rs, k, stop) }
 }
 
 /// The base-2 Fermat test on a *secret* odd `n` ([`LIMBS`] limbs, top one
@@ -335,14 +503,8 @@ unsafe fn fermat<const V: usize>(
     use zeroize::Zeroize;
     let len = n.len();
     let bits = 64 * len - n[len - 1].leading_zeros() as usize;
-    let mut nd = [0u64; 160];
-    digits_into(n, k, &mut nd);
     // SAFETY: the features were checked by the caller.
-    let nv: [__m512i; V] = unsafe { load::<V>(&nd) };
-    let k0 = crate::arith::inverse_mod_2_64(n[0]).wrapping_neg() & MASK;
-    let mut x = [0u64; 160];
-    digits_into(r_mod_n, k, &mut x);
-    let mut b = [0u64; 160];
+    let mut lane = unsafe { Lane::<V>::new(n, r_mod_n, k) };
     let mut stopped = false;
     // Left to right over the bits of n − 1 (bit 0 of n − 1 is 0): x ←
     // AMM(x, x·2^bit) = x²·2^bit / R.
@@ -359,20 +521,19 @@ unsafe fn fermat<const V: usize>(
         let mask = std::hint::black_box(bit.wrapping_neg());
         let mut c = 0;
         for j in 0..k {
-            let twice = ((x[j] << 1) | c) & MASK;
-            c = (x[j] >> 51) & mask;
-            b[j] = (x[j] & !mask) | (twice & mask);
+            let x = lane.x[j];
+            let twice = ((x << 1) | c) & MASK;
+            c = (x >> 51) & mask;
+            lane.b[j] = (x & !mask) | (twice & mask);
         }
-        // SAFETY: the features were checked by the caller.
-        let a: [__m512i; V] = unsafe { load::<V>(&x) };
         // SAFETY: as above.
-        unsafe { amm::<V>(&a, &b, &nv, k0, k, &mut x) };
+        unsafe { amm::<V, 1>(std::array::from_mut(&mut lane), k) };
     }
     let verdict = (!stopped).then(|| {
         // x < 2n is congruent to 2^(n−1)·R: it passes when x − (R mod n)
         // is 0 or n. Both compared limb by limb, all limbs, with masks.
         let mut xl = [0u64; 161];
-        limbs_into(&x[..k], &mut xl);
+        limbs_into(&lane.x[..k], &mut xl);
         let (mut borrow, mut diff_zero, mut diff_n) = (0u64, 0u64, 0u64);
         for (j, &xj) in xl[..=len].iter().enumerate() {
             let r = r_mod_n.get(j).copied().unwrap_or(0);
@@ -386,9 +547,7 @@ unsafe fn fermat<const V: usize>(
         let is_zero = |w: u64| 1 ^ ((w | w.wrapping_neg()) >> 63);
         is_zero(diff_zero) | is_zero(diff_n)
     });
-    nd.zeroize();
-    x.zeroize();
-    b.zeroize();
+    lane.wipe();
     verdict
 }
 
@@ -425,6 +584,15 @@ mod tests {
                 return a * b * c;
             }
         }
+    }
+
+    /// 2^(52k) mod n in n's length (the tests' `r_mod_n`).
+    fn r_mod(n: &Integer) -> Vec<u64> {
+        let k = digits(n.as_limbs()) as u32;
+        let r = Integer::from(Integer::ONE << (52 * k)) % n;
+        let mut r = r.as_limbs().to_vec();
+        r.resize(n.as_limbs().len(), 0);
+        r
     }
 
     fn run(n: &Integer, stop: &AtomicBool) -> Option<bool> {
@@ -517,6 +685,105 @@ mod tests {
             );
             check(&n, "Carmichael");
         }
+    }
+
+    fn pair(a: &Integer, b: &Integer, stop: &AtomicBool) -> Option<[bool; 2]> {
+        strong_base2_pair([a.as_limbs(), b.as_limbs()], [&r_mod(a), &r_mod(b)], stop)
+    }
+
+    /// The prime c·2^s + 1 for the first odd c above a random number of
+    /// `bits − s` bits.
+    fn prime_with_twos(bits: u32, s: u32, rng: &mut ChaCha20Rng) -> Integer {
+        let mut c = random(bits - s, rng) | 1u32;
+        loop {
+            let p = Integer::from(&c << s) + 1u32;
+            if p.is_probably_prime(30) != rug::integer::IsPrime::No {
+                return p;
+            }
+            c += 2u32;
+        }
+    }
+
+    /// Two tests at once give each number the verdict of the strong test
+    /// alone, at every register count they take, for pairs that differ
+    /// where the joint loop must handle it: lengths (two numbers with the
+    /// same digit count but different top bits), the power of two in
+    /// n − 1 (the joint loop stops at the larger s; the other lane goes
+    /// on alone), prime and composite in either lane, Carmichael numbers.
+    /// Sizes they do not take, and different digit counts, give `None`.
+    #[test]
+    fn pairs_agree_with_the_reference() {
+        if !available() {
+            eprintln!("no AVX-512 IFMA on this CPU: the IFMA pairs are not exercised here");
+            return;
+        }
+        let never = AtomicBool::new(false);
+        let mut rng = ChaCha20Rng::seed_from_u64(0x9a12_5eed);
+        let mut covered = 0;
+        for bits in (540u32..=3400)
+            .step_by(104)
+            .chain([576, 1024, 1536, 2048, 3072, 3328, 3329])
+        {
+            let odd = |rng: &mut ChaCha20Rng| {
+                random(bits, rng) | 1u32 | Integer::from(Integer::ONE << (bits - 1))
+            };
+            // The smallest number with bits' digit count.
+            let k = (bits as usize + 3).div_ceil(52);
+            let low = Integer::from(Integer::ONE << (52 * (k as u32 - 1) - 3)) | 1u32;
+            let prime =
+                random(bits - 1, &mut rng).next_prime() | Integer::from(Integer::ONE << (bits - 1));
+            let prime = if prime.is_probably_prime(30) == rug::integer::IsPrime::No {
+                random(bits - 1, &mut rng).next_prime()
+            } else {
+                prime
+            };
+            let twos = prime_with_twos(bits, bits / 3, &mut rng);
+            let cases = [
+                (odd(&mut rng), odd(&mut rng)),
+                (prime.clone(), odd(&mut rng)),
+                (odd(&mut rng), prime.clone()),
+                (twos.clone(), prime.clone()),
+                (prime.clone(), twos.clone()),
+                (low.clone(), twos),
+            ];
+            for (a, b) in &cases {
+                let same_k = digits(a.as_limbs()) == digits(b.as_limbs());
+                let got = pair(a, b, &never);
+                if pairs(bits) && same_k && pairs(a.significant_bits()) {
+                    assert_eq!(
+                        got,
+                        Some([strong_reference(a), strong_reference(b)]),
+                        "{bits} bits: {a:x}, {b:x}"
+                    );
+                    covered += 1;
+                } else {
+                    assert_eq!(got, None, "{bits} bits");
+                }
+            }
+        }
+        assert!(covered > 150, "{covered}");
+        let mut rng = ChaCha20Rng::seed_from_u64(0xca41);
+        for bits in [200u32, 250, 340] {
+            let n = carmichael(bits, &mut rng);
+            let m = Integer::from(&n - 2u32);
+            assert_eq!(
+                pair(&n, &m, &never),
+                Some([strong_reference(&n), strong_reference(&m)])
+            );
+            assert_eq!(
+                pair(&m, &n, &never),
+                Some([strong_reference(&m), strong_reference(&n)])
+            );
+        }
+        // Different digit counts, and a size above the pairs' limit.
+        let a = Integer::from(Integer::ONE << 1023u32).next_prime();
+        let b = Integer::from(Integer::ONE << 1100u32).next_prime();
+        assert_eq!(pair(&a, &b, &never), None);
+        let c = Integer::from(Integer::ONE << 4095u32).next_prime();
+        assert_eq!(pair(&c, &c, &never), None);
+        assert!(!pairs(4096) && pairs(1024) && !pairs(511));
+        // A set flag stops it.
+        assert_eq!(pair(&a, &a, &AtomicBool::new(true)), None);
     }
 
     fn secret(n: &Integer, stop: &AtomicBool) -> Option<u64> {

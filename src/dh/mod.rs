@@ -6,7 +6,10 @@
 //! For each sieve survivor j (p = p0 + M·j, q = (p − 1)/2):
 //! 1. one Miller–Rabin round to base 2 on q — nearly every survivor fails
 //!    here, at the cost of one exponentiation (squarings and doublings
-//!    only: `prime::fermat::strong_base2_public_or_stop`);
+//!    only: `prime::fermat::strong_base2_public_or_stop`; on AVX-512
+//!    IFMA, for q of 9 limbs up to about 3300 bits, two survivors at once,
+//!    `strong_base2_public_pair_or_stop`, and the search engine hands each
+//!    worker its survivors two by two);
 //! 2. an Euler test to base 2 on p: 2^q ≡ (2/p) (mod p), the Legendre
 //!    symbol, which is +1 for p ≡ ±1 (mod 8) and −1 otherwise;
 //! 3. confirmation of q: Miller–Rabin rounds with bases from the seeded
@@ -49,7 +52,7 @@ use rug::{Assign, Integer};
 
 use crate::error::{Error, Result};
 use crate::gmp::pubpow::pow_mod_or_stop;
-use crate::prime::fermat::strong_base2_public_or_stop;
+use crate::prime::fermat::{strong_base2_public_or_stop, strong_base2_public_pair_or_stop};
 use crate::prime::lucas::strong_lucas_or_stop;
 use crate::prime::mr::{rounds_for_bits, MrCandidate};
 use crate::prime::search::{mr_round_from_stream, CandidateSource, Generation, Verdict};
@@ -244,6 +247,8 @@ struct DhSource {
     residue_g: Option<Integer>,
     /// Miller–Rabin rounds on q with random bases.
     mr_rounds: u32,
+    /// q's size.
+    q_bits: u32,
 }
 
 impl DhSource {
@@ -275,6 +280,7 @@ impl DhSource {
             sieve,
             residue_g: None,
             mr_rounds: rounds_for_bits(bits - 1),
+            q_bits: bits - 1,
         }
     }
 }
@@ -322,25 +328,7 @@ impl CandidateSource for DhSource {
             // `prime::fermat`), 0.63-0.75x of `mpz_powm` at every size. It
             // looks at `stop` every 64 squarings.
             let q_passes = strong_base2_public_or_stop(&c.q.n, stop);
-            // A cancelled search stops between the two exponentiations.
-            if !q_passes || stop.load(Ordering::Relaxed) {
-                return Verdict::one(false);
-            }
-            let pass = match pow_mod_or_stop(&Integer::from(2u32), &c.q.n, &c.p, stop) {
-                Some(x) => {
-                    let p_mod_8 = c.p.mod_u(8);
-                    if p_mod_8 == 1 || p_mod_8 == 7 {
-                        x == 1u32
-                    } else {
-                        x == Integer::from(&c.p - 1u32)
-                    }
-                }
-                None => false,
-            };
-            Verdict {
-                pass,
-                exponentiations: 2,
-            }
+            euler_on_p(c, q_passes, stop)
         } else if round <= self.mr_rounds {
             // Stream rounds are numbered from 0 for the base derivation.
             mr_round_from_stream(seed, index, round - 1, &c.q, false, stop)
@@ -353,6 +341,50 @@ impl CandidateSource for DhSource {
 
     fn prime(&self, c: &DhCand) -> Integer {
         c.p.clone()
+    }
+
+    /// Round 0's test on q can run on two candidates at once (AVX-512
+    /// IFMA, `prime::fermat::strong_base2_public_pair_or_stop`).
+    fn pairs(&self) -> bool {
+        crate::arith::ifma::pairs(self.q_bits)
+    }
+
+    fn first_round_pair(
+        &self,
+        _seed: &Seed,
+        _index: [u64; 2],
+        c: [&DhCand; 2],
+        stop: &AtomicBool,
+    ) -> Option<[Verdict; 2]> {
+        match strong_base2_public_pair_or_stop([&c[0].q.n, &c[1].q.n], stop) {
+            Some(q_passes) => Some([0, 1].map(|i| euler_on_p(c[i], q_passes[i], stop))),
+            None if stop.load(Ordering::Relaxed) => Some([Verdict::one(false); 2]),
+            None => None,
+        }
+    }
+}
+
+/// The rest of round 0 once q's strong base-2 test has given its verdict:
+/// the Euler test to base 2 on p, 2^q ≡ (2/p) (mod p), where q passed.
+fn euler_on_p(c: &DhCand, q_passes: bool, stop: &AtomicBool) -> Verdict {
+    // A cancelled search stops between the two exponentiations.
+    if !q_passes || stop.load(Ordering::Relaxed) {
+        return Verdict::one(false);
+    }
+    let pass = match pow_mod_or_stop(&Integer::from(2u32), &c.q.n, &c.p, stop) {
+        Some(x) => {
+            let p_mod_8 = c.p.mod_u(8);
+            if p_mod_8 == 1 || p_mod_8 == 7 {
+                x == 1u32
+            } else {
+                x == Integer::from(&c.p - 1u32)
+            }
+        }
+        None => false,
+    };
+    Verdict {
+        pass,
+        exponentiations: 2,
     }
 }
 

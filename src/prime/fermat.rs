@@ -128,6 +128,31 @@ pub(crate) fn fermat_fixed_core<const N: usize>(
     Some(pass)
 }
 
+/// [`strong_base2_public_or_stop`] on two public odd numbers at once, for
+/// a search that has two candidates to test: on CPUs with AVX-512 IFMA,
+/// when both are 9 to 128 limbs with the same digit count, their steps
+/// interleave (`arith::ifma::strong_base2_pair`, about 0.6 of the time of
+/// two tests at 1024 bits). `None` where that does not apply, or once
+/// `stop` is set: the caller tests them one by one.
+pub fn strong_base2_public_pair_or_stop(ns: [&Integer; 2], stop: &AtomicBool) -> Option<[bool; 2]> {
+    if !ifma::available() || ns.iter().any(|n| **n < 5u32 || n.is_even()) {
+        return None;
+    }
+    let limbs = ns.map(|n| n.as_limbs());
+    if !limbs.iter().all(|l| ifma::LIMBS.contains(&l.len())) {
+        return None;
+    }
+    let rs = ns.map(|n| {
+        // R = 2^(52k) mod n for the IFMA digits (one GMP division).
+        let k = ifma::digits(n.as_limbs()) as u32;
+        let r = Integer::from(Integer::ONE << (52 * k)) % n;
+        let mut r = r.as_limbs().to_vec();
+        r.resize(n.as_limbs().len(), 0);
+        r
+    });
+    ifma::strong_base2_pair(limbs, [&rs[0], &rs[1]], stop)
+}
+
 /// A Miller–Rabin round to base 2 (strong probable-prime test) for a
 /// *public* odd n (DH candidates), in variable time: with n − 1 = 2^s·d,
 /// 2^d by squarings with GMP's fastest `mpn_sqr` and doublings only where d
