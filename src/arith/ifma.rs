@@ -596,12 +596,7 @@ mod tests {
     }
 
     fn run(n: &Integer, stop: &AtomicBool) -> Option<bool> {
-        let limbs = n.as_limbs();
-        let k = digits(limbs) as u32;
-        let r = Integer::from(Integer::ONE << (52 * k)) % n;
-        let mut r = r.as_limbs().to_vec();
-        r.resize(limbs.len(), 0);
-        strong_base2(limbs, &r, stop)
+        strong_base2(n.as_limbs(), &r_mod(n), stop)
     }
 
     fn check(n: &Integer, what: &str) {
@@ -664,15 +659,8 @@ mod tests {
         }
         // Primes c·2^s + 1 with s from 100 to 900.
         for (bits, s) in [(600u32, 100u32), (1100, 400), (2100, 900)] {
-            let mut c = random(bits - s, &mut rng) | 1u32;
-            loop {
-                let p = Integer::from(&c << s) + 1u32;
-                if p.is_probably_prime(30) != rug::integer::IsPrime::No {
-                    assert!(run(&p, &AtomicBool::new(false)).unwrap(), "{p:x}");
-                    break;
-                }
-                c += 2u32;
-            }
+            let p = prime_with_twos(bits, s, &mut rng);
+            assert!(run(&p, &AtomicBool::new(false)).unwrap(), "{p:x}");
         }
         // Carmichael numbers (6t+1)(12t+1)(18t+1) of 600 to 1050 bits.
         for bits in [200u32, 250, 340] {
@@ -787,12 +775,7 @@ mod tests {
     }
 
     fn secret(n: &Integer, stop: &AtomicBool) -> Option<u64> {
-        let limbs = n.as_limbs();
-        let k = digits(limbs) as u32;
-        let r = Integer::from(Integer::ONE << (52 * k)) % n;
-        let mut r = r.as_limbs().to_vec();
-        r.resize(limbs.len(), 0);
-        fermat_base2_secret(limbs, &r, stop)
+        fermat_base2_secret(n.as_limbs(), &r_mod(n), stop)
     }
 
     /// The secret Fermat test agrees with 2^(n−1) mod n == 1 by mpz_powm
@@ -918,10 +901,7 @@ mod tests {
             let mut traces = Vec::new();
             for n in &ns {
                 let limbs = n.as_limbs();
-                let k = digits(limbs) as u32;
-                let r = Integer::from(Integer::ONE << (52 * k)) % n;
-                let mut r = r.as_limbs().to_vec();
-                r.resize(limbs.len(), 0);
+                let r = r_mod(n);
                 let run = || {
                     std::hint::black_box(fermat_base2_secret(limbs, &r, &never));
                 };
