@@ -459,9 +459,9 @@ unsafe fn test2<const V: usize>(
 /// each exponent bit becomes a mask that selects x or 2x as the second
 /// operand; the multiply-adds, the shifts and the carry pass have no
 /// branch or index that depends on a value, and the verdict is formed
-/// from masks. The digit buffers (n, x, 2x) are wiped before returning;
-/// the vector registers are cleared with the rest when a worker ends
-/// (`secure::regs`).
+/// from masks. The lane (x, the second operand, k0 and n's registers) is
+/// wiped before returning; the vector registers are cleared with the rest
+/// when a worker ends (`secure::regs`).
 pub(crate) fn fermat_base2_secret(n: &[u64], r_mod_n: &[u64], stop: &AtomicBool) -> Option<u64> {
     let (k, v) = plan(n)?;
     #[cfg(all(target_arch = "x86_64", pf_avx512))]

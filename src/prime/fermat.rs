@@ -142,15 +142,18 @@ pub fn strong_base2_public_pair_or_stop(ns: [&Integer; 2], stop: &AtomicBool) ->
     if !limbs.iter().all(|l| ifma::LIMBS.contains(&l.len())) {
         return None;
     }
-    let rs = ns.map(|n| {
-        // R = 2^(52k) mod n for the IFMA digits (one GMP division).
-        let k = ifma::digits(n.as_limbs()) as u32;
-        let r = Integer::from(Integer::ONE << (52 * k)) % n;
-        let mut r = r.as_limbs().to_vec();
-        r.resize(n.as_limbs().len(), 0);
-        r
-    });
+    let rs = ns.map(ifma_r_mod);
     ifma::strong_base2_pair(limbs, [&rs[0], &rs[1]], stop)
+}
+
+/// R = 2^(52k) mod the public n for its IFMA digits (one GMP division), in
+/// n's length.
+fn ifma_r_mod(n: &Integer) -> Vec<u64> {
+    let k = ifma::digits(n.as_limbs()) as u32;
+    let r = Integer::from(Integer::ONE << (52 * k)) % n;
+    let mut r = r.as_limbs().to_vec();
+    r.resize(n.as_limbs().len(), 0);
+    r
 }
 
 /// A Miller–Rabin round to base 2 (strong probable-prime test) for a
@@ -172,12 +175,7 @@ pub fn strong_base2_public_or_stop(n: &Integer, stop: &AtomicBool) -> bool {
     }
     let limbs = n.as_limbs();
     if ifma::available() && ifma::LIMBS.contains(&limbs.len()) {
-        // R = 2^(52k) mod n for the IFMA digits (one GMP division).
-        let k = ifma::digits(limbs) as u32;
-        let r = Integer::from(Integer::ONE << (52 * k)) % n;
-        let mut r = r.as_limbs().to_vec();
-        r.resize(limbs.len(), 0);
-        if let Some(v) = ifma::strong_base2(limbs, &r, stop) {
+        if let Some(v) = ifma::strong_base2(limbs, &ifma_r_mod(n), stop) {
             return v;
         }
         if stop.load(Ordering::Relaxed) {

@@ -273,6 +273,8 @@ impl<C> State<C> {
 
 struct Shared<S: CandidateSource> {
     source: S,
+    /// `source.pairs()`, asked once.
+    pairs: bool,
     /// First rounds that may be started above the lowest unresolved
     /// survivor (see `gate`), two per thread for a pairing source.
     window: usize,
@@ -308,9 +310,11 @@ impl<S: CandidateSource> Shared<S> {
         let threads = pool.current_num_threads();
         let rounds = source.rounds();
         // A worker of a pairing source runs two first rounds at once.
-        let lanes = if source.pairs() { 2 } else { 1 };
+        let pairs = source.pairs();
+        let lanes = if pairs { 2 } else { 1 };
         Shared {
             source,
+            pairs,
             window: lanes * if threads <= 4 { threads } else { threads - 1 },
             seed: seed.clone(),
             count,
@@ -594,7 +598,7 @@ impl<S: CandidateSource> Shared<S> {
             self.source.recycle(cand, s1);
             return;
         }
-        let partner = if self.source.pairs() {
+        let partner = if self.pairs {
             self.partner(s2)
         } else {
             Partner::None
