@@ -451,6 +451,21 @@ enum pf_rsa_flag
    * exponent of 65535 or less, or more than two primes.
    */
   PF_RSA_FIPS = 1,
+  /**
+   * Provable primes: every prime p of the key is proven prime by a chain
+   * of Pocklington certificates (p − 1 = 2·r·q with q a proven prime
+   * above √p, down to primes below 2^81 that Miller–Rabin to the bases
+   * 2 … 37 decides) instead of being a probable prime confirmed by
+   * Miller–Rabin rounds, as nettle makes RSA primes. Faster than the
+   * default at 512 bits, where the rounds dominate; about as fast from
+   * 1024 bits up. Seeded output differs from the default's; the primes are not
+   * uniform among all primes of their size (p − 1 always has a prime
+   * factor above √p). Refused (`PF_ERR_INVALID_ARGUMENT`) together with
+   * `PF_RSA_FIPS`: FIPS 186-5's provable primes are another
+   * construction (A.1.2). A library older than this flag refuses it
+   * as an unknown bit (`PF_ERR_INVALID_ARGUMENT`).
+   */
+  PF_RSA_PROVABLE = 2,
 };
 #ifndef __cplusplus
 #if __STDC_VERSION__ >= 202311L
@@ -879,7 +894,9 @@ pf_status pf_rsa_generate(uint32_t bits, uint32_t threads, struct pf_rsa_key **o
  * bounds; below 2048 bits, the rounds for Table B.1's floor of 2^-100)
  * and passes a pairwise consistency test before it is returned, but only
  * a key with bits ≥ 2048, 2^16 < e and two primes meets FIPS 186-5; set
- * `PF_RSA_FIPS` in `opts->flags` to refuse anything else.
+ * `PF_RSA_FIPS` in `opts->flags` to refuse anything else. With
+ * `PF_RSA_PROVABLE` instead, the primes are proven rather than probable
+ * (see `pf_rsa_flag`); every other condition is the same.
  *
  * `opts` may be NULL (defaults: all cores, OS randomness, no callback).
  * With `opts->seed` set, the key is a deterministic function of the seed

@@ -731,7 +731,12 @@ fn fips_flag_refuses_non_fips_requests() {
         o.flags = bad;
         let mut k = std::ptr::dangling_mut::<pf_rsa_key>();
         let st = unsafe { pf_rsa_generate_ex(2048, 65537, 2, &o, &mut k) };
-        assert_eq!(st, pf_status::PF_ERR_INVALID_ARGUMENT, "flags {bad:#x}");
+        if bad != pf_rsa_flag::PF_RSA_PROVABLE as u32 {
+            assert_eq!(st, pf_status::PF_ERR_INVALID_ARGUMENT, "flags {bad:#x}");
+        } else {
+            assert_eq!(st, pf_status::PF_OK);
+            unsafe { pf_rsa_free(k) };
+        }
         let mut d = std::ptr::dangling_mut::<pf_dh_params>();
         let st = unsafe { pf_dh_generate_ex(512, 2, 0, &o, &mut d) };
         assert_eq!(
@@ -740,4 +745,77 @@ fn fips_flag_refuses_non_fips_requests() {
             "DH with flags {bad:#x}"
         );
     }
+}
+
+/// PF_RSA_PROVABLE: keys that meet every condition the default keys meet,
+/// byte-identical at any thread count and in the background, different
+/// from the default key of the same seed (the primes come from another
+/// construction); refused with PF_RSA_FIPS before any work, and by DH.
+#[test]
+fn provable_flag_makes_valid_keys_at_any_thread_count() {
+    let provable = pf_rsa_flag::PF_RSA_PROVABLE as u32;
+    for (bits, e, primes) in [
+        (512u32, 65537u64, 2u32),
+        (1024, 3, 2),
+        (1024, 65537, 3),
+        (2048, 65537, 2),
+    ] {
+        let s = seed(bits as u8 ^ primes as u8);
+        let mut o = opts(1, Some(&s));
+        o.flags = provable;
+        let one = generate(bits, e, primes, &o).unwrap();
+        check_key(one, bits, e, primes);
+        let der = export(one, pf_format::PF_FORMAT_PKCS1_DER);
+        for t in [2u32, 5] {
+            o.threads = t;
+            let k = generate(bits, e, primes, &o).unwrap();
+            assert_eq!(
+                export(k, pf_format::PF_FORMAT_PKCS1_DER),
+                der,
+                "{bits}/{primes} at {t} threads"
+            );
+            unsafe { pf_rsa_free(k) };
+        }
+        if bits == 1024 {
+            // The background call makes the same key.
+            let mut job = std::ptr::null_mut();
+            assert_eq!(
+                unsafe { pf_rsa_generate_start(bits, e, primes, &o, &mut job) },
+                pf_status::PF_OK
+            );
+            assert_eq!(unsafe { pf_job_wait(job, u64::MAX) }, pf_status::PF_OK);
+            let mut k = std::ptr::null_mut();
+            assert_eq!(unsafe { pf_job_take_rsa(job, &mut k) }, pf_status::PF_OK);
+            assert_eq!(export(k, pf_format::PF_FORMAT_PKCS1_DER), der, "job");
+            unsafe {
+                pf_rsa_free(k);
+                pf_job_free(job);
+            }
+        }
+        o.flags = 0;
+        let default = generate(bits, e, primes, &o).unwrap();
+        assert_ne!(export(default, pf_format::PF_FORMAT_PKCS1_DER), der);
+        unsafe {
+            pf_rsa_free(default);
+            pf_rsa_free(one);
+        }
+    }
+    let s = seed(9);
+    let mut o = opts(1, Some(&s));
+    o.flags = provable | pf_rsa_flag::PF_RSA_FIPS as u32;
+    let started = std::time::Instant::now();
+    assert_eq!(
+        generate(2048, 65537, 2, &o).unwrap_err(),
+        pf_status::PF_ERR_INVALID_ARGUMENT
+    );
+    let mut job = std::ptr::dangling_mut::<pf_job>();
+    let st = unsafe { pf_rsa_generate_start(2048, 65537, 2, &o, &mut job) };
+    assert_eq!(st, pf_status::PF_ERR_INVALID_ARGUMENT);
+    assert_eq!(job, std::ptr::dangling_mut());
+    assert!(started.elapsed() < std::time::Duration::from_secs(1));
+    o.flags = provable;
+    let mut d = std::ptr::dangling_mut::<pf_dh_params>();
+    let st = unsafe { pf_dh_generate_ex(512, 2, 0, &o, &mut d) };
+    assert_eq!(st, pf_status::PF_ERR_INVALID_ARGUMENT);
+    assert_eq!(d, std::ptr::dangling_mut());
 }

@@ -128,7 +128,9 @@ pub unsafe extern "C" fn pf_rsa_generate(
 /// bounds; below 2048 bits, the rounds for Table B.1's floor of 2^-100)
 /// and passes a pairwise consistency test before it is returned, but only
 /// a key with bits ≥ 2048, 2^16 < e and two primes meets FIPS 186-5; set
-/// `PF_RSA_FIPS` in `opts->flags` to refuse anything else.
+/// `PF_RSA_FIPS` in `opts->flags` to refuse anything else. With
+/// `PF_RSA_PROVABLE` instead, the primes are proven rather than probable
+/// (see `pf_rsa_flag`); every other condition is the same.
 ///
 /// `opts` may be NULL (defaults: all cores, OS randomness, no callback).
 /// With `opts->seed` set, the key is a deterministic function of the seed
@@ -189,14 +191,17 @@ fn rsa_request(
     primes: u32,
     checked: &CheckedOptions<'_>,
 ) -> Result<rsa::Request, pf_status> {
-    if checked.flags & !(super::pf_rsa_flag::PF_RSA_FIPS as u32) != 0 {
+    use super::pf_rsa_flag::{PF_RSA_FIPS, PF_RSA_PROVABLE};
+    if checked.flags & !(PF_RSA_FIPS as u32 | PF_RSA_PROVABLE as u32) != 0 {
         return Err(invalid("unknown pf_rsa_flag bits in pf_options.flags"));
     }
-    if checked.flags & super::pf_rsa_flag::PF_RSA_FIPS as u32 != 0 {
-        rsa::Request::fips(bits, public_exponent, primes)
-    } else {
-        rsa::Request::new(bits, public_exponent, primes)
-    }
+    rsa::Request::with_flags(
+        bits,
+        public_exponent,
+        primes,
+        checked.flags & PF_RSA_FIPS as u32 != 0,
+        checked.flags & PF_RSA_PROVABLE as u32 != 0,
+    )
     .map_err(pf_status::from)
 }
 

@@ -282,6 +282,7 @@ fn drive(inner: &Inner, work: Work, threads: u32, seed: Option<SecureBuf>) {
         seed: seed.as_ref().map(|s| s.as_slice()),
         progress: Some(&mut report),
         rsa_fips: false,
+        rsa_provable: false,
         // A cancel is seen at the next report: report often (each report
         // only stores a snapshot).
         progress_interval: Some(JOB_REPORT_INTERVAL),

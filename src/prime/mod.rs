@@ -77,6 +77,9 @@ pub struct Options<'a> {
     /// RSA only: refuse any request whose key would not meet FIPS 186-5
     /// (see [`crate::rsa::validate_fips`]).
     pub rsa_fips: bool,
+    /// RSA only: provable primes (see [`crate::rsa::Request::provable`]);
+    /// refused together with `rsa_fips`.
+    pub rsa_provable: bool,
     /// How often `progress` is called while a search runs (`None`: every
     /// 50 ms). Background jobs use 10 ms, so that a cancel is seen sooner;
     /// at most 1 s, at least 1 ms.

@@ -782,6 +782,61 @@ impl<'g, 'o> Generation<'g, 'o> {
         Ok(found)
     }
 
+    /// Runs `jobs` on the generation's workers — in parallel when there
+    /// are several, never on the calling thread — then wipes every
+    /// worker's stack, adds the work each job counted to the counters and
+    /// the `found` primes to the progress, and reports progress once on
+    /// the calling thread (which may cancel). For work too short to be
+    /// worth the engine's hand-offs between the caller and the workers
+    /// (the small levels of a provable prime's chain, with
+    /// [`search_here`]); nothing is reported while the jobs run.
+    pub(crate) fn run_on_workers<R: Send>(
+        &mut self,
+        jobs: Vec<WorkerJob<'_, R>>,
+        found: usize,
+    ) -> Result<Vec<R>> {
+        use rayon::prelude::*;
+        let started = Instant::now();
+        let seed = &self.seed;
+        let outcome = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
+            self.pool.install(|| {
+                jobs.into_par_iter()
+                    .map(|job| {
+                        let mut stats = Stats::default();
+                        let r = job(seed, &mut stats);
+                        (r, stats)
+                    })
+                    .collect::<Vec<_>>()
+            })
+        }));
+        self.pool.broadcast(|_| crate::secure::wipe_stack());
+        let results = outcome.map_err(|_| Error::Internal)?;
+        let mut out = Vec::with_capacity(results.len());
+        for (r, stats) in results {
+            self.stats.add(&Stats {
+                elapsed: Duration::ZERO,
+                ..stats
+            });
+            out.push(r?);
+        }
+        self.stats.elapsed += started.elapsed();
+        self.primes_found += found;
+        let event = Progress {
+            candidates: self.stats.candidates,
+            survivors: self.stats.survivors,
+            exponentiations: self.stats.exponentiations,
+            elapsed: self.stats.elapsed,
+            primes_found: self.primes_found,
+            primes_needed: self.primes_needed,
+        };
+        if let Some(cb) = self.opts.progress.as_mut() {
+            if cb(&event) {
+                return Err(Error::Cancelled);
+            }
+        }
+        Ok(out)
+    }
+
     /// Waits on the calling thread, reporting progress on every wake-up
     /// (every `opts.progress_interval`, default [`PROGRESS_INTERVAL`], when
     /// a prime is found, and once when
@@ -832,6 +887,53 @@ impl<'g, 'o> Generation<'g, 'o> {
                 return Ok(());
             }
         }
+    }
+}
+
+/// A job for [`Generation::run_on_workers`]: it gets the generation's
+/// seed and counts its work.
+pub(crate) type WorkerJob<'a, R> = Box<dyn FnOnce(&Seed, &mut Stats) -> Result<R> + Send + 'a>;
+
+/// The lowest-numbered prime of `source` from `first_index`, found on the
+/// current thread one index at a time: the answer [`Generation::search`]
+/// gives for a count of 1 (its definition does not involve threads), for
+/// searches of microseconds. Counts into `stats` as the engine counts.
+pub(crate) fn search_here<S: CandidateSource>(
+    source: &S,
+    seed: &Seed,
+    first_index: u64,
+    stats: &mut Stats,
+) -> Result<Found> {
+    let never = AtomicBool::new(false);
+    let mut scratch = Integer::new();
+    let mut k = first_index;
+    loop {
+        let v = source.next_viable(k, &never);
+        if v > MAX_INDEX {
+            return Err(Error::Internal);
+        }
+        stats.candidates += v - k + 1;
+        k = v;
+        if let Some(cand) = source.candidate(seed, k, &mut scratch) {
+            stats.survivors += 1;
+            let mut pass = true;
+            for round in 0..source.rounds() {
+                let verdict = source.round(seed, k, round, &cand, &never);
+                stats.exponentiations += u64::from(verdict.exponentiations);
+                if !verdict.pass {
+                    pass = false;
+                    break;
+                }
+            }
+            if pass {
+                return Ok(Found {
+                    index: k,
+                    prime: source.prime(&cand),
+                });
+            }
+            source.recycle(cand, &mut scratch);
+        }
+        k += 1;
     }
 }
 
@@ -952,6 +1054,61 @@ mod tests {
             lock(&self.paired).push((index[0], index[1]));
             Some([0, 1].map(|i| self.round(seed, index[i], 0, c[i], stop)))
         }
+    }
+
+    /// `search_here` gives the engine's answer for a count of 1, and counts
+    /// what the rounds reported; `run_on_workers` keeps the jobs' order,
+    /// adds their counters and the primes to the progress, and turns a
+    /// job's panic into `Internal`.
+    #[test]
+    fn searching_here_gives_the_engines_answer() {
+        for first in [0u64, 1, 22, 40, 43] {
+            let pool = crate::threads::build_pool(2).unwrap();
+            let seed = Seed::from_bytes(&[7u8; 32]).unwrap();
+            let mut opts = Options::default();
+            let mut generation = Generation::new(&pool, seed.clone(), &mut opts, 1);
+            let engine = generation
+                .search(Toy::new((false, false)), first, 1)
+                .unwrap();
+            let toy = Toy::new((false, false));
+            let mut stats = Stats::default();
+            let here = search_here(&toy, &seed, first, &mut stats).unwrap();
+            assert_eq!(here.index, engine[0].index, "from {first}");
+            assert_eq!(here.prime, engine[0].prime);
+            assert_eq!(stats.exponentiations, toy.reported.load(Ordering::Relaxed));
+            assert_eq!(stats.candidates, here.index - first + 1);
+        }
+        let pool = crate::threads::build_pool(3).unwrap();
+        let seed = Seed::from_bytes(&[7u8; 32]).unwrap();
+        let found = std::cell::Cell::new(None);
+        let mut cb = |p: &Progress| {
+            found.set(Some(p.primes_found));
+            false
+        };
+        let mut opts = Options {
+            progress: Some(&mut cb),
+            ..Options::default()
+        };
+        let mut generation = Generation::new(&pool, seed, &mut opts, 4);
+        let jobs: Vec<WorkerJob<'_, u64>> = (0..4u64)
+            .map(|i| -> WorkerJob<'_, u64> {
+                Box::new(move |seed: &Seed, stats: &mut Stats| {
+                    Ok(search_here(&Toy::new((false, false)), seed, 30 * i, stats)?.index)
+                })
+            })
+            .collect();
+        assert_eq!(
+            generation.run_on_workers(jobs, 4).unwrap(),
+            [0, 42, 63, 105]
+        );
+        assert_eq!(generation.stats().candidates, 1 + 13 + 4 + 16);
+        let jobs: Vec<WorkerJob<'_, u64>> = vec![Box::new(|_: &Seed, _: &mut Stats| panic!("job"))];
+        assert!(matches!(
+            generation.run_on_workers(jobs, 1),
+            Err(Error::Internal)
+        ));
+        drop(generation);
+        assert_eq!(found.get(), Some(4));
     }
 
     /// The engine's exponentiation counter is exactly the sum of what the

@@ -36,6 +36,11 @@ pub enum Purpose {
     DhStart = 4,
     /// A DH private key.
     DhPrivate = 5,
+    /// The multipliers r of provable RSA primes p = 2·r·q + 1 and the
+    /// candidates at the foot of their chains (one stream per candidate
+    /// index; the index says which prime and which level, see
+    /// `rsa::provable`).
+    RsaProvable = 6,
 }
 
 /// Largest index a stream can be selected by (56 bits).

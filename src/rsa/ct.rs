@@ -426,6 +426,47 @@ pub(super) fn gcd(x: &Integer, y: &Integer, bits: u32) -> Option<Integer> {
     done.then_some(v)
 }
 
+/// ⌊a / d⌋ for 0 ≤ a < 2^a_bits and d > 0, in time that depends only on
+/// `a_bits` and d's limb count: restoring division, one shift and one
+/// masked subtraction of d per bit of a (the bound of a provable prime's
+/// multiplier r from its secret factor q, once per level, see
+/// `provable`).
+pub(super) fn div_floor(a: &Integer, d: &Integer, a_bits: u32) -> Integer {
+    debug_assert!(*a >= 0 && *d > 0 && a.significant_bits() <= a_bits);
+    let al = a.as_limbs();
+    let dl = d.as_limbs();
+    // The remainder stays below 2d, so one limb above d's is enough.
+    let w = dl.len() + 1;
+    let mut dpad: Limbs<u64> = SecretVec::zeroed(w);
+    dpad[..dl.len()].copy_from_slice(dl);
+    let mut rem: Limbs<u64> = SecretVec::zeroed(w);
+    let mut t: Limbs<u64> = SecretVec::zeroed(w);
+    let mut quot: Limbs<u64> = SecretVec::zeroed((a_bits as usize).div_ceil(64).max(1));
+    for i in (0..a_bits as usize).rev() {
+        let bit = al.get(i / 64).map_or(0, |&l| (l >> (i % 64)) & 1);
+        let mut carry = bit;
+        for l in rem.iter_mut() {
+            let next = *l >> 63;
+            *l = (*l << 1) | carry;
+            carry = next;
+        }
+        let mut borrow = 0u64;
+        for j in 0..w {
+            let (x, b1) = rem[j].overflowing_sub(dpad[j]);
+            let (x, b2) = x.overflowing_sub(borrow);
+            t[j] = x;
+            borrow = u64::from(b1 | b2);
+        }
+        // rem ≥ d exactly when the subtraction did not borrow.
+        let keep = mask(borrow ^ 1);
+        for j in 0..w {
+            rem[j] ^= keep & (rem[j] ^ t[j]);
+        }
+        quot[i / 64] |= (keep & 1) << (i % 64);
+    }
+    Integer::from_digits(&quot, Order::Lsf)
+}
+
 /// All ones when `x < y`, else zero, from the borrow of a 128-bit
 /// subtraction (no comparison instruction on the values).
 pub(super) fn lt_mask(x: u64, y: u64) -> u64 {

@@ -10,6 +10,8 @@
 //! - gcd(r_i − 1, e) = 1 is a side condition of each candidate.
 //! - |p − q| > 2^(bits/2 − 100) and d > 2^(bits/2), else new primes.
 //! - A pairwise consistency test through the CRT path before returning.
+//! - Opt-in: proven primes instead of probable ones (`provable`), with
+//!   every other condition the same.
 
 #![forbid(unsafe_code)]
 
@@ -18,6 +20,7 @@ pub mod check;
 mod ct;
 mod import;
 mod key;
+mod provable;
 
 pub use import::import;
 pub use key::{OtherPrime, RsaKey};
@@ -104,6 +107,7 @@ pub struct Request {
     bits: u32,
     e: u64,
     primes: u32,
+    provable: bool,
 }
 
 impl Request {
@@ -111,13 +115,56 @@ impl Request {
     /// [`validate`]).
     pub fn new(bits: u32, e: u64, primes: u32) -> Result<Request> {
         validate(bits, e, primes)?;
-        Ok(Request { bits, e, primes })
+        Ok(Request {
+            bits,
+            e,
+            primes,
+            provable: false,
+        })
     }
 
     /// A request whose key will meet FIPS 186-5 (see [`validate_fips`]).
     pub fn fips(bits: u32, e: u64, primes: u32) -> Result<Request> {
         validate_fips(bits, e, primes)?;
-        Ok(Request { bits, e, primes })
+        Ok(Request {
+            bits,
+            e,
+            primes,
+            provable: false,
+        })
+    }
+
+    /// A request for a key of provable primes (see `provable`): each prime
+    /// p is proven by a chain of Pocklington certificates (p − 1 has a
+    /// proven prime factor above √p) instead of Miller–Rabin rounds. Same
+    /// parameters as [`Request::new`]; not FIPS 186-5 (its provable
+    /// primes are A.1.2's Shawe-Taylor construction).
+    pub fn provable(bits: u32, e: u64, primes: u32) -> Result<Request> {
+        Ok(Request {
+            provable: true,
+            ..Request::new(bits, e, primes)?
+        })
+    }
+
+    /// The request the flags ask for: [`Request::fips`] with `fips`,
+    /// [`Request::provable`] with `provable`, [`Request::new`] with
+    /// neither. Both at once is refused: FIPS 186-5 knows only its own
+    /// provable primes.
+    pub fn with_flags(
+        bits: u32,
+        e: u64,
+        primes: u32,
+        fips: bool,
+        provable: bool,
+    ) -> Result<Request> {
+        match (fips, provable) {
+            (true, true) => Err(Error::InvalidArgument(
+                "provable primes are not FIPS 186-5's (A.1.2); drop one of the two flags",
+            )),
+            (true, false) => Request::fips(bits, e, primes),
+            (false, true) => Request::provable(bits, e, primes),
+            (false, false) => Request::new(bits, e, primes),
+        }
     }
 
     /// Modulus size in bits.
@@ -131,6 +178,10 @@ impl Request {
     /// Number of primes.
     pub fn primes(&self) -> u32 {
         self.primes
+    }
+    /// Whether the primes are provable (see [`Request::provable`]).
+    pub fn is_provable(&self) -> bool {
+        self.provable
     }
 }
 
@@ -221,6 +272,38 @@ fn prime_minus_one(p: &Integer) -> Integer {
     }
 }
 
+/// Draws the candidate of stream `(purpose, index)` uniformly from [lo,
+/// lo + width) into `out`, makes it odd and trial-divides it: false when a
+/// small prime divides it.
+fn draw_odd(
+    seed: &Seed,
+    (purpose, index): (Purpose, u64),
+    lo: &Integer,
+    width: &Integer,
+    trial: &TrialTable,
+    out: &mut Integer,
+) -> bool {
+    let mut rng = seed.stream(purpose, index);
+    random_in_range(&mut rng, lo, width, out);
+    out.set_bit(0, true);
+    trial.passes(out)
+}
+
+/// The shared trial-division table for `k`-bit primes.
+fn trial_table(k: u32) -> std::sync::Arc<TrialTable> {
+    TrialTable::shared(k.div_ceil(64) as usize, rsa_trial_bound(k))
+}
+
+/// The candidate in `c`, prepared for Miller–Rabin, when v2(c − 1) ≤ 63 so
+/// that the constant-time round (`gmp::sec::mr_round`) applies; `None`
+/// with probability 2^-63.
+fn mr_ready(c: &mut Integer) -> Option<MrCandidate> {
+    if c.as_limbs()[0] == 1 {
+        return None;
+    }
+    Some(MrCandidate::new(std::mem::take(c)))
+}
+
 struct RsaSource {
     lo: Integer,
     width: Integer,
@@ -243,7 +326,7 @@ impl RsaSource {
             e,
             e_divisor: assembly::WordDivisor::new(e),
             rounds: rsa_rounds(k, bits),
-            trial: TrialTable::shared(k.div_ceil(64) as usize, rsa_trial_bound(k)),
+            trial: trial_table(k),
         }
     }
 }
@@ -252,22 +335,15 @@ impl CandidateSource for RsaSource {
     type Cand = MrCandidate;
 
     fn candidate(&self, seed: &Seed, index: u64, out: &mut Integer) -> Option<MrCandidate> {
-        let mut rng = seed.stream(Purpose::RsaCandidate, index);
-        random_in_range(&mut rng, &self.lo, &self.width, out);
-        out.set_bit(0, true);
-        if !self.trial.passes(out) {
+        let stream = (Purpose::RsaCandidate, index);
+        if !draw_odd(seed, stream, &self.lo, &self.width, &self.trial, out) {
             return None;
         }
         // gcd(c − 1, e) = 1, from c mod e (e is public).
         if !coprime_minus_one(self.e_divisor.rem(out.as_limbs()), self.e) {
             return None;
         }
-        // v2(c − 1) ≤ 63, so that the constant-time Miller–Rabin round
-        // (`gmp::sec::mr_round`) applies; fails with probability 2^-63.
-        if out.as_limbs()[0] == 1 {
-            return None;
-        }
-        Some(MrCandidate::new(std::mem::take(out)))
+        mr_ready(out)
     }
     fn recycle(&self, cand: MrCandidate, scratch: &mut Integer) {
         *scratch = cand.n;
@@ -313,13 +389,10 @@ impl CandidateSource for RsaSource {
 /// block of the generation lives in the secret arena
 /// (`gmp::secret_scope`).
 ///
-/// `opts.rsa_fips` selects [`Request::fips`] over [`Request::new`].
+/// `opts.rsa_fips` and `opts.rsa_provable` choose the request as
+/// [`Request::with_flags`] does.
 pub fn generate(bits: u32, e: u64, primes: u32, opts: &mut Options<'_>) -> Result<(RsaKey, Stats)> {
-    let req = if opts.rsa_fips {
-        Request::fips(bits, e, primes)?
-    } else {
-        Request::new(bits, e, primes)?
-    };
+    let req = Request::with_flags(bits, e, primes, opts.rsa_fips, opts.rsa_provable)?;
     generate_request(&req, opts)
 }
 
@@ -330,32 +403,31 @@ pub fn generate_request(req: &Request, opts: &mut Options<'_>) -> Result<(RsaKey
 }
 
 fn generate_inner(req: &Request, opts: &mut Options<'_>) -> Result<(RsaKey, Stats)> {
-    let Request { bits, e, primes } = *req;
+    let Request {
+        bits,
+        e,
+        primes,
+        provable,
+    } = *req;
     let seed = Seed::from_option(opts.seed)?;
     // One private pool for the whole generation: its searches and the key
     // assembly after them.
     let pool = crate::threads::build_pool(opts.threads)?;
-    let mut generation = Generation::new(&pool, seed, opts, primes as usize);
     let sizes = prime_sizes(bits, primes);
-    // Each distinct prime size is one search; sizes are non-increasing.
-    let mut groups: Vec<(u32, usize)> = Vec::new();
-    for &k in &sizes {
-        match groups.last_mut() {
-            Some((gk, n)) if *gk == k => *n += 1,
-            _ => groups.push((k, 1)),
-        }
-    }
-    // Candidate indices of different sizes never collide: each group has
-    // its own index range (group g starts at g << 48).
-    let mut next_index: Vec<u64> = (0..groups.len() as u64).map(|g| g << 48).collect();
+    let needed = if provable {
+        // Every level of every prime's chain is one search.
+        sizes.iter().map(|&k| provable::chain(k).len()).sum()
+    } else {
+        primes as usize
+    };
+    let mut generation = Generation::new(&pool, seed, opts, needed);
+    let mut draw: Draw = if provable {
+        Box::new(provable_draw(&sizes, primes, e))
+    } else {
+        Box::new(probable_draw(&sizes, primes, e, bits))
+    };
     loop {
-        let mut ps: Vec<Integer> = Vec::with_capacity(primes as usize);
-        for (g, &(k, count)) in groups.iter().enumerate() {
-            let found =
-                generation.search(RsaSource::new(k, primes, e, bits), next_index[g], count)?;
-            next_index[g] = found.last().map_or(next_index[g], |f| f.index + 1);
-            ps.extend(found.into_iter().map(|f| f.prime));
-        }
+        let mut ps = draw(&mut generation)?;
         // Which prime the search found first is not secret; the order
         // by size is decided without GMP's early-exit comparison.
         if assembly::less_than(ps[0].as_limbs(), ps[1].as_limbs()) == 1 {
@@ -366,6 +438,68 @@ fn generate_inner(req: &Request, opts: &mut Options<'_>) -> Result<(RsaKey, Stat
         }
         // A FIPS condition failed (probability far below 2^-90): draw new
         // primes from the following indices.
+    }
+}
+
+/// Draws the key's primes, each call from the indices after the last
+/// call's.
+type Draw = Box<dyn FnMut(&mut Generation<'_, '_>) -> Result<Vec<Integer>>>;
+
+/// The key's probable primes, each call from the indices after the last
+/// call's: one search per distinct prime size (sizes are non-increasing).
+fn probable_draw(
+    sizes: &[u32],
+    primes: u32,
+    e: u64,
+    bits: u32,
+) -> impl FnMut(&mut Generation<'_, '_>) -> Result<Vec<Integer>> {
+    let mut groups: Vec<(u32, usize)> = Vec::new();
+    for &k in sizes {
+        match groups.last_mut() {
+            Some((gk, n)) if *gk == k => *n += 1,
+            _ => groups.push((k, 1)),
+        }
+    }
+    // Candidate indices of different sizes never collide: each group has
+    // its own index range (group g starts at g << 48).
+    let mut next_index: Vec<u64> = (0..groups.len() as u64).map(|g| g << 48).collect();
+    move |generation| {
+        let mut ps: Vec<Integer> = Vec::with_capacity(primes as usize);
+        for (g, &(k, count)) in groups.iter().enumerate() {
+            let found =
+                generation.search(RsaSource::new(k, primes, e, bits), next_index[g], count)?;
+            next_index[g] = found.last().map_or(next_index[g], |f| f.index + 1);
+            ps.extend(found.into_iter().map(|f| f.prime));
+        }
+        Ok(ps)
+    }
+}
+
+/// The key's provable primes (`provable`), each call from the indices
+/// after the last call's.
+fn provable_draw(
+    sizes: &[u32],
+    primes: u32,
+    e: u64,
+) -> impl FnMut(&mut Generation<'_, '_>) -> Result<Vec<Integer>> {
+    let sizes = sizes.to_vec();
+    let mut next: Vec<Vec<u64>> = (0..primes)
+        .map(|j| (0..8).map(|l| provable::first_index(j, l)).collect())
+        .collect();
+    move |generation| {
+        let mut slots: Vec<provable::Slot<'_>> = sizes
+            .iter()
+            .zip(next.iter_mut())
+            .map(|(&k, next)| provable::Slot {
+                k,
+                lo: lower_bound(k, primes),
+                next,
+            })
+            .collect();
+        provable::primes(generation, &mut slots, e)?
+            .into_iter()
+            .map(|c| c.into_iter().next().ok_or(Error::Internal))
+            .collect()
     }
 }
 
