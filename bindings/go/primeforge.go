@@ -92,6 +92,9 @@ type Options struct {
 	Seed []byte
 	// FIPS (RSA only): refuse requests whose key would not meet FIPS 186-5.
 	FIPS bool
+	// Provable (RSA only): proven primes (Pocklington certificates, as
+	// nettle makes them) instead of probable ones; not with FIPS.
+	Provable bool
 }
 
 func (o *Options) raw() (C.pf_options, func()) {
@@ -108,7 +111,10 @@ func (o *Options) raw() (C.pf_options, func()) {
 		free = func() { C.free(p) }
 	}
 	if o.FIPS {
-		opts.flags = C.PF_RSA_FIPS
+		opts.flags |= C.PF_RSA_FIPS
+	}
+	if o.Provable {
+		opts.flags |= C.PF_RSA_PROVABLE
 	}
 	return opts, free
 }

@@ -64,6 +64,36 @@ func TestSeededIsDeterministic(t *testing.T) {
 	}
 }
 
+func TestProvablePrimes(t *testing.T) {
+	seed := bytes.Repeat([]byte{9}, 32)
+	pems := [][]byte{}
+	for _, o := range []*Options{
+		{Threads: 1, Seed: seed, Provable: true},
+		{Threads: 2, Seed: seed, Provable: true},
+		{Threads: 1, Seed: seed},
+	} {
+		k, err := GenerateRSA(context.Background(), 512, o)
+		if err != nil {
+			t.Fatal(err)
+		}
+		// Only the FIPS 186-5 notes (bits 16 and up: 512 bits is below
+		// FIPS sizes), no problem.
+		if p, err := k.Check(); err != nil || p&0xFFFF != 0 {
+			t.Fatalf("check: %x %v", p, err)
+		}
+		pem, _ := k.PEM()
+		k.Close()
+		pems = append(pems, pem)
+	}
+	if !bytes.Equal(pems[0], pems[1]) || bytes.Equal(pems[0], pems[2]) {
+		t.Fatal("provable keys: not the same at 1 and 2 threads, or the same as the default")
+	}
+	_, err := GenerateRSA(context.Background(), 2048, &Options{FIPS: true, Provable: true})
+	if !errors.Is(err, ErrInvalidArgument) {
+		t.Fatalf("FIPS and Provable: %v", err)
+	}
+}
+
 func TestErrorsCarryTheMessage(t *testing.T) {
 	_, err := GenerateRSA(context.Background(), 1001, nil)
 	if !errors.Is(err, ErrInvalidArgument) {

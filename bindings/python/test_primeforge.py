@@ -66,6 +66,16 @@ class Rsa(unittest.TestCase):
         key = pf.generate_rsa(2048, threads=2, fips=True)
         self.assertEqual(key.bits, 2048)
 
+    def test_provable_primes(self):
+        seed = bytes(range(1, 33))
+        one = pf.generate_rsa(512, threads=1, seed=seed, provable=True)
+        two = pf.generate_rsa(512, threads=2, seed=seed, provable=True)
+        self.assertEqual(one.der(), two.der())
+        self.assertEqual(one.check() & 0xFFFF, 0)  # FIPS notes only (512 bits)
+        self.assertNotEqual(pf.generate_rsa(512, threads=1, seed=seed).der(), one.der())
+        with self.assertRaises(pf.InvalidArgument):
+            pf.generate_rsa(2048, fips=True, provable=True)
+
     def test_bad_input_raises(self):
         with self.assertRaises(pf.InvalidArgument):
             pf.generate_rsa(1001)

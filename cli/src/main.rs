@@ -212,6 +212,12 @@ struct RsaArgs {
     /// Number of primes (2; up to 3 below 4096 bits, 4 below 8192, else 5).
     #[arg(long, default_value_t = 2)]
     primes: u32,
+    /// Provable primes: each prime is proven by a chain of Pocklington
+    /// certificates (as nettle makes RSA primes) instead of being a FIPS
+    /// 186-5 A.1.3 probable prime. Faster at 512 bits, about as fast from
+    /// 1024 up; not FIPS 186-5.
+    #[arg(long)]
+    provable: bool,
     /// Private key container.
     #[arg(long, value_enum, default_value_t = KeyFormat::Pkcs8)]
     format: KeyFormat,
@@ -498,7 +504,12 @@ fn with_progress<T>(
 
 fn run_rsa(a: RsaArgs) -> Result<(), Fail> {
     let bits = a.size.or(a.bits).unwrap_or(3072);
-    let request = primeforge::rsa::Request::new(bits, a.exponent, a.primes).map_err(from_core)?;
+    let request = if a.provable {
+        primeforge::rsa::Request::provable(bits, a.exponent, a.primes)
+    } else {
+        primeforge::rsa::Request::new(bits, a.exponent, a.primes)
+    }
+    .map_err(from_core)?;
     let c = &a.common;
     if a.encrypt && matches!(a.format, KeyFormat::Pkcs1) {
         return Err(usage(

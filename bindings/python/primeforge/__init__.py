@@ -496,18 +496,19 @@ class DhParams:
 
 def generate_rsa(bits: int = 3072, threads: int = 0, exponent: int = 65537, primes: int = 2,
                  seed: Optional[BytesLike] = None, progress: Optional[ProgressCallback] = None,
-                 fips: bool = False) -> "RsaKey":
+                 fips: bool = False, provable: bool = False) -> "RsaKey":
     """Generates an RSA key by FIPS 186-5 A.1.3 on `threads` threads (0 = all
     cores). The key meets FIPS 186-5 when bits >= 2048, exponent > 65536 and
     primes == 2; `fips=True` raises InvalidArgument for anything else.
+    `provable=True` makes proven primes (Pocklington certificates, as
+    nettle does) instead of probable ones; not with `fips=True`.
 
     `seed` (32 bytes, not all zero) makes the key a deterministic function
     of the seed. `progress(ev)` is called on this thread every 50 ms and
     whenever a prime is found; returning True cancels (raises Cancelled).
     """
     call = _Call(threads, seed, progress)
-    if fips:
-        call.opts.flags = PF_RSA_FIPS
+    call.opts.flags = _rsa_flags(fips, provable)
     out = _h()
     st = call.run(_pf_rsa_generate_ex, bits, exponent, primes, ctypes.byref(call.opts),
                   ctypes.byref(out))
@@ -566,6 +567,11 @@ class DhBatch(_Owned):
 
 
 PF_RSA_FIPS = 1
+PF_RSA_PROVABLE = 2
+
+
+def _rsa_flags(fips, provable):
+    return (PF_RSA_FIPS if fips else 0) | (PF_RSA_PROVABLE if provable else 0)
 
 NAMED_GROUPS = {"ffdhe2048": 1, "ffdhe3072": 2, "ffdhe4096": 3, "ffdhe6144": 4,
                 "ffdhe8192": 5, "modp2048": 6, "modp3072": 7, "modp4096": 8,
@@ -668,7 +674,7 @@ class Job(_Owned):
         return RsaKey(out, counters) if self._kind == "rsa" else DhParams(out, counters)
 
 
-def _job_options(threads, seed, fips=False):
+def _job_options(threads, seed, fips=False, provable=False):
     opts = _pf_options_default()
     opts.threads = threads
     keep = None
@@ -677,16 +683,16 @@ def _job_options(threads, seed, fips=False):
         keep = (ctypes.c_uint8 * max(len(seed), 1)).from_buffer_copy(seed or b"\0")
         opts.seed = ctypes.cast(keep, u8p)
         opts.seed_len = len(seed)
-    if fips:
-        opts.flags = PF_RSA_FIPS
+    opts.flags = _rsa_flags(fips, provable)
     # The library copies the options and the seed before start returns.
     return opts, keep
 
 
 def start_rsa(bits: int = 3072, threads: int = 0, exponent: int = 65537, primes: int = 2,
-              seed: Optional[BytesLike] = None, fips: bool = False) -> "Job":
+              seed: Optional[BytesLike] = None, fips: bool = False,
+              provable: bool = False) -> "Job":
     """Starts generate_rsa's work in the background and returns a Job."""
-    opts, _keep = _job_options(threads, seed, fips)
+    opts, _keep = _job_options(threads, seed, fips, provable)
     out = _h()
     _check(_pf_rsa_generate_start(bits, exponent, primes, ctypes.byref(opts), ctypes.byref(out)))
     return Job(out, "rsa")
@@ -751,12 +757,12 @@ async def _await_job(job, progress, interval):
 async def generate_rsa_async(bits: int = 3072, threads: int = 0, exponent: int = 65537,
                              primes: int = 2, seed: Optional[BytesLike] = None,
                              fips: bool = False, progress: Optional[ProgressCallback] = None,
-                             interval: float = 0.1) -> "RsaKey":
+                             interval: float = 0.1, provable: bool = False) -> "RsaKey":
     """generate_rsa for asyncio: the event loop keeps running while the
     library's threads work, woken by the job's descriptor. `progress(ev)`
     runs on the loop every `interval` seconds; returning True cancels
     (raises Cancelled). Cancelling the awaiting task cancels the job."""
-    job = start_rsa(bits, threads, exponent, primes, seed, fips)
+    job = start_rsa(bits, threads, exponent, primes, seed, fips, provable)
     return await _await_job(job, progress, interval)
 
 
