@@ -9,7 +9,10 @@
 //! engine's 2-thread speedup divided by it is the engine's own efficiency. The full benchmark suite with peers is issue
 //! 6's `pf-bench`.
 //!
-//!     cargo run --release --example rsa_timing -- BITS N THREADS... [--openssl]
+//! With `--provable`, the keys are made of provable primes
+//! (`PF_RSA_PROVABLE`).
+//!
+//!     cargo run --release --example rsa_timing -- BITS N THREADS... [--openssl] [--provable]
 use std::time::Instant;
 
 use primeforge::prime::Options;
@@ -23,10 +26,11 @@ fn main() {
     let mut args: Vec<String> = std::env::args().skip(1).collect();
     let openssl = args.iter().any(|a| a == "--openssl");
     let ceiling = args.iter().any(|a| a == "--ceiling");
-    args.retain(|a| a != "--openssl" && a != "--ceiling");
+    let provable = args.iter().any(|a| a == "--provable");
+    args.retain(|a| a != "--openssl" && a != "--ceiling" && a != "--provable");
     let (bits, n, threads) = parse_counts(
         &args,
-        "usage: rsa_timing BITS N THREADS... [--openssl] [--ceiling]",
+        "usage: rsa_timing BITS N THREADS... [--openssl] [--ceiling] [--provable]",
     );
     let mut series = Series::new(&threads);
     let mut ossl = Vec::new();
@@ -34,6 +38,7 @@ fn main() {
     for i in 0..n {
         let seed = [i as u8; 32];
         series.run(&seed, |o| {
+            o.rsa_provable = provable;
             let (k, st) = primeforge::rsa::generate(bits, 65537, 2, o).expect("generation");
             assert_eq!(k.bits(), bits);
             st
@@ -43,6 +48,7 @@ fn main() {
                 let mut o = Options {
                     threads: 1,
                     seed: Some(&seed),
+                    rsa_provable: provable,
                     ..Default::default()
                 };
                 primeforge::rsa::generate(bits, 65537, 2, &mut o).expect("generation");

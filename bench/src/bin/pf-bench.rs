@@ -29,6 +29,11 @@ struct Cli {
     /// DH prime sizes.
     #[arg(long, value_delimiter = ',', default_values_t = [256u32, 512, 1024, 2048])]
     dh: Vec<u32>,
+    /// RSA modulus sizes also run with provable primes (`PF_RSA_PROVABLE`,
+    /// as nettle makes its primes), in their own table against the same
+    /// peers. None by default.
+    #[arg(long, value_delimiter = ',')]
+    rsa_provable: Vec<u32>,
     /// Thread counts timed (wall-clock figures are meaningful up to the
     /// machine's core count).
     #[arg(long, value_delimiter = ',', default_values_t = [1u32, 2])]
@@ -65,6 +70,7 @@ struct Cli {
 enum Kind {
     Rsa,
     Dh,
+    RsaProvable,
 }
 
 impl Kind {
@@ -72,6 +78,7 @@ impl Kind {
         match self {
             Kind::Rsa => "RSA",
             Kind::Dh => "DH",
+            Kind::RsaProvable => "RSA-provable",
         }
     }
 }
@@ -79,12 +86,12 @@ impl Kind {
 /// Default samples per size: enough for a mean, finishing in minutes.
 fn default_samples(kind: Kind, bits: u32) -> usize {
     match (kind, bits) {
-        (Kind::Rsa, 0..=512) => 60,
-        (Kind::Rsa, 513..=1024) => 40,
-        (Kind::Rsa, 1025..=2048) => 20,
-        (Kind::Rsa, 2049..=3072) => 12,
-        (Kind::Rsa, 2049..=4096) => 6,
-        (Kind::Rsa, _) => 2,
+        (Kind::Rsa | Kind::RsaProvable, 0..=512) => 60,
+        (Kind::Rsa | Kind::RsaProvable, 513..=1024) => 40,
+        (Kind::Rsa | Kind::RsaProvable, 1025..=2048) => 20,
+        (Kind::Rsa | Kind::RsaProvable, 2049..=3072) => 12,
+        (Kind::Rsa | Kind::RsaProvable, 2049..=4096) => 6,
+        (Kind::Rsa | Kind::RsaProvable, _) => 2,
         (Kind::Dh, 0..=256) => 40,
         (Kind::Dh, 257..=512) => 20,
         (Kind::Dh, 513..=1024) => 10,
@@ -136,7 +143,8 @@ fn ours(kind: Kind, bits: u32, threads: u32, s: &[u8; 32]) -> Stats {
         ..Default::default()
     };
     match kind {
-        Kind::Rsa => {
+        Kind::Rsa | Kind::RsaProvable => {
+            o.rsa_provable = kind == Kind::RsaProvable;
             primeforge::rsa::generate(bits, 65537, 2, &mut o)
                 .expect("rsa")
                 .1
@@ -223,13 +231,15 @@ impl OpenSsl {
     fn run(&self, kind: Kind, bits: u32) -> bool {
         // SAFETY: the EVP calls in their documented order; objects freed.
         unsafe {
-            let name = CString::new(if kind == Kind::Rsa { "RSA" } else { "DH" }).unwrap();
+            let name = CString::new(if kind == Kind::Dh { "DH" } else { "RSA" }).unwrap();
             let ctx = (self.new_from_name)(std::ptr::null_mut(), name.as_ptr(), std::ptr::null());
             if ctx.is_null() {
                 return false;
             }
             let ok = match kind {
-                Kind::Rsa => (self.keygen_init)(ctx) > 0 && (self.rsa_bits)(ctx, bits as c_int) > 0,
+                Kind::Rsa | Kind::RsaProvable => {
+                    (self.keygen_init)(ctx) > 0 && (self.rsa_bits)(ctx, bits as c_int) > 0
+                }
                 Kind::Dh => {
                     (self.paramgen_init)(ctx) > 0
                         && (self.dh_len)(ctx, bits as c_int) > 0
@@ -691,15 +701,18 @@ fn main() {
     }
     let _ = writeln!(
         md,
-        "- seeds: sample i of KIND-BITS uses [i; 32] with byte 0 = kind (0 RSA, 1 DH), bytes 1–4 = bits (LE), bytes 5–8 = i (LE); every thread count runs the same seeds"
+        "- seeds: sample i of KIND-BITS uses [i; 32] with byte 0 = kind (0 RSA, 1 DH, 2 RSA with provable primes), bytes 1–4 = bits (LE), bytes 5–8 = i (LE); every thread count runs the same seeds"
     );
     let mut all = Vec::new();
-    for kind in [Kind::Rsa, Kind::Dh] {
-        let sizes = if kind == Kind::Rsa {
-            cli.rsa.clone()
-        } else {
-            cli.dh.clone()
+    for kind in [Kind::Rsa, Kind::Dh, Kind::RsaProvable] {
+        let sizes = match kind {
+            Kind::Rsa => cli.rsa.clone(),
+            Kind::Dh => cli.dh.clone(),
+            Kind::RsaProvable => cli.rsa_provable.clone(),
         };
+        if sizes.is_empty() && kind == Kind::RsaProvable {
+            continue;
+        }
         let mut r = Results {
             kind,
             sizes: sizes.clone(),
@@ -724,7 +737,7 @@ fn main() {
             let mut ns = Series::default();
             let mut pairs = Series::default();
             let mut os_ok = openssl.is_some();
-            let ns_ok = nettle.is_some() && kind == Kind::Rsa;
+            let ns_ok = nettle.is_some() && kind != Kind::Dh;
             for i in 0..n {
                 let sd = seed(kind, bits, i);
                 for (t_i, &t) in cli.threads.iter().enumerate() {
