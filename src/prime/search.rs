@@ -783,8 +783,8 @@ impl<'g, 'o> Generation<'g, 'o> {
     }
 
     /// Runs `jobs` on the generation's workers — in parallel when there
-    /// are several, never on the calling thread — then wipes every
-    /// worker's stack, adds the work each job counted to the counters and
+    /// are several, never on the calling thread — each wiping the stack
+    /// below it when done, adds the work each job counted to the counters and
     /// the `found` primes to the progress, and reports progress once on
     /// the calling thread (which may cancel). For work too short to be
     /// worth the engine's hand-offs between the caller and the workers
@@ -803,13 +803,12 @@ impl<'g, 'o> Generation<'g, 'o> {
                 jobs.into_par_iter()
                     .map(|job| {
                         let mut stats = Stats::default();
-                        let r = job(seed, &mut stats);
+                        let r = crate::secure::with_wiped_stack(|| job(seed, &mut stats));
                         (r, stats)
                     })
                     .collect::<Vec<_>>()
             })
         }));
-        self.pool.broadcast(|_| crate::secure::wipe_stack());
         let results = outcome.map_err(|_| Error::Internal)?;
         let mut out = Vec::with_capacity(results.len());
         for (r, stats) in results {

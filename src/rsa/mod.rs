@@ -383,8 +383,9 @@ impl CandidateSource for RsaSource {
 /// Everything derived from the seed (candidates, Miller–Rabin bases, the
 /// pairwise test) and the key assembly run on the generation's private
 /// pool, whose workers' stacks are shielded and wiped and which is joined
-/// before this returns; the calling thread only waits, reports progress
-/// and copies the finished key into secure memory. Its own frames are
+/// before this returns; the calling thread only waits and reports
+/// progress (the key comes back from a worker, already in secure
+/// memory). Its own frames are
 /// wiped from above (`secure::with_wiped_stack`), and every GMP
 /// block of the generation lives in the secret arena
 /// (`gmp::secret_scope`).
@@ -503,30 +504,9 @@ fn provable_draw(
     }
 }
 
-/// Runs `a` and `b` on two of the generation's workers, or one after the
-/// other on its single worker — never on the calling thread — and wipes
-/// every worker's stack afterwards.
-fn run_pair<RA: Send, RB: Send>(
-    pool: &rayon::ThreadPool,
-    a: impl FnOnce() -> RA + Send,
-    b: impl FnOnce() -> RB + Send,
-) -> (RA, RB) {
-    let r = if pool.current_num_threads() >= 2 {
-        pool.join(a, b)
-    } else {
-        pool.install(|| (a(), b()))
-    };
-    pool.broadcast(|_| crate::secure::wipe_stack());
-    r
-}
-
-/// Builds the key from its primes; `None` when a FIPS condition fails.
-///
-/// With two or more workers in `pool` the work splits in two: λ, d, the CRT
-/// coefficients (tens of microseconds by divsteps) and the pairwise test's
-/// first CRT exponentiation on one worker, the other CRT exponentiations on
-/// the other, so the serial tail after the search is one constant-time
-/// exponentiation long instead of two.
+/// Builds the key from its primes on one of the generation's workers (one
+/// hand-off from the calling thread, about 14 µs); `None` when a FIPS
+/// condition fails.
 fn assemble(
     bits: u32,
     e: u64,
@@ -534,6 +514,18 @@ fn assemble(
     seed: &Seed,
     pool: &rayon::ThreadPool,
 ) -> Result<Option<RsaKey>> {
+    pool.install(|| crate::secure::with_wiped_stack(|| assemble_here(bits, e, ps, seed)))
+}
+
+/// [`assemble`]'s work, on a worker.
+///
+/// With two or more workers in the pool the work splits in two
+/// (`rayon::join`, each side wiping the stack below it when done): λ, d,
+/// the CRT coefficients (tens of microseconds by divsteps) and the
+/// pairwise test's first CRT exponentiation on one worker, the other CRT
+/// exponentiations on the other, so the serial tail after the search is
+/// one constant-time exponentiation long instead of two.
+fn assemble_here(bits: u32, e: u64, ps: &[Integer], seed: &Seed) -> Result<Option<RsaKey>> {
     if ps.len() == 2 && !primes_far_apart(&ps[0], &ps[1], bits) {
         return Ok(None);
     }
@@ -558,33 +550,37 @@ fn assemble(
         .iter()
         .map(|p| inverse_of_e_mod(&minus_one_odd(p), e))
         .collect();
-    // The message comes from the seed's stream: built on a worker.
-    let (m, c) = pool.install(|| pairwise_message(&n, e, seed))?;
+    let (m, c) = pairwise_message(&n, e, seed)?;
     // The pairwise test's CRT part for prime i: c^(d_i) mod r_i.
     // `sec::pow_mod`, not `mpz_powm_sec`: GMP's brings the base into
     // Montgomery form through `mpn_invert_limb`'s table, indexed by r_i's
     // top bits.
     let part = |i: usize| sec::pow_mod(&c, &exps[i], &ps[i]).ok_or(Error::Internal);
-    let (side, rest) = run_pair(
-        pool,
-        || -> Result<_> {
-            // d = e⁻¹ mod λ; CRT coefficients as constant-time inverses
-            // modulo a prime (`ct::inverse_mod_odd`). Both take tens of
-            // microseconds, so this side also takes the first CRT part.
-            let d = inverse_of_e_mod(&carmichael_lambda(ps)?, e);
-            let bound = ps.iter().map(|p| p.significant_bits()).max().unwrap_or(0);
-            let inv_mod_prime = |v: &Integer, p: &Integer| {
-                ct::inverse_mod_odd(&sec::rem(v, p), p, bound).ok_or(Error::Internal)
-            };
-            let mut coeffs = vec![inv_mod_prime(&ps[1], &ps[0])?];
-            let mut prefix = sec::mul(&ps[0], &ps[1]);
-            for p in &ps[2..] {
-                coeffs.push(inv_mod_prime(&prefix, p)?);
-                prefix = sec::mul(&prefix, p);
-            }
-            Ok((d, coeffs, part(0)?))
+    let (side, rest) = rayon::join(
+        || {
+            crate::secure::with_wiped_stack(|| -> Result<_> {
+                // d = e⁻¹ mod λ; CRT coefficients as constant-time inverses
+                // modulo a prime (`ct::inverse_mod_odd`). Both take tens of
+                // microseconds, so this side also takes the first CRT part.
+                let d = inverse_of_e_mod(&carmichael_lambda(ps)?, e);
+                let bound = ps.iter().map(|p| p.significant_bits()).max().unwrap_or(0);
+                let inv_mod_prime = |v: &Integer, p: &Integer| {
+                    ct::inverse_mod_odd(&sec::rem(v, p), p, bound).ok_or(Error::Internal)
+                };
+                let mut coeffs = vec![inv_mod_prime(&ps[1], &ps[0])?];
+                let mut prefix = sec::mul(&ps[0], &ps[1]);
+                for p in &ps[2..] {
+                    coeffs.push(inv_mod_prime(&prefix, p)?);
+                    prefix = sec::mul(&prefix, p);
+                }
+                Ok((d, coeffs, part(0)?))
+            })
         },
-        || (1..ps.len()).map(part).collect::<Result<Vec<Integer>>>(),
+        || {
+            crate::secure::with_wiped_stack(|| {
+                (1..ps.len()).map(part).collect::<Result<Vec<Integer>>>()
+            })
+        },
     );
     let (d, coeffs, first) = side?;
     let parts: Vec<Integer> = std::iter::once(first).chain(rest?).collect();
