@@ -359,9 +359,28 @@ fn fmt_s(v: f64) -> String {
         format!("{v:.1}")
     } else if v >= 1.0 {
         format!("{v:.3}")
-    } else {
+    } else if v >= 0.01 {
         format!("{v:.4}")
+    } else {
+        format!("{v:.5}")
     }
+}
+
+/// The peer's time over ours: the ratio of means with its standard error
+/// (independent samples), and the ratio of medians.
+fn speed(ours: &Series, peer: &Series) -> String {
+    let var = |s: &Series| {
+        let m = s.mean();
+        s.wall.iter().map(|x| (x - m) * (x - m)).sum::<f64>() / (s.n() - 1.0).max(1.0)
+    };
+    let r = peer.mean() / ours.mean();
+    let rel =
+        var(ours) / ours.n() / ours.mean().powi(2) + var(peer) / peer.n() / peer.mean().powi(2);
+    format!(
+        "{r:.2}× ± {:.2} ({:.2}×)",
+        r * rel.sqrt(),
+        peer.median() / ours.median()
+    )
 }
 
 struct Results {
@@ -536,11 +555,13 @@ fn table(r: &Results, md: &mut String) {
         md,
         "\n### {k}: against peers (one thread each, in process, same run)\n"
     );
+    md.push_str("Faster by: the ratio of means ± its standard error (the ratio of medians).\n\n");
     md.push_str("| bits | samples | primeforge mean s | OpenSSL mean s | primeforge faster by | nettle mean s | primeforge faster by |\n|---|---|---|---|---|---|---|\n");
     for (si, b) in r.sizes.iter().enumerate() {
-        let ourm = r.ours[si][0].mean();
+        let ours = &r.ours[si][0];
+        let ourm = ours.mean();
         let peer = |p: &Option<Series>| match p {
-            Some(s) if !s.wall.is_empty() => (fmt_s(s.mean()), format!("{:.2}×", s.mean() / ourm)),
+            Some(s) if !s.wall.is_empty() => (fmt_s(s.mean()), speed(ours, s)),
             _ => ("—".into(), "—".into()),
         };
         let (om, or) = peer(&r.openssl[si]);
