@@ -460,7 +460,9 @@ enum pf_rsa_flag
    * default at 512 bits, where the rounds dominate; about as fast from
    * 1024 bits up. Seeded output differs from the default's; the primes are not
    * uniform among all primes of their size (p − 1 always has a prime
-   * factor above √p). Refused (`PF_ERR_INVALID_ARGUMENT`) together with
+   * factor above √p). Progress reports count every prime of the chains
+   * in `primes_found` and `primes_needed` (three per prime of an RSA-512
+   * key, five per prime of an RSA-2048 key). Refused (`PF_ERR_INVALID_ARGUMENT`) together with
    * `PF_RSA_FIPS`: FIPS 186-5's provable primes are another
    * construction (A.1.2). A library older than this flag refuses it
    * as an unknown bit (`PF_ERR_INVALID_ARGUMENT`).

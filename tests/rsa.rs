@@ -424,16 +424,35 @@ fn a_search_that_ends_before_the_first_tick_still_reports_and_can_be_cancelled()
     // RSA-512 takes about a millisecond: the workers are done long before
     // the 100 ms tick, so the only report is the final one. It must come,
     // and refusing it must cancel.
-    for threads in [1, 2, 4] {
-        for _ in 0..10 {
-            let mut o = opts(threads, None);
-            o.progress = Some(always_cancel);
-            let mut k = std::ptr::dangling_mut::<pf_rsa_key>();
-            let st = unsafe { pf_rsa_generate_ex(512, 65537, 2, &o, &mut k) };
-            assert_eq!(st, pf_status::PF_ERR_CANCELLED, "{threads} threads");
-            assert_eq!(k, std::ptr::dangling_mut());
+    // With provable primes the small levels run without the engine, and
+    // the report after them must come and be able to cancel too.
+    for flags in [0, pf_rsa_flag::PF_RSA_PROVABLE as u32] {
+        for threads in [1, 2, 4] {
+            for _ in 0..10 {
+                let mut o = opts(threads, None);
+                o.progress = Some(always_cancel);
+                o.flags = flags;
+                let mut k = std::ptr::dangling_mut::<pf_rsa_key>();
+                let st = unsafe { pf_rsa_generate_ex(512, 65537, 2, &o, &mut k) };
+                assert_eq!(st, pf_status::PF_ERR_CANCELLED, "{threads} threads");
+                assert_eq!(k, std::ptr::dangling_mut());
+            }
         }
     }
+    // The reports of a provable key count every prime of the chains
+    // (256 → 129 → 66 bits: three per prime), found on the caller's
+    // thread's reports as they come.
+    let mut events: Vec<pf_progress> = Vec::new();
+    let s = seed(3);
+    let mut o = opts(2, Some(&s));
+    o.flags = pf_rsa_flag::PF_RSA_PROVABLE as u32;
+    o.progress = Some(count_cb);
+    o.user_data = &mut events as *mut Vec<pf_progress> as *mut c_void;
+    let key = generate(512, 65537, 2, &o).unwrap();
+    unsafe { pf_rsa_free(key) };
+    assert!(events.iter().all(|e| e.primes_needed == 6));
+    assert_eq!(events.last().unwrap().primes_found, 6);
+    assert!(events.last().unwrap().exponentiations > 0);
 }
 
 #[test]
