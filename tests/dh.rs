@@ -390,21 +390,6 @@ fn work(bits: u32, threads: u32, s: &[u8; 32]) -> pf_stats {
     stats
 }
 
-/// Whether the library tests DH candidates in pairs here: built with its
-/// AVX-512 code (build.rs sets `pf_avx512` for the whole package) and
-/// running on a CPU with AVX-512 F and IFMA.
-fn pairs() -> bool {
-    #[cfg(all(target_arch = "x86_64", pf_avx512))]
-    {
-        std::arch::is_x86_feature_detected!("avx512f")
-            && std::arch::is_x86_feature_detected!("avx512ifma")
-    }
-    #[cfg(not(all(target_arch = "x86_64", pf_avx512)))]
-    {
-        false
-    }
-}
-
 #[test]
 fn work_at_16_threads_is_within_the_waste_bound() {
     for i in 0..5 {
@@ -421,7 +406,11 @@ fn work_at_16_threads_is_within_the_waste_bound() {
         // on AVX-512 IFMA, for about 0.6 of two tests' time). The one-thread
         // run then also tests the answer's partner (≤ 2 exponentiations),
         // which sixteen threads may not have reached.
-        let (in_flight, partner) = if pairs() { (2.0, 2) } else { (1.0, 0) };
+        let (in_flight, partner) = if common::ifma_pairs() {
+            (2.0, 2)
+        } else {
+            (1.0, 0)
+        };
         assert!(
             sixteen.exponentiations as f64 <= 1.03 * one.exponentiations as f64 + 15.0 * in_flight,
             "16 threads: {} exponentiations vs {} at 1 thread",

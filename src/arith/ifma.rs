@@ -466,13 +466,51 @@ pub(crate) fn fermat_base2_secret(n: &[u64], r_mod_n: &[u64], stop: &AtomicBool)
     let (k, v) = plan(n)?;
     #[cfg(all(target_arch = "x86_64", pf_avx512))]
     {
-        by_registers!(v, fermat(n, r_mod_n, k, stop))
+        by_registers!(v, fermat1(n, r_mod_n, k, stop))
     }
     #[cfg(not(all(target_arch = "x86_64", pf_avx512)))]
     {
         let _ = (r_mod_n, stop, v, k);
         None
     }
+}
+
+/// Whether [`fermat_base2_secret_pair`] takes two numbers of `bits` bits
+/// (the same sizes as the public pairs, [`pairs`]).
+pub(crate) fn secret_pairs(bits: u32) -> bool {
+    pairs(bits)
+}
+
+/// [`fermat_base2_secret`] on two secret odd numbers of the same bit
+/// length at once, their steps interleaved in one loop (see
+/// [`PAIR_REGISTERS`]); `None` when stopped, or when this CPU or their
+/// sizes are not covered (the bit lengths are public: every candidate of
+/// an RSA search has the same). Each lane's doubling is chosen by a mask
+/// from its own n, as in the single test; the loop's length, every index
+/// and every branch depend on the public sizes only.
+pub(crate) fn fermat_base2_secret_pair(
+    ns: [&[u64]; 2],
+    rs: [&[u64]; 2],
+    stop: &AtomicBool,
+) -> Option<[u64; 2]> {
+    let (k, v) = plan(ns[0])?;
+    if plan(ns[1])? != (k, v) || v > PAIR_REGISTERS || bit_length(ns[0]) != bit_length(ns[1]) {
+        return None;
+    }
+    #[cfg(all(target_arch = "x86_64", pf_avx512))]
+    {
+        by_registers!(@ v, fermat2(ns, rs, k, stop), 2 3 4 5 6 7 8)
+    }
+    #[cfg(not(all(target_arch = "x86_64", pf_avx512)))]
+    {
+        let _ = (rs, stop, v, k);
+        None
+    }
+}
+
+/// The bit length of the limbs n (top limb non-zero).
+fn bit_length(n: &[u64]) -> usize {
+    64 * n.len() - n.last().map_or(64, |t| t.leading_zeros() as usize)
 }
 
 /// Limbs to digits into a fixed buffer, without branching on the values.
@@ -492,63 +530,99 @@ fn digits_into(limbs: &[u64], k: usize, out: &mut [u64; 160]) {
     }
 }
 
+/// The secret Fermat test on L numbers of one bit length and digit count
+/// at once: `Some` of each verdict (1 or 0), `None` once `stop` is set.
 #[cfg(all(target_arch = "x86_64", pf_avx512))]
 #[target_feature(enable = "avx512f,avx512ifma")]
-unsafe fn fermat<const V: usize>(
-    n: &[u64],
-    r_mod_n: &[u64],
+unsafe fn fermat<const V: usize, const L: usize>(
+    ns: [&[u64]; L],
+    rs: [&[u64]; L],
     k: usize,
     stop: &AtomicBool,
-) -> Option<u64> {
+) -> Option<[u64; L]> {
     use zeroize::Zeroize;
-    let len = n.len();
-    let bits = 64 * len - n[len - 1].leading_zeros() as usize;
+    let len = ns[0].len();
+    let bits = bit_length(ns[0]);
     // SAFETY: the features were checked by the caller.
-    let mut lane = unsafe { Lane::<V>::new(n, r_mod_n, k) };
+    let mut lanes: [Lane<V>; L] = std::array::from_fn(|l| unsafe { Lane::new(ns[l], rs[l], k) });
     let mut stopped = false;
     // Left to right over the bits of n − 1 (bit 0 of n − 1 is 0): x ←
-    // AMM(x, x·2^bit) = x²·2^bit / R.
+    // AMM(x, x·2^bit) = x²·2^bit / R, in every lane.
     for i in (0..bits).rev() {
         if i % 64 == 0 && stop.load(Ordering::Relaxed) {
             stopped = true;
             break;
         }
-        let bit = if i == 0 {
-            0
-        } else {
-            (n[i / 64] >> (i % 64)) & 1
-        };
-        let mask = std::hint::black_box(bit.wrapping_neg());
-        let mut c = 0;
-        for j in 0..k {
-            let x = lane.x[j];
-            let twice = ((x << 1) | c) & MASK;
-            c = (x >> 51) & mask;
-            lane.b[j] = (x & !mask) | (twice & mask);
+        for (lane, n) in lanes.iter_mut().zip(ns) {
+            let bit = if i == 0 {
+                0
+            } else {
+                (n[i / 64] >> (i % 64)) & 1
+            };
+            let mask = std::hint::black_box(bit.wrapping_neg());
+            let mut c = 0;
+            for j in 0..k {
+                let x = lane.x[j];
+                let twice = ((x << 1) | c) & MASK;
+                c = (x >> 51) & mask;
+                lane.b[j] = (x & !mask) | (twice & mask);
+            }
         }
         // SAFETY: as above.
-        unsafe { amm::<V, 1>(std::array::from_mut(&mut lane), k) };
+        unsafe { amm::<V, L>(&mut lanes, k) };
     }
     let verdict = (!stopped).then(|| {
-        // x < 2n is congruent to 2^(n−1)·R: it passes when x − (R mod n)
-        // is 0 or n. Both compared limb by limb, all limbs, with masks.
-        let mut xl = [0u64; 161];
-        limbs_into(&lane.x[..k], &mut xl);
-        let (mut borrow, mut diff_zero, mut diff_n) = (0u64, 0u64, 0u64);
-        for (j, &xj) in xl[..=len].iter().enumerate() {
-            let r = r_mod_n.get(j).copied().unwrap_or(0);
-            let (d1, b1) = xj.overflowing_sub(r);
-            let (d, b2) = d1.overflowing_sub(borrow);
-            borrow = (b1 | b2) as u64;
-            diff_zero |= d;
-            diff_n |= d ^ n.get(j).copied().unwrap_or(0);
-        }
-        xl.zeroize();
-        let is_zero = |w: u64| 1 ^ ((w | w.wrapping_neg()) >> 63);
-        is_zero(diff_zero) | is_zero(diff_n)
+        std::array::from_fn(|l| {
+            let (n, r_mod_n) = (ns[l], rs[l]);
+            // x < 2n is congruent to 2^(n−1)·R: it passes when x − (R mod
+            // n) is 0 or n. Both compared limb by limb, all limbs, with
+            // masks.
+            let mut xl = [0u64; 161];
+            limbs_into(&lanes[l].x[..k], &mut xl);
+            let (mut borrow, mut diff_zero, mut diff_n) = (0u64, 0u64, 0u64);
+            for (j, &xj) in xl[..=len].iter().enumerate() {
+                let r = r_mod_n.get(j).copied().unwrap_or(0);
+                let (d1, b1) = xj.overflowing_sub(r);
+                let (d, b2) = d1.overflowing_sub(borrow);
+                borrow = (b1 | b2) as u64;
+                diff_zero |= d;
+                diff_n |= d ^ n.get(j).copied().unwrap_or(0);
+            }
+            xl.zeroize();
+            let is_zero = |w: u64| 1 ^ ((w | w.wrapping_neg()) >> 63);
+            is_zero(diff_zero) | is_zero(diff_n)
+        })
     });
-    lane.wipe();
+    for lane in lanes.iter_mut() {
+        lane.wipe();
+    }
     verdict
+}
+
+/// [`fermat`] on one number.
+#[cfg(all(target_arch = "x86_64", pf_avx512))]
+#[target_feature(enable = "avx512f,avx512ifma")]
+unsafe fn fermat1<const V: usize>(
+    n: &[u64],
+    r_mod_n: &[u64],
+    k: usize,
+    stop: &AtomicBool,
+) -> Option<u64> {
+    // SAFETY: the features were checked by the caller.
+    unsafe { fermat::<V, 1>([n], [r_mod_n], k, stop) }.map(|[v]| v)
+}
+
+/// [`fermat`] on two numbers.
+#[cfg(all(target_arch = "x86_64", pf_avx512))]
+#[target_feature(enable = "avx512f,avx512ifma")]
+unsafe fn fermat2<const V: usize>(
+    ns: [&[u64]; 2],
+    rs: [&[u64]; 2],
+    k: usize,
+    stop: &AtomicBool,
+) -> Option<[u64; 2]> {
+    // SAFETY: the features were checked by the caller.
+    unsafe { fermat::<V, 2>(ns, rs, k, stop) }
 }
 
 #[cfg(test)]
@@ -778,6 +852,85 @@ mod tests {
         fermat_base2_secret(n.as_limbs(), &r_mod(n), stop)
     }
 
+    fn secret_pair(a: &Integer, b: &Integer, stop: &AtomicBool) -> Option<[u64; 2]> {
+        let (ra, rb) = (r_mod(a), r_mod(b));
+        fermat_base2_secret_pair([a.as_limbs(), b.as_limbs()], [&ra, &rb], stop)
+    }
+
+    /// The secret pair gives each number the single test's verdict: random
+    /// odd numbers, primes, all-ones, the smallest number of a size, and
+    /// Carmichael numbers in either lane, at every register count pairs
+    /// take; `None` for different bit lengths, for sizes above the pairs'
+    /// limit and once stopped.
+    #[test]
+    fn secret_pairs_agree_with_the_single_test() {
+        if !available() {
+            eprintln!("no AVX-512 IFMA on this CPU: the IFMA pairs are not exercised here");
+            return;
+        }
+        let never = AtomicBool::new(false);
+        let mut rng = ChaCha20Rng::seed_from_u64(0x5ec2_9a12);
+        let mut covered = 0;
+        for bits in (577u32..=3400)
+            .step_by(97)
+            .chain([1024, 1536, 2048, 3072, 3328])
+        {
+            let top = Integer::from(Integer::ONE << (bits - 1));
+            let odd = |rng: &mut ChaCha20Rng| random(bits, rng) | 1u32 | &top;
+            let prime = loop {
+                let p = (random(bits - 1, &mut rng) | &top).next_prime();
+                if p.significant_bits() == bits {
+                    break p;
+                }
+            };
+            let ones = Integer::from(Integer::ONE << bits) - 1u32;
+            let low = Integer::from(&top + 1u32);
+            let cases = [
+                (odd(&mut rng), odd(&mut rng)),
+                (prime.clone(), odd(&mut rng)),
+                (odd(&mut rng), prime.clone()),
+                (ones.clone(), prime.clone()),
+                (low, ones),
+            ];
+            for (a, b) in &cases {
+                let got = secret_pair(a, b, &never);
+                if pairs(bits) {
+                    assert_eq!(
+                        got,
+                        Some([secret(a, &never).unwrap(), secret(b, &never).unwrap()]),
+                        "{bits} bits: {a:x}, {b:x}"
+                    );
+                    covered += 1;
+                } else {
+                    assert_eq!(got, None, "{bits} bits");
+                }
+            }
+            if pairs(bits) {
+                assert_eq!(secret_pair(&prime, &prime, &never), Some([1, 1]));
+            }
+        }
+        assert!(covered > 100, "{covered}");
+        let mut rng = ChaCha20Rng::seed_from_u64(0xca42);
+        for bits in [200u32, 250, 340] {
+            let n = carmichael(bits, &mut rng);
+            let mut m = random(n.significant_bits(), &mut rng) | 1u32;
+            m.set_bit(n.significant_bits() - 1, true);
+            let (vn, vm) = (secret(&n, &never).unwrap(), secret(&m, &never).unwrap());
+            assert_eq!(vn, 1);
+            assert_eq!(secret_pair(&n, &m, &never), Some([vn, vm]));
+            assert_eq!(secret_pair(&m, &n, &never), Some([vm, vn]));
+        }
+        // Different bit lengths (same digit count), a size above the
+        // pairs' limit, and a set flag.
+        let a = Integer::from(Integer::ONE << 1023u32).next_prime();
+        let b = Integer::from(Integer::ONE << 1022u32).next_prime();
+        assert_eq!(digits(a.as_limbs()), digits(b.as_limbs()));
+        assert_eq!(secret_pair(&a, &b, &never), None);
+        let c = Integer::from(Integer::ONE << 4095u32).next_prime();
+        assert_eq!(secret_pair(&c, &c, &never), None);
+        assert_eq!(secret_pair(&a, &a, &AtomicBool::new(true)), None);
+    }
+
     /// The secret Fermat test agrees with 2^(n−1) mod n == 1 by mpz_powm
     /// on random odd numbers, primes and Carmichael numbers (which pass
     /// it), at the sizes it takes.
@@ -915,6 +1068,30 @@ mod tests {
             assert!(
                 traces.iter().all(|t| *t == traces[0]),
                 "{bits} bits: {traces:?}"
+            );
+            // The same for two at once: two pairs whose lanes both differ
+            // (each trace single-steps for about a minute).
+            let mut pair_traces = Vec::new();
+            for (a, b) in [(0, 1), (2, 0)] {
+                let (na, nb) = (&ns[a], &ns[b]);
+                let (ra, rb) = (r_mod(na), r_mod(nb));
+                let run = || {
+                    std::hint::black_box(fermat_base2_secret_pair(
+                        [na.as_limbs(), nb.as_limbs()],
+                        [&ra, &rb],
+                        &never,
+                    ));
+                };
+                let Some(t) = trace(&run) else {
+                    eprintln!("ptrace refused: the path is not checked here");
+                    return;
+                };
+                pair_traces.push(t);
+            }
+            assert!(pair_traces[0].0 > traces[0].0, "{pair_traces:?}");
+            assert!(
+                pair_traces.iter().all(|t| *t == pair_traces[0]),
+                "{bits} bits, pairs: {pair_traces:?}"
             );
         }
     }

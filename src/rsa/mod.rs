@@ -31,7 +31,7 @@ use rug::Integer;
 
 use crate::error::{Error, Result};
 use crate::gmp::sec;
-use crate::prime::fermat::fermat_base2_secret_or_stop;
+use crate::prime::fermat::{fermat_base2_secret_or_stop, fermat_base2_secret_pair_or_stop};
 use crate::prime::mr::rsa_rounds;
 use crate::prime::mr::MrCandidate;
 use crate::prime::search::{mr_round_from_stream, CandidateSource, Generation, Verdict};
@@ -312,6 +312,8 @@ struct RsaSource {
     e_divisor: assembly::WordDivisor,
     rounds: u32,
     trial: std::sync::Arc<TrialTable>,
+    /// Whether the first tests run two at once (`arith::ifma`).
+    pairs: bool,
 }
 
 impl RsaSource {
@@ -327,6 +329,7 @@ impl RsaSource {
             e_divisor: assembly::WordDivisor::new(e),
             rounds: rsa_rounds(k, bits),
             trial: trial_table(k),
+            pairs: crate::arith::ifma::secret_pairs(k),
         }
     }
 }
@@ -374,6 +377,29 @@ impl CandidateSource for RsaSource {
     }
     fn prime(&self, cand: &MrCandidate) -> Integer {
         cand.n.clone()
+    }
+    fn pairs(&self) -> bool {
+        self.pairs
+    }
+    fn first_round_pair(
+        &self,
+        _seed: &Seed,
+        _index: [u64; 2],
+        c: [&MrCandidate; 2],
+        stop: &AtomicBool,
+    ) -> Option<[Verdict; 2]> {
+        first_tests_paired([&c[0].n, &c[1].n], stop)
+    }
+}
+
+/// Round 0 (the secret base-2 Fermat filter) on two candidates at once
+/// (`fermat_base2_secret_pair_or_stop`), with the verdicts the single
+/// test gives; `None` where the pair cannot run together.
+fn first_tests_paired(ns: [&Integer; 2], stop: &AtomicBool) -> Option<[Verdict; 2]> {
+    match fermat_base2_secret_pair_or_stop(ns, stop) {
+        Some(v) => Some(v.map(Verdict::one)),
+        None if stop.load(std::sync::atomic::Ordering::Relaxed) => Some([Verdict::one(false); 2]),
+        None => None,
     }
 }
 

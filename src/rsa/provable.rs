@@ -39,7 +39,7 @@ use std::sync::Arc;
 
 use rug::Integer;
 
-use super::{assembly, coprime_minus_one, ct, draw_odd, mr_ready, trial_table};
+use super::{assembly, coprime_minus_one, ct, draw_odd, first_tests_paired, mr_ready, trial_table};
 use crate::error::{Error, Result};
 use crate::gmp::sec;
 use crate::prime::fermat::fermat_base2_secret_or_stop;
@@ -250,6 +250,8 @@ pub(crate) struct PocklingtonSource {
     /// prepared for the remainder.
     e: Option<(u64, assembly::WordDivisor)>,
     trial: Arc<TrialTable>,
+    /// Whether the first tests run two at once (`arith::ifma`).
+    pairs: bool,
 }
 
 impl PocklingtonSource {
@@ -271,6 +273,7 @@ impl PocklingtonSource {
             r_width,
             e: e.map(|e| (e, assembly::WordDivisor::new(e))),
             trial: trial_table(k),
+            pairs: crate::arith::ifma::secret_pairs(k),
         }
     }
 }
@@ -321,6 +324,18 @@ impl CandidateSource for PocklingtonSource {
     }
     fn prime(&self, cand: &PocklingtonCand) -> Integer {
         cand.n.clone()
+    }
+    fn pairs(&self) -> bool {
+        self.pairs
+    }
+    fn first_round_pair(
+        &self,
+        _seed: &Seed,
+        _index: [u64; 2],
+        c: [&PocklingtonCand; 2],
+        stop: &AtomicBool,
+    ) -> Option<[Verdict; 2]> {
+        first_tests_paired([&c[0].n, &c[1].n], stop)
     }
 }
 
