@@ -847,3 +847,75 @@ fn provable_flag_makes_valid_keys_at_any_thread_count() {
     assert_eq!(st, pf_status::PF_ERR_INVALID_ARGUMENT);
     assert_eq!(d, std::ptr::dangling_mut());
 }
+
+/// Provable-prime keys from fixed seeds must not change between versions
+/// either (see `known_answers_for_fixed_seeds`). Recorded 2026-12-02 from
+/// aeca051 (the first tests two at once where they pair: the answer does
+/// not depend on it); parts as there.
+#[test]
+fn known_answers_for_provable_primes() {
+    let cases: [(u32, u32, u8, &[u64]); 3] = [
+        (
+            512,
+            2,
+            4,
+            &[
+                109393465446505553,
+                65537,
+                277054419290376542,
+                657767302313102655,
+                1513213009323896710,
+                1347277173714016735,
+                422911523619024212,
+                1809924524109579445,
+            ],
+        ),
+        (
+            1024,
+            3,
+            5,
+            &[
+                1838730982176377460,
+                65537,
+                1556745705899508274,
+                394706175304725961,
+                955044747195279796,
+                1295812575693758080,
+                1331447721115271443,
+                2233523201095388507,
+                247994705313031917,
+                1031043995004691742,
+                471249611242823394,
+            ],
+        ),
+        (
+            2048,
+            2,
+            2,
+            &[
+                1710673732855913411,
+                65537,
+                1024887877022920127,
+                558723805066373779,
+                801423582601744482,
+                167044385168397633,
+                1664835802232094553,
+                619082392160928865,
+            ],
+        ),
+    ];
+    let mut wrong = Vec::new();
+    for (bits, primes, s, want) in cases {
+        let sd = seed(s);
+        let mut o = opts(2, Some(&sd));
+        o.flags = pf_rsa_flag::PF_RSA_PROVABLE as u32;
+        let key = generate(bits, 65537, primes, &o).unwrap();
+        let parts = if primes == 2 { 8 } else { 11 };
+        let got = fingerprint(key, parts);
+        unsafe { pf_rsa_free(key) };
+        if got != want {
+            wrong.push(format!("RSA-{bits}, {primes} primes, seed {s}: {got:?}"));
+        }
+    }
+    assert!(wrong.is_empty(), "changed keys:\n{}", wrong.join("\n"));
+}
