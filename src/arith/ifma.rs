@@ -134,7 +134,8 @@ pub(crate) fn strong_base2(n: &[u64], r_mod_n: &[u64], stop: &AtomicBool) -> Opt
 /// multiply-add units busy.
 const PAIR_REGISTERS: usize = 8;
 
-/// Whether [`strong_base2_pair`] takes two odd numbers of `bits` bits.
+/// Whether [`strong_base2_pair`] and [`fermat_base2_secret_pair`] take two
+/// odd numbers of `bits` bits.
 pub(crate) fn pairs(bits: u32) -> bool {
     let limbs = (bits as usize).div_ceil(64);
     available()
@@ -473,12 +474,6 @@ pub(crate) fn fermat_base2_secret(n: &[u64], r_mod_n: &[u64], stop: &AtomicBool)
         let _ = (r_mod_n, stop, v, k);
         None
     }
-}
-
-/// Whether [`fermat_base2_secret_pair`] takes two numbers of `bits` bits
-/// (the same sizes as the public pairs, [`pairs`]).
-pub(crate) fn secret_pairs(bits: u32) -> bool {
-    pairs(bits)
 }
 
 /// [`fermat_base2_secret`] on two secret odd numbers of the same bit

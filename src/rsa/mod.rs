@@ -329,7 +329,7 @@ impl RsaSource {
             e_divisor: assembly::WordDivisor::new(e),
             rounds: rsa_rounds(k, bits),
             trial: trial_table(k),
-            pairs: crate::arith::ifma::secret_pairs(k),
+            pairs: crate::arith::ifma::pairs(k),
         }
     }
 }

@@ -97,63 +97,55 @@ pub(crate) struct Slot<'a> {
     pub(crate) next: &'a mut [u64],
 }
 
-/// The source of level `level` of a chain of `sizes` over the proven
-/// prime `q` of the level below (`None` at the foot).
-fn level_source(
+/// The source of level `level` (above the foot) of a chain of `sizes`
+/// over the proven prime `q` of the level below: the key's bound `lo` and
+/// e's side condition at the top, 2^(k−1) below.
+fn pocklington_level(
     sizes: &[u32],
     level: usize,
     lo: &Integer,
     e: u64,
-    q: Option<Integer>,
-) -> Result<Either> {
+    q: Integer,
+) -> PocklingtonSource {
     let k = sizes[level];
-    Ok(match q {
-        None => Either::Foot(FootSource::new(k)),
-        Some(q) if level == 0 => Either::Pocklington(PocklingtonSource::new(k, lo, q, Some(e))),
-        Some(q) => Either::Pocklington(PocklingtonSource::new(
-            k,
-            &(Integer::from(1u32) << (k - 1)),
-            q,
-            None,
-        )),
-    })
+    if level == 0 {
+        PocklingtonSource::new(k, lo, q, Some(e))
+    } else {
+        PocklingtonSource::new(k, &(Integer::from(1u32) << (k - 1)), q, None)
+    }
 }
 
-enum Either {
-    Foot(FootSource),
-    Pocklington(PocklingtonSource),
-}
+// The foot is always among the levels found without the engine.
+const _: () = assert!(FOOT_BITS < HERE_BELOW);
 
 /// Finds a proven prime for every slot of a key with public exponent `e`
 /// and returns their chains. Each chain is searched from the foot up, one
 /// search per level: the levels below [`HERE_BELOW`] bits of all the
-/// slots first, side by side on the workers, then each larger level on
-/// the engine.
+/// slots first (the foot among them), side by side on the workers, then
+/// each larger level on the engine.
 pub(crate) fn primes(
     generation: &mut Generation<'_, '_>,
     slots: &mut [Slot<'_>],
     e: u64,
 ) -> Result<Vec<Chain>> {
+    let sizes: Vec<Vec<u32>> = slots.iter().map(|slot| chain(slot.k)).collect();
     // The small levels: a suffix of each chain.
     let mut jobs: Vec<WorkerJob<'_, Chain>> = Vec::new();
     let mut small = 0;
-    for slot in slots.iter_mut() {
-        let sizes = chain(slot.k);
-        let first_small = sizes
-            .iter()
-            .position(|&k| k < HERE_BELOW)
-            .unwrap_or(sizes.len());
+    for (slot, sizes) in slots.iter_mut().zip(&sizes) {
+        let foot = sizes.len() - 1;
+        let first_small = sizes.iter().position(|&k| k < HERE_BELOW).unwrap_or(foot);
         small += sizes.len() - first_small;
-        let lo = slot.lo.clone();
+        let lo = &slot.lo;
         let next = &mut *slot.next;
         jobs.push(Box::new(move |seed: &Seed, stats: &mut Stats| {
-            let mut found: Chain = Vec::new();
-            for level in (first_small..sizes.len()).rev() {
-                let q = found.last().cloned();
-                let f = match level_source(&sizes, level, &lo, e, q)? {
-                    Either::Foot(src) => search_here(&src, seed, next[level], stats)?,
-                    Either::Pocklington(src) => search_here(&src, seed, next[level], stats)?,
-                };
+            let f = search_here(&FootSource::new(sizes[foot]), seed, next[foot], stats)?;
+            next[foot] = f.index + 1;
+            let mut found: Chain = vec![f.prime];
+            for level in (first_small..foot).rev() {
+                let q = found.last().ok_or(Error::Internal)?.clone();
+                let src = pocklington_level(sizes, level, lo, e, q);
+                let f = search_here(&src, seed, next[level], stats)?;
                 next[level] = f.index + 1;
                 found.push(f.prime);
             }
@@ -161,16 +153,13 @@ pub(crate) fn primes(
         }));
     }
     let mut chains = generation.run_on_workers(jobs, small)?;
-    // The large levels, from the largest small one (or the foot) up.
-    for (slot, found) in slots.iter_mut().zip(chains.iter_mut()) {
-        let sizes = chain(slot.k);
+    // The large levels, from the largest small one up.
+    for ((slot, sizes), found) in slots.iter_mut().zip(&sizes).zip(chains.iter_mut()) {
         let first_small = sizes.len() - found.len();
         for level in (0..first_small).rev() {
-            let q = found.last().cloned();
-            let f = match level_source(&sizes, level, &slot.lo, e, q)? {
-                Either::Foot(src) => generation.search(src, slot.next[level], 1)?,
-                Either::Pocklington(src) => generation.search(src, slot.next[level], 1)?,
-            };
+            let q = found.last().ok_or(Error::Internal)?.clone();
+            let src = pocklington_level(sizes, level, &slot.lo, e, q);
+            let f = generation.search(src, slot.next[level], 1)?;
             let f = f.into_iter().next().ok_or(Error::Internal)?;
             slot.next[level] = f.index + 1;
             found.push(f.prime);
@@ -273,7 +262,7 @@ impl PocklingtonSource {
             r_width,
             e: e.map(|e| (e, assembly::WordDivisor::new(e))),
             trial: trial_table(k),
-            pairs: crate::arith::ifma::secret_pairs(k),
+            pairs: crate::arith::ifma::pairs(k),
         }
     }
 }
