@@ -47,6 +47,30 @@ impl Drop for Pool {
     }
 }
 
+/// Where a generation's work runs.
+pub(crate) enum Workers {
+    /// A private pool of worker threads ([`build_pool`]).
+    Pool(Pool),
+    /// The calling thread itself, one worker: a one-thread RSA generation
+    /// on a private stack (`secure::fiber::on_private_stack`).
+    Here,
+}
+
+impl Workers {
+    /// A private pool with `threads` workers (0 = available cores).
+    pub(crate) fn pool(threads: u32) -> Result<Workers> {
+        build_pool(threads).map(Workers::Pool)
+    }
+
+    /// How many workers run the searches.
+    pub(crate) fn threads(&self) -> usize {
+        match self {
+            Workers::Pool(pool) => pool.current_num_threads(),
+            Workers::Here => 1,
+        }
+    }
+}
+
 /// Builds a private pool with `threads` workers (0 = available cores).
 ///
 /// Fails with [`Error::InvalidArgument`] above [`MAX_THREADS`] and with

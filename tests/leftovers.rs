@@ -2,14 +2,16 @@
 //! fresh OS randomness (issue 10): the C host `tests/c/leftovers.c`
 //! interposes getrandom(3), so it knows every seed the library draws.
 //!
-//! - Core dump: the host generates RSA-2048 on 2 threads, keeps the key,
+//! - Core dump: the host generates RSA-2048 on 2 threads (and, in a second
+//!   run, on 1: on its own thread, on a private stack), keeps the key,
 //!   and aborts. The core must hold no 16-byte window of the seed (so no
 //!   window of it can be tried as a seed: knowing the seed exactly is the
 //!   strongest form of "trying every 32-byte window"), and no 16-byte
 //!   window of p, q, d, dP, dQ or qInv in either byte order. Run on a host
 //!   linked with lazy binding and one linked with `-z now`.
 //! - Fork: a child forked while a generation runs on another thread (at
-//!   six moments), or right after one finished on a joined thread, finds
+//!   eleven moments, every other one a one-thread generation), or right
+//!   after one finished on a joined thread, finds
 //!   no window of any seed in its memory, and every use of a key or buffer
 //!   made by the parent returns PF_ERR_FORKED (0 or NULL for the
 //!   value-returning functions); freeing them works.
@@ -81,12 +83,19 @@ fn core_dump_holds_no_seed_and_no_key_bytes() {
         eprintln!("SKIPPED core_dump_holds_no_seed_and_no_key_bytes: {why}");
         return;
     }
-    for link in ["lazy", "now"] {
+    for (link, threads) in [("lazy", "2"), ("now", "2"), ("lazy", "1"), ("now", "1")] {
         let exe = host(link);
-        let dir = PathBuf::from(env!("CARGO_TARGET_TMPDIR")).join(format!("core-{link}"));
+        let link = &format!("{link}, {threads} thread(s)");
+        let dir = PathBuf::from(env!("CARGO_TARGET_TMPDIR"))
+            .join(format!("core-{threads}-{}", &link[..3]));
         let _ = std::fs::remove_dir_all(&dir);
         std::fs::create_dir_all(&dir).unwrap();
-        let out = Command::new(&exe).arg("core").arg(&dir).output().unwrap();
+        let out = Command::new(&exe)
+            .arg("core")
+            .arg(&dir)
+            .arg(threads)
+            .output()
+            .unwrap();
         let stdout = String::from_utf8_lossy(&out.stdout);
         assert!(
             stdout.contains("generated a 2048-bit key"),

@@ -1,5 +1,6 @@
 //! The Rust side under valgrind memcheck: this test binary re-runs itself
-//! under valgrind with a workload that goes through every export — RSA and
+//! under valgrind with a workload that goes through every export — RSA (on
+//! two threads and on the calling thread's private stack) and
 //! DH generation on a private pool of two workers, every format and part,
 //! named groups, checks of good and broken input, cancellation from the
 //! callback, bad arguments — and fails on any memcheck error or definite
@@ -66,6 +67,25 @@ fn workload_for_memcheck() {
                 }
             }
             pf_rsa_free(k);
+        }
+        // One thread: on the calling thread, on a private stack, with the
+        // progress callback back on this stack; then cancelled at the
+        // first report.
+        for left in [u32::MAX, 0] {
+            let mut left = left;
+            let mut o = common::opts(1, Some(&[9u8; 32]));
+            o.progress = Some(cancel_after);
+            o.user_data = &mut left as *mut u32 as *mut c_void;
+            let mut k = ptr::null_mut();
+            let st = pf_rsa_generate_ex(1024, 65537, 2, &o, &mut k);
+            if left == 0 {
+                assert_eq!(st, pf_status::PF_ERR_CANCELLED);
+                assert!(k.is_null());
+            } else {
+                ok(st);
+                exports(|f, b| pf_rsa_export(k, f, b), &[1, 2]);
+                pf_rsa_free(k);
+            }
         }
         // DH: generated (both containers) and named groups.
         let o = common::opts(2, Some(&[3u8; 32]));

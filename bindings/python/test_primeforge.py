@@ -154,6 +154,41 @@ class Dh(unittest.TestCase):
         with self.assertRaises(RuntimeError):
             pf.generate_dh(4096, progress=boom)
 
+    def test_one_thread_rsa_calls_python_back_on_its_own_stack(self):
+        # One thread: the key is made on this thread, on a private stack;
+        # the callback (deep Python recursion included) runs back on this
+        # thread's own stack, and can cancel or raise.
+        def depth(n):
+            return 0 if n == 0 else 1 + depth(n - 1)
+
+        seen = []
+
+        def record(ev):
+            seen.append((ev.primes_found, depth(300)))
+            return False
+
+        seed = b"\x21" * 32
+        key = pf.generate_rsa(2048, threads=1, seed=seed, progress=record)
+        self.assertEqual(key.der(), pf.generate_rsa(2048, threads=2, seed=seed).der())
+        self.assertTrue(seen)
+        self.assertEqual(seen[-1], (2, 300))
+
+        calls = []
+
+        def stop(ev):
+            calls.append(ev)
+            return len(calls) >= 2
+
+        with self.assertRaises(pf.Cancelled):
+            pf.generate_rsa(4096, threads=1, progress=stop)
+        self.assertEqual(len(calls), 2)
+
+        def boom(ev):
+            raise RuntimeError("from the callback")
+
+        with self.assertRaises(RuntimeError):
+            pf.generate_rsa(2048, threads=1, progress=boom)
+
     def test_ctrl_c_interrupts_a_long_generation(self):
         code = (
             "import sys, primeforge\n"

@@ -34,32 +34,7 @@ use crate::gmp::sec::mr_round_core;
 use crate::prime::fermat::{fermat_fixed_core, fermat_mont_core};
 use crate::prime::mr::{mr_fixed_core, odd_part};
 
-/// Memcheck's client requests ('M', 'C' tool base).
-const MAKE_MEM_UNDEFINED: u64 = 0x4d43_0001;
-const MAKE_MEM_DEFINED: u64 = 0x4d43_0002;
-
-/// A valgrind client request; returns 0 when not under valgrind.
-fn client_request(request: u64, addr: *const u8, len: usize) -> u64 {
-    let args: [u64; 6] = [request, addr as u64, len as u64, 0, 0, 0];
-    let mut result: u64 = 0;
-    // SAFETY: valgrind's documented amd64 "magic sequence": four rotations
-    // of rdi that add up to 128 (rdi is unchanged) and xchg rbx, rbx, a
-    // no-op on a real CPU. Under valgrind it reads the six words at rax.
-    unsafe {
-        core::arch::asm!(
-            "rol rdi, 3",
-            "rol rdi, 13",
-            "rol rdi, 61",
-            "rol rdi, 51",
-            "xchg rbx, rbx",
-            in("rax") args.as_ptr(),
-            inout("rdx") result,
-            in("rdi") 0u64,
-            options(nostack, preserves_flags),
-        );
-    }
-    result
-}
+use crate::secure::valgrind::{client_request, MAKE_MEM_DEFINED, MAKE_MEM_UNDEFINED};
 
 /// Valgrind's RUNNING_ON_VALGRIND request: non-zero under valgrind.
 fn on_valgrind() -> bool {

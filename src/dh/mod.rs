@@ -482,7 +482,7 @@ pub fn generate_with_bound(
     crate::gmp::init();
     let seed = Seed::from_option(opts.seed)?;
     let source = DhSource::for_request(req, &seed, bound, window_for(req.bits, 1));
-    let pool = crate::threads::build_pool(opts.threads)?;
+    let pool = crate::threads::Workers::pool(opts.threads)?;
     let mut generation = Generation::new(&pool, seed, opts, 1);
     let found = generation.search(source, 0, 1)?;
     let stats = generation.stats();
@@ -547,7 +547,7 @@ impl Batch {
             ));
         }
         self.source.sieve.forget_below(self.next_index);
-        let pool = crate::threads::build_pool(opts.threads)?;
+        let pool = crate::threads::Workers::pool(opts.threads)?;
         let mut generation = Generation::new(&pool, self.seed.clone(), opts, 1);
         let found = generation
             .search(std::sync::Arc::clone(&self.source), self.next_index, 1)?

@@ -49,6 +49,7 @@ use super::mr::MrCandidate;
 use super::stream::{random_in_range, random_in_range_secret, Purpose, Seed, MAX_INDEX};
 use super::{Options, Progress, Stats};
 use crate::error::{Error, Result};
+use crate::threads::Workers;
 
 /// How often the caller's thread wakes to report progress (the header's
 /// `pf_progress_fn` promises this value).
@@ -300,14 +301,7 @@ struct Shared<S: CandidateSource> {
 }
 
 impl<S: CandidateSource> Shared<S> {
-    fn new(
-        source: S,
-        seed: &Seed,
-        first_index: u64,
-        count: usize,
-        pool: &rayon::ThreadPool,
-    ) -> Self {
-        let threads = pool.current_num_threads();
+    fn new(source: S, seed: &Seed, first_index: u64, count: usize, threads: usize) -> Self {
         let rounds = source.rounds();
         // A worker of a pairing source runs two first rounds at once.
         let pairs = source.pairs();
@@ -715,7 +709,7 @@ impl<S: CandidateSource> Shared<S> {
 /// through [`Generation::search`]; progress reports count the primes of all
 /// of them.
 pub(crate) struct Generation<'g, 'o> {
-    pool: &'g rayon::ThreadPool,
+    workers: &'g Workers,
     seed: Seed,
     opts: &'g mut Options<'o>,
     stats: Stats,
@@ -724,18 +718,18 @@ pub(crate) struct Generation<'g, 'o> {
 }
 
 impl<'g, 'o> Generation<'g, 'o> {
-    /// A generation on `pool` (built once per generation, see
-    /// [`crate::threads::build_pool`]: building one costs about 100 µs and
-    /// it is shared by the searches and the work after them) that needs
-    /// `primes_needed` primes in all.
+    /// A generation on `workers` (a pool is built once per generation,
+    /// see [`crate::threads::build_pool`]: building one costs about 100 µs
+    /// and it is shared by the searches and the work after them) that
+    /// needs `primes_needed` primes in all.
     pub(crate) fn new(
-        pool: &'g rayon::ThreadPool,
+        workers: &'g Workers,
         seed: Seed,
         opts: &'g mut Options<'o>,
         primes_needed: usize,
     ) -> Self {
         Generation {
-            pool,
+            workers,
             seed,
             opts,
             stats: Stats::default(),
@@ -757,7 +751,8 @@ impl<'g, 'o> Generation<'g, 'o> {
     /// Finds the `count` lowest-numbered primes of `source`'s candidate
     /// sequence, numbering from `first_index`, one worker per pool thread.
     /// The result does not depend on the thread count (see the module
-    /// docs). The calling thread only reports progress.
+    /// docs). With a pool the calling thread only reports progress; with
+    /// [`Workers::Here`] it is the one worker ([`Generation::work_here`]).
     pub(crate) fn search<S: CandidateSource>(
         &mut self,
         source: S,
@@ -770,11 +765,16 @@ impl<'g, 'o> Generation<'g, 'o> {
             &self.seed,
             first_index,
             count,
-            self.pool,
+            self.workers.threads(),
         ));
         let started = Instant::now();
-        spawn_workers(&shared, self.pool);
-        let outcome = self.report_until_done(&shared, started);
+        let outcome = match self.workers {
+            Workers::Pool(pool) => {
+                spawn_workers(&shared, pool);
+                self.report_until_done(&shared, started)
+            }
+            Workers::Here => self.work_here(&shared, started),
+        };
         self.stats.add(&snapshot_stats(&shared, started));
         outcome?;
         let found = collect(&shared)?;
@@ -798,17 +798,26 @@ impl<'g, 'o> Generation<'g, 'o> {
         use rayon::prelude::*;
         let started = Instant::now();
         let seed = &self.seed;
-        let outcome = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
-            self.pool.install(|| {
-                jobs.into_par_iter()
+        let outcome =
+            std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| match self.workers {
+                Workers::Pool(pool) => pool.install(|| {
+                    jobs.into_par_iter()
+                        .map(|job| {
+                            let mut stats = Stats::default();
+                            let r = crate::secure::with_wiped_stack(|| job(seed, &mut stats));
+                            (r, stats)
+                        })
+                        .collect::<Vec<_>>()
+                }),
+                // On the private stack, which is wiped as a whole afterwards.
+                Workers::Here => jobs
+                    .into_iter()
                     .map(|job| {
                         let mut stats = Stats::default();
-                        let r = crate::secure::with_wiped_stack(|| job(seed, &mut stats));
-                        (r, stats)
+                        (job(seed, &mut stats), stats)
                     })
-                    .collect::<Vec<_>>()
-            })
-        }));
+                    .collect(),
+            }));
         let results = outcome.map_err(|_| Error::Internal)?;
         let mut out = Vec::with_capacity(results.len());
         for (r, stats) in results {
@@ -836,6 +845,76 @@ impl<'g, 'o> Generation<'g, 'o> {
         Ok(out)
     }
 
+    /// The progress so far: the searches before this one and `shared`'s.
+    fn event<S: CandidateSource>(&self, shared: &Shared<S>, started: Instant) -> Progress {
+        Progress {
+            candidates: self.stats.candidates + shared.candidates.load(Ordering::Relaxed),
+            survivors: self.stats.survivors + shared.survivors.load(Ordering::Relaxed),
+            exponentiations: self.stats.exponentiations
+                + shared.exponentiations.load(Ordering::Relaxed),
+            elapsed: self.stats.elapsed + started.elapsed(),
+            primes_found: self.primes_found + shared.found.load(Ordering::Acquire),
+            primes_needed: self.primes_needed,
+        }
+    }
+
+    /// Reports the progress so far to the caller's callback; if it
+    /// cancels, stops the search's workers (at their next check) and
+    /// returns `Cancelled`.
+    fn report<S: CandidateSource>(&mut self, shared: &Shared<S>, started: Instant) -> Result<()> {
+        let event = self.event(shared, started);
+        if let Some(cb) = self.opts.progress.as_mut() {
+            if cb(&event) {
+                shared.stop.store(true, Ordering::Release);
+                shared.work_cv.notify_all();
+                return Err(Error::Cancelled);
+            }
+        }
+        Ok(())
+    }
+
+    /// The caller's interval between progress reports.
+    fn interval(&self) -> Duration {
+        self.opts
+            .progress_interval
+            .unwrap_or(PROGRESS_INTERVAL)
+            .clamp(Duration::from_millis(1), Duration::from_secs(1))
+    }
+
+    /// The search with the calling thread as its one worker
+    /// ([`Workers::Here`]): turns of the worker loop, reporting progress
+    /// between them when a prime was found or `interval` has passed, and
+    /// once at the end, as [`Generation::report_until_done`] does. A turn
+    /// is the pending confirmation rounds and one candidate, so reports
+    /// come at most that far apart (RSA-4096 on one thread: a few tens of
+    /// ms). A panic in the search is `Internal`.
+    fn work_here<S: CandidateSource>(
+        &mut self,
+        shared: &Shared<S>,
+        started: Instant,
+    ) -> Result<()> {
+        let interval = self.interval();
+        let mut scratch = [Integer::new(), Integer::new()];
+        let mut last = Instant::now();
+        let mut found = 0;
+        loop {
+            let more = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
+                shared.step(&mut scratch)
+            }))
+            .map_err(|_| Error::Internal)?;
+            let now_found = shared.found.load(Ordering::Acquire);
+            if more && now_found == found && last.elapsed() < interval {
+                continue;
+            }
+            found = now_found;
+            self.report(shared, started)?;
+            if !more {
+                return Ok(());
+            }
+            last = Instant::now();
+        }
+    }
+
     /// Waits on the calling thread, reporting progress on every wake-up
     /// (every `opts.progress_interval`, default [`PROGRESS_INTERVAL`], when
     /// a prime is found, and once when
@@ -848,11 +927,7 @@ impl<'g, 'o> Generation<'g, 'o> {
         shared: &Shared<S>,
         started: Instant,
     ) -> Result<()> {
-        let interval = self
-            .opts
-            .progress_interval
-            .unwrap_or(PROGRESS_INTERVAL)
-            .clamp(Duration::from_millis(1), Duration::from_secs(1));
+        let interval = self.interval();
         loop {
             let left = {
                 let g = lock(&shared.workers_left);
@@ -866,22 +941,7 @@ impl<'g, 'o> Generation<'g, 'o> {
                     *g
                 }
             };
-            let event = Progress {
-                candidates: self.stats.candidates + shared.candidates.load(Ordering::Relaxed),
-                survivors: self.stats.survivors + shared.survivors.load(Ordering::Relaxed),
-                exponentiations: self.stats.exponentiations
-                    + shared.exponentiations.load(Ordering::Relaxed),
-                elapsed: self.stats.elapsed + started.elapsed(),
-                primes_found: self.primes_found + shared.found.load(Ordering::Acquire),
-                primes_needed: self.primes_needed,
-            };
-            if let Some(cb) = self.opts.progress.as_mut() {
-                if cb(&event) {
-                    shared.stop.store(true, Ordering::Release);
-                    shared.work_cv.notify_all();
-                    return Err(Error::Cancelled);
-                }
-            }
+            self.report(shared, started)?;
             if left == 0 {
                 return Ok(());
             }
@@ -994,6 +1054,15 @@ fn snapshot_stats<S: CandidateSource>(sh: &Shared<S>, started: Instant) -> Stats
 mod tests {
     use super::*;
 
+    /// A pool of `threads` workers, or the calling thread for 0
+    /// ([`Workers::Here`]).
+    fn workers(threads: u32) -> Workers {
+        match threads {
+            0 => Workers::Here,
+            n => Workers::pool(n).unwrap(),
+        }
+    }
+
     /// A toy source: candidate `i` survives the cheap tests when `i % 3 == 0`,
     /// is "prime" when `i % 7 == 0`; round `r` reports `r + 1`
     /// exponentiations, and the source tallies what it reported itself.
@@ -1062,7 +1131,7 @@ mod tests {
     #[test]
     fn searching_here_gives_the_engines_answer() {
         for first in [0u64, 1, 22, 40, 43] {
-            let pool = crate::threads::build_pool(2).unwrap();
+            let pool = Workers::pool(2).unwrap();
             let seed = Seed::from_bytes(&[7u8; 32]).unwrap();
             let mut opts = Options::default();
             let mut generation = Generation::new(&pool, seed.clone(), &mut opts, 1);
@@ -1077,7 +1146,12 @@ mod tests {
             assert_eq!(stats.exponentiations, toy.reported.load(Ordering::Relaxed));
             assert_eq!(stats.candidates, here.index - first + 1);
         }
-        let pool = crate::threads::build_pool(3).unwrap();
+        for pool in [Workers::pool(3).unwrap(), Workers::Here] {
+            run_on_workers_keeps_order_and_counts(&pool);
+        }
+    }
+
+    fn run_on_workers_keeps_order_and_counts(pool: &Workers) {
         let seed = Seed::from_bytes(&[7u8; 32]).unwrap();
         let found = std::cell::Cell::new(None);
         let mut cb = |p: &Progress| {
@@ -1088,7 +1162,7 @@ mod tests {
             progress: Some(&mut cb),
             ..Options::default()
         };
-        let mut generation = Generation::new(&pool, seed, &mut opts, 4);
+        let mut generation = Generation::new(pool, seed, &mut opts, 4);
         let jobs: Vec<WorkerJob<'_, u64>> = (0..4u64)
             .map(|i| -> WorkerJob<'_, u64> {
                 Box::new(move |seed: &Seed, stats: &mut Stats| {
@@ -1115,8 +1189,8 @@ mod tests {
     /// depend on the thread count.
     #[test]
     fn engine_counts_what_each_round_reports() {
-        for threads in [1, 2, 5] {
-            let pool = crate::threads::build_pool(threads).unwrap();
+        for threads in [0, 1, 2, 5] {
+            let pool = workers(threads);
             let seed = Seed::from_bytes(&[7u8; 32]).unwrap();
             let mut opts = Options::default();
             let mut generation = Generation::new(&pool, seed, &mut opts, 3);
@@ -1143,9 +1217,9 @@ mod tests {
     /// what the rounds reported.
     #[test]
     fn pairs_change_the_work_not_the_answer() {
-        for threads in [1, 2, 5, 16] {
+        for threads in [0, 1, 2, 5, 16] {
             for pairs in [(true, true), (true, false)] {
-                let pool = crate::threads::build_pool(threads).unwrap();
+                let pool = workers(threads);
                 let seed = Seed::from_bytes(&[7u8; 32]).unwrap();
                 let mut opts = Options::default();
                 let mut generation = Generation::new(&pool, seed, &mut opts, 5);
@@ -1168,7 +1242,7 @@ mod tests {
                 assert!(paired
                     .iter()
                     .all(|&(a, b)| a < b && a % 3 == 0 && b % 3 == 0));
-                if threads == 1 {
+                if threads <= 1 {
                     // Every survivor up to the answer, two by two.
                     assert!(paired.iter().all(|&(a, b)| b == a + 3), "{paired:?}");
                     assert_eq!(paired[0].0, 3);

@@ -38,6 +38,7 @@ use crate::prime::search::{mr_round_from_stream, CandidateSource, Generation, Ve
 use crate::prime::small::{rsa_trial_bound, TrialTable};
 use crate::prime::stream::{random_in_range, Purpose, Seed};
 use crate::prime::{Options, Stats};
+use crate::threads::Workers;
 
 /// Smallest modulus size.
 pub const MIN_BITS: u32 = 512;
@@ -411,7 +412,11 @@ fn first_tests_paired(ns: [&Integer; 2], stop: &AtomicBool) -> Option<[Verdict; 
 /// pool, whose workers' stacks are shielded and wiped and which is joined
 /// before this returns; the calling thread only waits and reports
 /// progress (the key comes back from a worker, already in secure
-/// memory). Its own frames are
+/// memory). With one thread, up to [`HERE_MAX_BITS`], the calling thread
+/// does the work itself, but on a private stack
+/// (`secure::fiber::on_private_stack`: shielded like a worker's, wiped
+/// before this returns), and the progress callback runs back on its own
+/// stack. The calling thread's frames are
 /// wiped from above (`secure::with_wiped_stack`), and every GMP
 /// block of the generation lives in the secret arena
 /// (`gmp::secret_scope`).
@@ -426,10 +431,58 @@ pub fn generate(bits: u32, e: u64, primes: u32, opts: &mut Options<'_>) -> Resul
 /// [`generate`] for a request already validated.
 pub fn generate_request(req: &Request, opts: &mut Options<'_>) -> Result<(RsaKey, Stats)> {
     crate::gmp::init();
-    crate::secure::with_wiped_stack(|| crate::gmp::secret_scope(|| generate_inner(req, opts)))
+    crate::secure::with_wiped_stack(|| {
+        crate::gmp::secret_scope(|| {
+            if req.bits <= HERE_MAX_BITS && crate::threads::resolve_threads(opts.threads)? == 1 {
+                if let Some(r) = generate_here(req, opts) {
+                    return r;
+                }
+            }
+            generate_inner(req, opts, &Workers::pool(opts.threads)?)
+        })
+    })
 }
 
-fn generate_inner(req: &Request, opts: &mut Options<'_>) -> Result<(RsaKey, Stats)> {
+/// The largest modulus a one-thread generation makes on the calling
+/// thread ([`generate_here`]). There a progress report waits for the
+/// candidate in hand and the pending confirmation rounds: at RSA-4096
+/// (2048-bit primes) tens of milliseconds, near the 50 ms cadence the
+/// header promises; above, a round alone takes longer. The thread costs
+/// saved (0.12–0.15 ms hot, about 0.5 ms cold) are 10–15 % of an RSA-512
+/// key and below 0.1 % of an RSA-4096 one.
+pub const HERE_MAX_BITS: u32 = 4096;
+
+/// The generation on the calling thread, on a private stack; the
+/// progress callback runs on the caller's own stack. `None` where no
+/// private stack can be had (then a pool does it).
+fn generate_here(req: &Request, opts: &mut Options<'_>) -> Option<Result<(RsaKey, Stats)>> {
+    let mut user = opts.progress.take();
+    let (seed, interval) = (opts.seed, opts.progress_interval);
+    let (fips, provable) = (opts.rsa_fips, opts.rsa_provable);
+    let r = crate::secure::fiber::on_private_stack(|caller| {
+        let mut relay = |event: &crate::prime::Progress| match user.as_mut() {
+            Some(cb) => caller.run(|| cb(event)),
+            None => false,
+        };
+        let mut here = Options {
+            threads: 1,
+            seed,
+            progress: Some(&mut relay),
+            rsa_fips: fips,
+            rsa_provable: provable,
+            progress_interval: interval,
+        };
+        generate_inner(req, &mut here, &Workers::Here)
+    });
+    opts.progress = user;
+    r
+}
+
+fn generate_inner(
+    req: &Request,
+    opts: &mut Options<'_>,
+    workers: &Workers,
+) -> Result<(RsaKey, Stats)> {
     let Request {
         bits,
         e,
@@ -437,9 +490,8 @@ fn generate_inner(req: &Request, opts: &mut Options<'_>) -> Result<(RsaKey, Stat
         provable,
     } = *req;
     let seed = Seed::from_option(opts.seed)?;
-    // One private pool for the whole generation: its searches and the key
-    // assembly after them.
-    let pool = crate::threads::build_pool(opts.threads)?;
+    // One set of workers for the whole generation: its searches and the
+    // key assembly after them.
     let sizes = prime_sizes(bits, primes);
     let needed = if provable {
         // Every level of every prime's chain is one search.
@@ -447,7 +499,7 @@ fn generate_inner(req: &Request, opts: &mut Options<'_>) -> Result<(RsaKey, Stat
     } else {
         primes as usize
     };
-    let mut generation = Generation::new(&pool, seed, opts, needed);
+    let mut generation = Generation::new(workers, seed, opts, needed);
     let mut draw: Draw = if provable {
         Box::new(provable_draw(&sizes, primes, e))
     } else {
@@ -460,7 +512,7 @@ fn generate_inner(req: &Request, opts: &mut Options<'_>) -> Result<(RsaKey, Stat
         if assembly::less_than(ps[0].as_limbs(), ps[1].as_limbs()) == 1 {
             ps.swap(0, 1);
         }
-        if let Some(key) = assemble(bits, e, &ps, generation.seed(), &pool)? {
+        if let Some(key) = assemble(bits, e, &ps, generation.seed(), workers)? {
             return Ok((key, generation.stats()));
         }
         // A FIPS condition failed (probability far below 2^-90): draw new
@@ -531,27 +583,37 @@ fn provable_draw(
 }
 
 /// Builds the key from its primes on one of the generation's workers (one
-/// hand-off from the calling thread, about 14 µs); `None` when a FIPS
-/// condition fails.
+/// hand-off from the calling thread, about 14 µs; none for
+/// [`Workers::Here`]); `None` when a FIPS condition fails.
 fn assemble(
     bits: u32,
     e: u64,
     ps: &[Integer],
     seed: &Seed,
-    pool: &rayon::ThreadPool,
+    workers: &Workers,
 ) -> Result<Option<RsaKey>> {
-    pool.install(|| crate::secure::with_wiped_stack(|| assemble_here(bits, e, ps, seed)))
+    match workers {
+        Workers::Pool(pool) => pool
+            .install(|| crate::secure::with_wiped_stack(|| assemble_here(bits, e, ps, seed, true))),
+        Workers::Here => assemble_here(bits, e, ps, seed, false),
+    }
 }
 
 /// [`assemble`]'s work, on a worker.
 ///
-/// With two or more workers in the pool the work splits in two
+/// With two or more workers in the pool (`in_pool`) the work splits in two
 /// (`rayon::join`, each side wiping the stack below it when done): λ, d,
 /// the CRT coefficients (tens of microseconds by divsteps) and the
 /// pairwise test's first CRT exponentiation on one worker, the other CRT
 /// exponentiations on the other, so the serial tail after the search is
 /// one constant-time exponentiation long instead of two.
-fn assemble_here(bits: u32, e: u64, ps: &[Integer], seed: &Seed) -> Result<Option<RsaKey>> {
+fn assemble_here(
+    bits: u32,
+    e: u64,
+    ps: &[Integer],
+    seed: &Seed,
+    in_pool: bool,
+) -> Result<Option<RsaKey>> {
     if ps.len() == 2 && !primes_far_apart(&ps[0], &ps[1], bits) {
         return Ok(None);
     }
@@ -582,32 +644,35 @@ fn assemble_here(bits: u32, e: u64, ps: &[Integer], seed: &Seed) -> Result<Optio
     // Montgomery form through `mpn_invert_limb`'s table, indexed by r_i's
     // top bits.
     let part = |i: usize| sec::pow_mod(&c, &exps[i], &ps[i]).ok_or(Error::Internal);
-    let (side, rest) = rayon::join(
-        || {
-            crate::secure::with_wiped_stack(|| -> Result<_> {
-                // d = e⁻¹ mod λ; CRT coefficients as constant-time inverses
-                // modulo a prime (`ct::inverse_mod_odd`). Both take tens of
-                // microseconds, so this side also takes the first CRT part.
-                let d = inverse_of_e_mod(&carmichael_lambda(ps)?, e);
-                let bound = ps.iter().map(|p| p.significant_bits()).max().unwrap_or(0);
-                let inv_mod_prime = |v: &Integer, p: &Integer| {
-                    ct::inverse_mod_odd(&sec::rem(v, p), p, bound).ok_or(Error::Internal)
-                };
-                let mut coeffs = vec![inv_mod_prime(&ps[1], &ps[0])?];
-                let mut prefix = sec::mul(&ps[0], &ps[1]);
-                for p in &ps[2..] {
-                    coeffs.push(inv_mod_prime(&prefix, p)?);
-                    prefix = sec::mul(&prefix, p);
-                }
-                Ok((d, coeffs, part(0)?))
-            })
-        },
-        || {
-            crate::secure::with_wiped_stack(|| {
-                (1..ps.len()).map(part).collect::<Result<Vec<Integer>>>()
-            })
-        },
-    );
+    let side = || {
+        crate::secure::with_wiped_stack(|| -> Result<_> {
+            // d = e⁻¹ mod λ; CRT coefficients as constant-time inverses
+            // modulo a prime (`ct::inverse_mod_odd`). Both take tens of
+            // microseconds, so this side also takes the first CRT part.
+            let d = inverse_of_e_mod(&carmichael_lambda(ps)?, e);
+            let bound = ps.iter().map(|p| p.significant_bits()).max().unwrap_or(0);
+            let inv_mod_prime = |v: &Integer, p: &Integer| {
+                ct::inverse_mod_odd(&sec::rem(v, p), p, bound).ok_or(Error::Internal)
+            };
+            let mut coeffs = vec![inv_mod_prime(&ps[1], &ps[0])?];
+            let mut prefix = sec::mul(&ps[0], &ps[1]);
+            for p in &ps[2..] {
+                coeffs.push(inv_mod_prime(&prefix, p)?);
+                prefix = sec::mul(&prefix, p);
+            }
+            Ok((d, coeffs, part(0)?))
+        })
+    };
+    let rest = || {
+        crate::secure::with_wiped_stack(|| {
+            (1..ps.len()).map(part).collect::<Result<Vec<Integer>>>()
+        })
+    };
+    let (side, rest) = if in_pool {
+        rayon::join(side, rest)
+    } else {
+        (side(), rest())
+    };
     let (d, coeffs, first) = side?;
     let parts: Vec<Integer> = std::iter::once(first).chain(rest?).collect();
     if !d_large_enough(&d, bits) {

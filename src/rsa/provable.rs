@@ -451,14 +451,19 @@ mod tests {
 
     /// The chains found are certificates of the sizes `chain` gives, the
     /// top prime in [lo, 2^k) with gcd(p − 1, e) = 1, the same at one and
-    /// at three threads and different for another seed.
+    /// at three threads and on the calling thread, and different for
+    /// another seed.
     #[test]
     fn chains_are_certificates_at_any_thread_count() {
         let k = 256;
         let lo = super::super::lower_bound(k, 2);
         let e = 65537u64;
         let run = |seed: u8, threads: u32| {
-            let pool = crate::threads::build_pool(threads).unwrap();
+            // 0: the calling thread as the one worker.
+            let pool = match threads {
+                0 => crate::threads::Workers::Here,
+                n => crate::threads::Workers::pool(n).unwrap(),
+            };
             let mut opts = crate::prime::Options::default();
             let seed = Seed::from_bytes(&[seed; 32]).unwrap();
             let mut generation = Generation::new(&pool, seed, &mut opts, 3);
@@ -487,6 +492,7 @@ mod tests {
             assert_eq!(Integer::from(&c[0] - 1u32).gcd(&Integer::from(e)), 1);
             assert_certificate(&c);
             assert_eq!(run(s, 3), c, "seed {s}: three threads");
+            assert_eq!(run(s, 0), c, "seed {s}: on the calling thread");
             assert_ne!(run(s + 100, 1)[0], c[0]);
         }
     }

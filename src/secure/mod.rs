@@ -2,11 +2,13 @@
 
 pub(crate) mod arena;
 mod buf;
+pub(crate) mod fiber;
 pub(crate) mod os;
 mod regs;
 mod rng;
 mod secret_vec;
 mod stack;
+pub(crate) mod valgrind;
 
 pub use buf::SecureBuf;
 pub(crate) use regs::clear_registers;

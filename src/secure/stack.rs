@@ -39,7 +39,12 @@ pub(super) const STACK_WIPE: usize = 256 * 1024;
 pub(crate) fn wipe_stack() {
     let here = std::hint::black_box(0u8);
     let here = std::ptr::addr_of!(here) as usize;
-    let room = match stack_low() {
+    // On a private stack (`super::fiber`) the bounds are that stack's.
+    let low = match super::fiber::current_bounds(here) {
+        Some((lo, _)) => Some(lo),
+        None => stack_low(),
+    };
+    let room = match low {
         Some(low) => here.saturating_sub(low).saturating_sub(STACK_MARGIN),
         None => STACK_WIPE,
     };

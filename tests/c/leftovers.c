@@ -8,13 +8,15 @@
  * prove themselves on an inverted copy of a seed that the host plants on
  * its heap (found inverted, never plain).
  *
- *   leftovers core DIR         generate RSA-2048 on 2 threads, keep the key,
+ *   leftovers core DIR [T]     generate RSA-2048 on T threads (default 2; 1
+ *                              runs on the calling thread), keep the key,
  *                              write DIR/seeds and DIR/secrets (p, q, d, dP,
  *                              dQ, qInv), then abort() in DIR (a core file)
  *   leftovers fork-during      fork while a generation runs on another
- *                              thread, at several moments
+ *                              thread, at several moments, on 2 threads
+ *                              and on 1 (the generating thread's own)
  *   leftovers fork-after       fork right after a generation finished on a
- *                              (joined) host thread
+ *                              (joined) host thread, on 2 threads and on 1
  *
  * A fork child scans all of its readable private memory for any 16-byte
  * window of any captured seed, and checks that every use of a key and a
@@ -310,7 +312,9 @@ static int fork_modes(int during) {
     static const long delays[] = {0, 1, 2, 4, 8, 14, 20, 30, 45, 65, 90};
     int worst = 0;
     for (size_t i = 0; i < sizeof delays / sizeof delays[0]; i++) {
-        struct job j = {during ? 3072 : 2048, 2, NULL};
+        /* Every other run on one thread: the work is then done on the
+         * generating thread itself, on a private stack. */
+        struct job j = {during ? 3072 : 2048, i % 2 ? 1 : 2, NULL};
         pthread_t t;
         if (pthread_create(&t, NULL, run_job, &j) != 0) die("pthread_create failed", 2);
         if (during) {
@@ -320,8 +324,8 @@ static int fork_modes(int during) {
         }
         int r = fork_and_check(kept, kept_buf, during ? &t : NULL, &j.key);
         pf_rsa_free(j.key);
-        fprintf(stderr, "leftovers: fork %s (%ld ms): child status %d\n",
-                during ? "during" : "after", during ? delays[i] : 0L, r);
+        fprintf(stderr, "leftovers: fork %s (%ld ms, %u thread(s)): child status %d\n",
+                during ? "during" : "after", during ? delays[i] : 0L, j.threads, r);
         if (r > worst) worst = r;
     }
     free(control);
@@ -340,9 +344,9 @@ static void write_all(int fd, const void *p, size_t n) {
     }
 }
 
-static int core_mode(const char *dir) {
+static int core_mode(const char *dir, uint32_t threads) {
     if (chdir(dir) != 0) die("chdir failed", 2);
-    pf_rsa_key *key = generate(2048, 2);
+    pf_rsa_key *key = generate(2048, threads);
     unsigned char *control = plant_control();
     int fd = open("secrets", O_WRONLY | O_CREAT | O_TRUNC, 0600);
     if (fd < 0) die("cannot write secrets", 2);
@@ -382,7 +386,8 @@ int main(int argc, char **argv) {
     if (page == MAP_FAILED) die("mmap failed", 2);
     madvise(page, 4096, MADV_DONTDUMP);
     munmap(page, 4096);
-    if (argc >= 3 && strcmp(argv[1], "core") == 0) return core_mode(argv[2]);
+    if (argc >= 3 && strcmp(argv[1], "core") == 0)
+        return core_mode(argv[2], argc >= 4 ? (uint32_t)atoi(argv[3]) : 2);
     if (argc >= 2 && strcmp(argv[1], "fork-during") == 0) return fork_modes(1);
     if (argc >= 2 && strcmp(argv[1], "fork-after") == 0) return fork_modes(0);
     fprintf(stderr, "usage: leftovers core DIR | fork-during | fork-after\n");

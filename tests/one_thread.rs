@@ -1,0 +1,149 @@
+//! One-thread RSA through the C ABI runs on the calling thread, on a
+//! private stack (`secure::fiber`): no thread is started, the progress
+//! callback runs on the caller's own stack, a `fork()` from the callback
+//! gives a child that runs, and cancelling works. One test in its own
+//! binary, so that no other test's threads are counted.
+
+mod common;
+
+use std::ffi::{c_int, c_void};
+
+use common::opts;
+use primeforge::ffi::*;
+
+/// The calling thread's stack: [low, high).
+fn stack_bounds() -> (usize, usize) {
+    // SAFETY: pthread_getattr_np fills `attr` for the calling thread; it is
+    // destroyed after reading the bounds.
+    unsafe {
+        let mut attr: libc::pthread_attr_t = std::mem::zeroed();
+        assert_eq!(libc::pthread_getattr_np(libc::pthread_self(), &mut attr), 0);
+        let mut addr: *mut c_void = std::ptr::null_mut();
+        let mut size: libc::size_t = 0;
+        assert_eq!(libc::pthread_attr_getstack(&attr, &mut addr, &mut size), 0);
+        libc::pthread_attr_destroy(&mut attr);
+        (addr as usize, addr as usize + size)
+    }
+}
+
+fn threads_alive() -> usize {
+    std::fs::read_dir("/proc/self/task").unwrap().count()
+}
+
+#[derive(Default)]
+struct Seen {
+    calls: u32,
+    threads: Vec<usize>,
+    frames: Vec<usize>,
+    cancel_after: u32,
+    fork: bool,
+    child_status: Option<c_int>,
+}
+
+unsafe extern "C" fn watch(user: *mut c_void, _ev: *const pf_progress) -> c_int {
+    let seen = unsafe { &mut *(user as *mut Seen) };
+    let here = std::hint::black_box(0u8);
+    seen.frames.push(std::ptr::addr_of!(here) as usize);
+    seen.threads.push(threads_alive());
+    seen.calls += 1;
+    if seen.fork && seen.child_status.is_none() {
+        // The child returns from fork() into this frame: it must be on
+        // pages the child has (the caller's stack), not on ones a fork
+        // child sees as zeros.
+        // SAFETY: the child only calls _exit.
+        let pid = unsafe { libc::fork() };
+        if pid == 0 {
+            unsafe { libc::_exit(42) };
+        }
+        let mut status = 0;
+        // SAFETY: waits for the child just forked.
+        assert_eq!(unsafe { libc::waitpid(pid, &mut status, 0) }, pid);
+        seen.child_status = Some(status);
+    }
+    c_int::from(seen.cancel_after != 0 && seen.calls >= seen.cancel_after)
+}
+
+fn generate(bits: u32, threads: u32, seed: Option<&[u8; 32]>, seen: &mut Seen) -> pf_status {
+    let mut o = opts(threads, seed);
+    o.progress = Some(watch);
+    o.user_data = seen as *mut Seen as *mut c_void;
+    let mut key = std::ptr::null_mut();
+    let st = unsafe { pf_rsa_generate_ex(bits, 65537, 2, &o, &mut key) };
+    unsafe { pf_rsa_free(key) };
+    st
+}
+
+#[test]
+fn one_thread_rsa_runs_on_the_calling_thread() {
+    let (low, high) = stack_bounds();
+    let before = threads_alive();
+    // No thread is started, at the sizes made here (up to RSA-4096), and
+    // every report runs on this thread's own stack.
+    for bits in [512, 1024, 2048, 4096] {
+        let mut seen = Seen::default();
+        assert_eq!(generate(bits, 1, None, &mut seen), pf_status::PF_OK);
+        assert!(seen.calls >= 1, "RSA-{bits}: no report");
+        assert!(
+            seen.threads.iter().all(|&n| n == before),
+            "RSA-{bits}: threads alive during the reports {:?}, {before} before",
+            seen.threads
+        );
+        assert!(
+            seen.frames.iter().all(|&f| (low..high).contains(&f)),
+            "RSA-{bits}: a report ran off the caller's stack"
+        );
+    }
+    // With two threads, a pool's workers run (the contrast that makes the
+    // count above meaningful).
+    let mut seen = Seen::default();
+    assert_eq!(generate(2048, 2, None, &mut seen), pf_status::PF_OK);
+    assert!(seen.threads.iter().all(|&n| n == before + 2));
+    assert_eq!(threads_alive(), before);
+
+    // A fork from the callback: the child runs (and exits 42).
+    let mut seen = Seen {
+        fork: true,
+        ..Seen::default()
+    };
+    assert_eq!(generate(1024, 1, None, &mut seen), pf_status::PF_OK);
+    let status = seen.child_status.expect("forked");
+    assert!(
+        libc::WIFEXITED(status) && libc::WEXITSTATUS(status) == 42,
+        "the child forked from the callback died: status {status:#x}"
+    );
+
+    // Cancelling from the callback, at the first report or a later one.
+    for cancel_after in [1, 2] {
+        let mut seen = Seen {
+            cancel_after,
+            ..Seen::default()
+        };
+        assert_eq!(
+            generate(4096, 1, None, &mut seen),
+            pf_status::PF_ERR_CANCELLED
+        );
+        assert_eq!(seen.calls, cancel_after);
+    }
+
+    // Same key as on a pool, and the same again on the calling thread
+    // (the private stack is reused, wiped).
+    let seed = [0x3Cu8; 32];
+    let der = |threads: u32| {
+        let o = opts(threads, Some(&seed));
+        let mut key = std::ptr::null_mut();
+        assert_eq!(
+            unsafe { pf_rsa_generate_ex(1024, 65537, 2, &o, &mut key) },
+            pf_status::PF_OK
+        );
+        let mut b = std::ptr::null_mut();
+        assert_eq!(
+            unsafe { pf_rsa_export(key, pf_format::PF_FORMAT_PKCS8_DER as u32, &mut b) },
+            pf_status::PF_OK
+        );
+        unsafe { pf_rsa_free(key) };
+        common::take(b)
+    };
+    let here = der(1);
+    assert_eq!(here, der(2));
+    assert_eq!(here, der(1));
+}
