@@ -431,15 +431,15 @@ pub fn generate(bits: u32, e: u64, primes: u32, opts: &mut Options<'_>) -> Resul
 /// [`generate`] for a request already validated.
 pub fn generate_request(req: &Request, opts: &mut Options<'_>) -> Result<(RsaKey, Stats)> {
     crate::gmp::init();
+    if req.bits <= HERE_MAX_BITS && crate::threads::resolve_threads(opts.threads)? == 1 {
+        // Nothing secret touches this stack: no wipe of it is needed.
+        if let Some(r) = crate::gmp::secret_scope(|| generate_here(req, opts)) {
+            crate::secure::clear_registers();
+            return r;
+        }
+    }
     crate::secure::with_wiped_stack(|| {
-        crate::gmp::secret_scope(|| {
-            if req.bits <= HERE_MAX_BITS && crate::threads::resolve_threads(opts.threads)? == 1 {
-                if let Some(r) = generate_here(req, opts) {
-                    return r;
-                }
-            }
-            generate_inner(req, opts, &Workers::pool(opts.threads)?)
-        })
+        crate::gmp::secret_scope(|| generate_inner(req, opts, &Workers::pool(opts.threads)?))
     })
 }
 
@@ -644,33 +644,29 @@ fn assemble_here(
     // Montgomery form through `mpn_invert_limb`'s table, indexed by r_i's
     // top bits.
     let part = |i: usize| sec::pow_mod(&c, &exps[i], &ps[i]).ok_or(Error::Internal);
-    let side = || {
-        crate::secure::with_wiped_stack(|| -> Result<_> {
-            // d = e⁻¹ mod λ; CRT coefficients as constant-time inverses
-            // modulo a prime (`ct::inverse_mod_odd`). Both take tens of
-            // microseconds, so this side also takes the first CRT part.
-            let d = inverse_of_e_mod(&carmichael_lambda(ps)?, e);
-            let bound = ps.iter().map(|p| p.significant_bits()).max().unwrap_or(0);
-            let inv_mod_prime = |v: &Integer, p: &Integer| {
-                ct::inverse_mod_odd(&sec::rem(v, p), p, bound).ok_or(Error::Internal)
-            };
-            let mut coeffs = vec![inv_mod_prime(&ps[1], &ps[0])?];
-            let mut prefix = sec::mul(&ps[0], &ps[1]);
-            for p in &ps[2..] {
-                coeffs.push(inv_mod_prime(&prefix, p)?);
-                prefix = sec::mul(&prefix, p);
-            }
-            Ok((d, coeffs, part(0)?))
-        })
+    let side = || -> Result<_> {
+        // d = e⁻¹ mod λ; CRT coefficients as constant-time inverses
+        // modulo a prime (`ct::inverse_mod_odd`). Both take tens of
+        // microseconds, so this side also takes the first CRT part.
+        let d = inverse_of_e_mod(&carmichael_lambda(ps)?, e);
+        let bound = ps.iter().map(|p| p.significant_bits()).max().unwrap_or(0);
+        let inv_mod_prime = |v: &Integer, p: &Integer| {
+            ct::inverse_mod_odd(&sec::rem(v, p), p, bound).ok_or(Error::Internal)
+        };
+        let mut coeffs = vec![inv_mod_prime(&ps[1], &ps[0])?];
+        let mut prefix = sec::mul(&ps[0], &ps[1]);
+        for p in &ps[2..] {
+            coeffs.push(inv_mod_prime(&prefix, p)?);
+            prefix = sec::mul(&prefix, p);
+        }
+        Ok((d, coeffs, part(0)?))
     };
-    let rest = || {
-        crate::secure::with_wiped_stack(|| {
-            (1..ps.len()).map(part).collect::<Result<Vec<Integer>>>()
-        })
-    };
+    let rest = || (1..ps.len()).map(part).collect::<Result<Vec<Integer>>>();
     let (side, rest) = if in_pool {
-        rayon::join(side, rest)
+        use crate::secure::with_wiped_stack as wiped;
+        rayon::join(|| wiped(side), || wiped(rest))
     } else {
+        // On a private stack, which is wiped as a whole at the end.
         (side(), rest())
     };
     let (d, coeffs, first) = side?;
