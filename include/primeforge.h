@@ -736,7 +736,9 @@ typedef struct pf_options {
    * returns; the callback still runs on the caller's own stack. That
    * saves 0.1–0.5 ms per call (more than 10 % of an RSA-512 key). The
    * thread keeps that stack, wiped, for its next call and unmaps it
-   * when it exits. The output is the same either way.
+   * when it exits. One-thread DH below 768 bits starts no thread
+   * either, and runs on the caller's own stack (DH parameters are
+   * public). The output is the same either way.
    */
   uint32_t threads;
   /**

@@ -1,8 +1,9 @@
 //! One-thread RSA through the C ABI runs on the calling thread, on a
 //! private stack (`secure::fiber`): no thread is started, the progress
 //! callback runs on the caller's own stack, a `fork()` from the callback
-//! gives a child that runs, and cancelling works. One test in its own
-//! binary, so that no other test's threads are counted.
+//! gives a child that runs, and cancelling works. One-thread DH below 768
+//! bits runs on the calling thread too. One test in its own binary, so
+//! that no other test's threads are counted.
 
 mod common;
 
@@ -124,6 +125,45 @@ fn one_thread_rsa_runs_on_the_calling_thread() {
         );
         assert_eq!(seen.calls, cancel_after);
     }
+
+    // DH below 768 bits: no thread either; from 768 bits a worker runs.
+    let dh = |bits: u32, threads: u32, seen: &mut Seen| {
+        let mut o = opts(threads, Some(&[0x5Au8; 32]));
+        o.progress = Some(watch);
+        o.user_data = seen as *mut Seen as *mut c_void;
+        let mut p = std::ptr::null_mut();
+        let st = unsafe { pf_dh_generate_ex(bits, 2, 0, &o, &mut p) };
+        let mut b = std::ptr::null_mut();
+        if st == pf_status::PF_OK {
+            assert_eq!(
+                unsafe { pf_dh_export(p, pf_format::PF_FORMAT_PKCS3_DER as u32, &mut b) },
+                pf_status::PF_OK
+            );
+        }
+        unsafe { pf_dh_free(p) };
+        (st, (!b.is_null()).then(|| common::take(b)))
+    };
+    for bits in [256, 512, 767] {
+        let mut seen = Seen::default();
+        let (st, here) = dh(bits, 1, &mut seen);
+        assert_eq!(st, pf_status::PF_OK);
+        assert!(seen.calls >= 1);
+        assert!(
+            seen.threads.iter().all(|&n| n == before),
+            "DH-{bits}: threads alive during the reports {:?}, {before} before",
+            seen.threads
+        );
+        assert_eq!(here, dh(bits, 2, &mut Seen::default()).1, "DH-{bits}");
+    }
+    let mut seen = Seen::default();
+    assert_eq!(dh(768, 1, &mut seen).0, pf_status::PF_OK);
+    assert!(seen.threads.iter().all(|&n| n == before + 1));
+    let mut seen = Seen {
+        cancel_after: 1,
+        ..Seen::default()
+    };
+    assert_eq!(dh(512, 1, &mut seen).0, pf_status::PF_ERR_CANCELLED);
+    assert_eq!(seen.calls, 1);
 
     // Same key as on a pool, and the same again on the calling thread
     // (the private stack is reused, wiped).

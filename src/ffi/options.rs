@@ -80,7 +80,9 @@ pub struct pf_options {
     /// returns; the callback still runs on the caller's own stack. That
     /// saves 0.1–0.5 ms per call (more than 10 % of an RSA-512 key). The
     /// thread keeps that stack, wiped, for its next call and unmaps it
-    /// when it exits. The output is the same either way.
+    /// when it exits. One-thread DH below 768 bits starts no thread
+    /// either, and runs on the caller's own stack (DH parameters are
+    /// public). The output is the same either way.
     pub threads: u32,
     /// NULL for fresh OS randomness, or a 32-byte seed: the same seed gives
     /// byte-identical output at any thread count. It is copied into secure
