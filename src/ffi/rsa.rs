@@ -658,4 +658,27 @@ mod tests {
         assert_eq!(st, pf_status::PF_OK);
         unsafe { pf_rsa_free(key) };
     }
+
+    /// The same on one thread, where the search runs on this thread's
+    /// private stack: the panic crosses back to this stack, comes out as
+    /// PF_ERR_INTERNAL, and the next one-thread call works (on the same
+    /// private stack, wiped).
+    #[test]
+    fn panic_on_the_private_stack_becomes_internal_error() {
+        std::thread::spawn(|| {
+            let sentinel = 0x9999usize as *mut pf_rsa_key;
+            let mut key = sentinel;
+            let mut opts = super::super::options::pf_options_default();
+            opts.threads = 1;
+            fault::arm("search_round");
+            let st = unsafe { pf_rsa_generate_ex(512, 65537, 2, &opts, &mut key) };
+            assert_eq!(st, pf_status::PF_ERR_INTERNAL);
+            assert_eq!(key, sentinel);
+            let st = unsafe { pf_rsa_generate_ex(512, 65537, 2, &opts, &mut key) };
+            assert_eq!(st, pf_status::PF_OK);
+            unsafe { pf_rsa_free(key) };
+        })
+        .join()
+        .unwrap();
+    }
 }
