@@ -642,15 +642,15 @@ mod tests {
     use super::*;
     use crate::fault;
 
-    /// A panic on a pool worker (inside a Miller–Rabin round) comes back as
-    /// PF_ERR_INTERNAL, `*out` untouched, and the library keeps working.
-    #[test]
-    fn panic_on_a_worker_thread_becomes_internal_error() {
+    /// Arms the fault, generates RSA-512 on `threads` threads: the panic
+    /// comes back as PF_ERR_INTERNAL with `*out` untouched, and the next
+    /// call works.
+    fn injected_panic_is_internal(threads: u32, arm: fn(&'static str)) {
         let sentinel = 0x9999usize as *mut pf_rsa_key;
         let mut key = sentinel;
         let mut opts = super::super::options::pf_options_default();
-        opts.threads = 2;
-        fault::arm_any_thread("search_round");
+        opts.threads = threads;
+        arm("search_round");
         let st = unsafe { pf_rsa_generate_ex(512, 65537, 2, &opts, &mut key) };
         assert_eq!(st, pf_status::PF_ERR_INTERNAL);
         assert_eq!(key, sentinel);
@@ -659,26 +659,19 @@ mod tests {
         unsafe { pf_rsa_free(key) };
     }
 
+    /// A panic on a pool worker (inside a Miller–Rabin round).
+    #[test]
+    fn panic_on_a_worker_thread_becomes_internal_error() {
+        injected_panic_is_internal(2, fault::arm_any_thread);
+    }
+
     /// The same on one thread, where the search runs on this thread's
-    /// private stack: the panic crosses back to this stack, comes out as
-    /// PF_ERR_INTERNAL, and the next one-thread call works (on the same
-    /// private stack, wiped).
+    /// private stack: the panic crosses back to this stack, and the next
+    /// one-thread call runs on the same private stack, wiped.
     #[test]
     fn panic_on_the_private_stack_becomes_internal_error() {
-        std::thread::spawn(|| {
-            let sentinel = 0x9999usize as *mut pf_rsa_key;
-            let mut key = sentinel;
-            let mut opts = super::super::options::pf_options_default();
-            opts.threads = 1;
-            fault::arm("search_round");
-            let st = unsafe { pf_rsa_generate_ex(512, 65537, 2, &opts, &mut key) };
-            assert_eq!(st, pf_status::PF_ERR_INTERNAL);
-            assert_eq!(key, sentinel);
-            let st = unsafe { pf_rsa_generate_ex(512, 65537, 2, &opts, &mut key) };
-            assert_eq!(st, pf_status::PF_OK);
-            unsafe { pf_rsa_free(key) };
-        })
-        .join()
-        .unwrap();
+        std::thread::spawn(|| injected_panic_is_internal(1, fault::arm))
+            .join()
+            .unwrap();
     }
 }
