@@ -259,14 +259,22 @@ class Async(unittest.IsolatedAsyncioTestCase):
 
         t = asyncio.create_task(ticker())
         events = []
+        # Seeded, so the work is fixed: this RSA-4096 seed took 0.27 s on
+        # one thread here (2026-12-02), DH-1024's 0.05 s; a key from the
+        # OS could take a few ms and leave no time to tick.
+        started = time.monotonic()
         key, dh = await asyncio.gather(
-            pf.generate_rsa_async(2048, threads=1, progress=events.append),
+            pf.generate_rsa_async(4096, threads=1, seed=b"\x09" * 32,
+                                  progress=events.append),
             pf.generate_dh_async(1024, threads=1, seed=b"\x07" * 32),
         )
+        elapsed = time.monotonic() - started
         t.cancel()
-        self.assertEqual(key.bits, 2048)
+        self.assertEqual(key.bits, 4096)
         self.assertEqual(dh.der(), pf.generate_dh(1024, threads=2, seed=b"\x07" * 32).der())
-        # A blocked loop would not have ticked while the keys were made.
+        # A blocked loop would not have ticked while the keys were made; a
+        # free one ticks about every 5 ms (asked for a quarter of that).
+        self.assertGreater(ticks, elapsed / 0.005 / 4)
         self.assertGreater(ticks, 5)
         self.assertGreater(key.stats["exponentiations"], 0)
 
