@@ -2,9 +2,10 @@
 //!
 //! A one-thread generation need not start a thread: [`on_private_stack`]
 //! runs it on the calling thread, but on a stack of our own — a mapping
-//! advised `MADV_WIPEONFORK` (a `fork()` child sees zeros) and
-//! `MADV_DONTDUMP` (left out of core dumps), with a guard page below it,
-//! registered with valgrind — and wipes that stack before returning. The
+//! advised `MADV_WIPEONFORK` (a `fork()` child sees zeros),
+//! `MADV_DONTDUMP` (left out of core dumps) and `MADV_NOHUGEPAGE`, with a
+//! guard page below it, registered with valgrind — and wipes that stack
+//! before returning. The
 //! host's own stack never holds the frames that touch the seed or a
 //! candidate, as with a worker thread; what goes is the thread's start,
 //! its stack shield, the hand-offs and the join (0.12–0.15 ms hot,
@@ -99,6 +100,7 @@ impl PrivateStack {
                 return None;
             }
             os::no_core_dump(usable as *mut libc::c_void, usable_len);
+            os::no_huge_pages(usable as *mut libc::c_void, usable_len);
         }
         Some(stack)
     }
@@ -295,6 +297,37 @@ mod tests {
         })
         .join()
         .unwrap();
+    }
+
+    /// The kernel's flags for the private stack's pages (and the guard's
+    /// protection): wiped in a fork child (`wf`), left out of core dumps
+    /// (`dd`), no huge pages (`nh`).
+    #[test]
+    fn the_stack_carries_its_advice() {
+        let stack = PrivateStack::new().expect("a private stack");
+        let (lo, n) = stack.usable();
+        let smaps = std::fs::read_to_string("/proc/self/smaps").unwrap();
+        let region = |start: usize| {
+            let head = format!("{start:x}-");
+            let at = smaps
+                .lines()
+                .position(|l| l.starts_with(&head))
+                .unwrap_or_else(|| panic!("no mapping at {start:x}"));
+            smaps.lines().skip(at).take(40).collect::<Vec<_>>()
+        };
+        let usable = region(lo);
+        assert!(usable[0].starts_with(&format!("{lo:x}-{:x} rw-p", lo + n)));
+        let flags = usable
+            .iter()
+            .find(|l| l.starts_with("VmFlags:"))
+            .expect("VmFlags");
+        for f in ["wf", "dd", "nh"] {
+            assert!(
+                flags.split_whitespace().any(|w| w == f),
+                "{f} missing: {flags}"
+            );
+        }
+        assert!(region(lo - PAGE)[0].contains(" ---p "), "no guard page");
     }
 
     /// Whether the thread's spare stack holds a byte of `leave_a_secret`'s

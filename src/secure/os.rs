@@ -131,6 +131,20 @@ pub(crate) unsafe fn no_core_dump(p: *mut c_void, len: size_t) {
     }
 }
 
+/// Keeps transparent huge pages off the pages at `p` (Linux), so that
+/// only the small pages a private stack touches become resident, and
+/// only those are wiped.
+///
+/// # Safety
+/// As for [`wipe_on_fork`].
+pub(crate) unsafe fn no_huge_pages(p: *mut c_void, len: size_t) {
+    // SAFETY: advice on the caller's own mapping.
+    #[cfg(any(target_os = "linux", target_os = "android"))]
+    unsafe {
+        libc::madvise(p, len, libc::MADV_NOHUGEPAGE);
+    }
+}
+
 /// Undoes [`no_core_dump`].
 ///
 /// # Safety
