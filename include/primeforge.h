@@ -685,8 +685,9 @@ typedef struct pf_progress {
  * The callback must not call back into the same generation, throw a C++
  * exception or `longjmp` out. Leaving by `longjmp` (or a C++ exception)
  * skips the library's clean-up: the generation's worker threads keep
- * running with no one to join them, its memory is leaked, and its seed
- * and candidates are never wiped — return non-zero to stop instead.
+ * running with no one to join them (on one thread: its private stack is
+ * abandoned, not wiped), its memory is leaked, and its seed and
+ * candidates are never wiped — return non-zero to stop instead.
  * A `fork()` from the callback is allowed if the child execs or calls
  * `_exit` without returning from the callback.
  */
