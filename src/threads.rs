@@ -71,6 +71,17 @@ impl Workers {
     }
 }
 
+#[cfg(test)]
+impl Workers {
+    /// A pool of `threads` workers, or the calling thread for 0.
+    pub(crate) fn for_test(threads: u32) -> Workers {
+        match threads {
+            0 => Workers::Here,
+            n => Workers::pool(n).expect("a pool"),
+        }
+    }
+}
+
 /// Builds a private pool with `threads` workers (0 = available cores).
 ///
 /// Fails with [`Error::InvalidArgument`] above [`MAX_THREADS`] and with

@@ -1054,15 +1054,6 @@ fn snapshot_stats<S: CandidateSource>(sh: &Shared<S>, started: Instant) -> Stats
 mod tests {
     use super::*;
 
-    /// A pool of `threads` workers, or the calling thread for 0
-    /// ([`Workers::Here`]).
-    fn workers(threads: u32) -> Workers {
-        match threads {
-            0 => Workers::Here,
-            n => Workers::pool(n).unwrap(),
-        }
-    }
-
     /// A toy source: candidate `i` survives the cheap tests when `i % 3 == 0`,
     /// is "prime" when `i % 7 == 0`; round `r` reports `r + 1`
     /// exponentiations, and the source tallies what it reported itself.
@@ -1190,7 +1181,7 @@ mod tests {
     #[test]
     fn engine_counts_what_each_round_reports() {
         for threads in [0, 1, 2, 5] {
-            let pool = workers(threads);
+            let pool = Workers::for_test(threads);
             let seed = Seed::from_bytes(&[7u8; 32]).unwrap();
             let mut opts = Options::default();
             let mut generation = Generation::new(&pool, seed, &mut opts, 3);
@@ -1219,7 +1210,7 @@ mod tests {
     fn pairs_change_the_work_not_the_answer() {
         for threads in [0, 1, 2, 5, 16] {
             for pairs in [(true, true), (true, false)] {
-                let pool = workers(threads);
+                let pool = Workers::for_test(threads);
                 let seed = Seed::from_bytes(&[7u8; 32]).unwrap();
                 let mut opts = Options::default();
                 let mut generation = Generation::new(&pool, seed, &mut opts, 5);

@@ -460,10 +460,7 @@ mod tests {
         let e = 65537u64;
         let run = |seed: u8, threads: u32| {
             // 0: the calling thread as the one worker.
-            let pool = match threads {
-                0 => crate::threads::Workers::Here,
-                n => crate::threads::Workers::pool(n).unwrap(),
-            };
+            let pool = crate::threads::Workers::for_test(threads);
             let mut opts = crate::prime::Options::default();
             let seed = Seed::from_bytes(&[seed; 32]).unwrap();
             let mut generation = Generation::new(&pool, seed, &mut opts, 3);

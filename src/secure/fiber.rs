@@ -124,18 +124,14 @@ impl PrivateStack {
     fn wipe(&mut self) -> bool {
         const PAGES: usize = STACK_SIZE / PAGE;
         let (lo, len) = self.usable();
-        let mut vec = [0u8; PAGES];
         // SAFETY: [lo, lo + len) is this stack's own mapping, page-aligned,
-        // not in use (no coroutine runs on it), and `vec` has an entry per
-        // page.
+        // not in use (no coroutine runs on it).
+        let Some(lowest) = (unsafe { super::stack::drop_below_resident::<PAGES>(lo, PAGES, PAGE) })
+        else {
+            return false;
+        };
+        // SAFETY: [from, lo + len) lies in this stack's mapping.
         unsafe {
-            if !os::resident(lo as *mut libc::c_void, len, &mut vec) {
-                return false;
-            }
-            let lowest = vec.iter().position(|&v| v & 1 != 0).unwrap_or(PAGES);
-            if lowest > 0 && !os::discard(lo as *mut libc::c_void, lowest * PAGE) {
-                return false;
-            }
             let from = lo + lowest * PAGE;
             // Valgrind marks a stack's dead part unaddressable; it is ours.
             let _ = super::valgrind::client_request(

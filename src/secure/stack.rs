@@ -78,27 +78,49 @@ fn resident_depth(here: usize, room: usize) -> usize {
         return room;
     }
     let pages = (top - bottom) / page;
-    let mut vec = [0u8; MAX_PAGES];
-    if pages > MAX_PAGES {
-        return room;
-    }
     // SAFETY: [bottom, top) is page-aligned and lies in this thread's
-    // stack mapping, between the guard margin and the current frame;
-    // `vec` has an entry per page.
-    if !unsafe { super::os::resident(bottom as *mut libc::c_void, top - bottom, &mut vec) } {
-        return room;
+    // stack mapping, between the guard margin and the current frame:
+    // every page below the lowest resident one is below every live frame,
+    // in the thread's own private anonymous stack mapping.
+    match unsafe { drop_below_resident::<MAX_PAGES>(bottom, pages, page) } {
+        Some(lowest) => here - (bottom + lowest * page),
+        None => room,
     }
-    let lowest = vec[..pages]
-        .iter()
-        .position(|&v| v & 1 != 0)
-        .unwrap_or(pages);
-    // SAFETY: [bottom, bottom + lowest pages) is below every live frame of
-    // this thread (it ends at or below the current frame's page) in its
-    // own private anonymous stack mapping.
-    if lowest > 0 && !unsafe { super::os::discard(bottom as *mut libc::c_void, lowest * page) } {
-        return room;
+}
+
+/// The index of the lowest resident page among the `pages` pages of
+/// `page` bytes from `bottom` (`pages` when none is), after dropping the
+/// pages below it (`os::discard`: never touched, or swapped out; they
+/// read as zeros afterwards). `None` where the kernel would not tell or
+/// drop, or `pages` exceeds `N`.
+///
+/// # Safety
+/// `bottom` is page-aligned, the range lies in a private anonymous
+/// mapping of the caller's, and nothing live lies in it below the lowest
+/// resident page.
+pub(super) unsafe fn drop_below_resident<const N: usize>(
+    bottom: usize,
+    pages: usize,
+    page: usize,
+) -> Option<usize> {
+    let mut vec = [0u8; N];
+    if pages > N {
+        return None;
     }
-    here - (bottom + lowest * page)
+    // SAFETY: per this function's contract; `vec` has an entry per page.
+    unsafe {
+        if !super::os::resident(bottom as *mut libc::c_void, pages * page, &mut vec) {
+            return None;
+        }
+        let lowest = vec[..pages]
+            .iter()
+            .position(|&v| v & 1 != 0)
+            .unwrap_or(pages);
+        if lowest > 0 && !super::os::discard(bottom as *mut libc::c_void, lowest * page) {
+            return None;
+        }
+        Some(lowest)
+    }
 }
 
 /// The system's page size (cached).
