@@ -798,25 +798,19 @@ impl<'g, 'o> Generation<'g, 'o> {
         use rayon::prelude::*;
         let started = Instant::now();
         let seed = &self.seed;
+        let run = |job: WorkerJob<'_, R>| {
+            let mut stats = Stats::default();
+            (job(seed, &mut stats), stats)
+        };
         let outcome =
             std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| match self.workers {
                 Workers::Pool(pool) => pool.install(|| {
                     jobs.into_par_iter()
-                        .map(|job| {
-                            let mut stats = Stats::default();
-                            let r = crate::secure::with_wiped_stack(|| job(seed, &mut stats));
-                            (r, stats)
-                        })
+                        .map(|job| crate::secure::with_wiped_stack(|| run(job)))
                         .collect::<Vec<_>>()
                 }),
                 // On the private stack, which is wiped as a whole afterwards.
-                Workers::Here => jobs
-                    .into_iter()
-                    .map(|job| {
-                        let mut stats = Stats::default();
-                        (job(seed, &mut stats), stats)
-                    })
-                    .collect(),
+                Workers::Here => jobs.into_iter().map(run).collect(),
             }));
         let results = outcome.map_err(|_| Error::Internal)?;
         let mut out = Vec::with_capacity(results.len());
