@@ -12,6 +12,8 @@ use primeforge::dh::{self, DhKeyPair, DhParams, DhPart};
 use primeforge::prime::{Options, Progress};
 use primeforge::rsa::{self, RsaKey};
 
+use zeroize::Zeroizing;
+
 use crate::params::{self, describe, BnParams, OSSL_PARAM, UNSIGNED_INTEGER};
 use crate::{entry, errors, guard, ProvCtx, Static, OSSL_DISPATCH};
 
@@ -56,7 +58,8 @@ struct GenCtx {
     e: u64,
     generator: u32,
     threads: u32,
-    seed: Option<[u8; 32]>,
+    /// Wiped when the context is freed.
+    seed: Option<Zeroizing<[u8; 32]>>,
     /// DH key pairs: the parameters to make them on (a template key, or a
     /// named group).
     dh_params: Option<DhParams>,
@@ -142,18 +145,6 @@ unsafe extern "C" fn dh_gen_init(
     guard(std::ptr::null_mut(), || unsafe {
         gen_init(Kind::Dh, provctx, selection, p)
     })
-}
-
-fn hex_seed(s: &str) -> Option<[u8; 32]> {
-    let s = s.trim();
-    if s.len() != 64 {
-        return None;
-    }
-    let mut out = [0u8; 32];
-    for (i, o) in out.iter_mut().enumerate() {
-        *o = u8::from_str_radix(s.get(2 * i..2 * i + 2)?, 16).ok()?;
-    }
-    Some(out)
 }
 
 unsafe extern "C" fn gen_set_params(genctx: *mut c_void, p: *const OSSL_PARAM) -> c_int {
@@ -267,7 +258,7 @@ unsafe fn apply_gen_params(g: &mut GenCtx, p: *const OSSL_PARAM) -> Result<(), S
     // SAFETY: per this function's contract.
     if let Some(r) = unsafe { params::find(p, "seed") } {
         // SAFETY: a record of that array.
-        match unsafe { params::get_utf8(r) }.as_deref().and_then(hex_seed) {
+        match unsafe { params::get_hex32(r) } {
             Some(s) => g.seed = Some(s),
             None => return Err("seed: must be 64 hexadecimal digits (32 bytes)".into()),
         }
@@ -739,31 +730,37 @@ unsafe extern "C" fn dh_types(_selection: c_int) -> *const OSSL_PARAM {
     DH_TYPES.0.as_ptr()
 }
 
-/// DER tag-length-value, for the few structures `import` hands to
-/// primeforge's own PKCS#1 reader.
-fn tlv(tag: u8, body: &[u8]) -> Vec<u8> {
-    let mut out = vec![tag];
-    if body.len() < 128 {
-        out.push(body.len() as u8);
+/// DER tag-length-value of the concatenated `parts`, for the few
+/// structures `import` hands to primeforge's own PKCS#1 reader: built in a
+/// buffer of exactly its size (never reallocated, so no copy of a key part
+/// is left in freed memory) and wiped when dropped.
+fn tlv(tag: u8, parts: &[&[u8]]) -> Zeroizing<Vec<u8>> {
+    let len: usize = parts.iter().map(|p| p.len()).sum();
+    let len_bytes = len.to_be_bytes();
+    let skip = len_bytes.iter().position(|&x| x != 0).unwrap_or(7);
+    let header = if len < 128 { 2 } else { 2 + (8 - skip) };
+    let mut out = Zeroizing::new(Vec::with_capacity(header + len));
+    out.push(tag);
+    if len < 128 {
+        out.push(len as u8);
     } else {
-        let b = body.len().to_be_bytes();
-        let skip = b.iter().position(|&x| x != 0).unwrap_or(7);
         out.push(0x80 | (8 - skip) as u8);
-        out.extend_from_slice(&b[skip..]);
+        out.extend_from_slice(&len_bytes[skip..]);
     }
-    out.extend_from_slice(body);
+    for p in parts {
+        out.extend_from_slice(p);
+    }
     out
 }
 
-/// A non-negative DER INTEGER from big-endian bytes.
-fn der_uint(v: &[u8]) -> Vec<u8> {
+/// A non-negative DER INTEGER from big-endian bytes (see [`tlv`]).
+fn der_uint(v: &[u8]) -> Zeroizing<Vec<u8>> {
     let v = &v[v.iter().position(|&x| x != 0).unwrap_or(v.len())..];
-    let mut body = Vec::with_capacity(v.len() + 1);
     if v.first().is_none_or(|&b| b & 0x80 != 0) {
-        body.push(0);
+        tlv(0x02, &[&[0], v])
+    } else {
+        tlv(0x02, &[v])
     }
-    body.extend_from_slice(v);
-    tlv(0x02, &body)
 }
 
 unsafe extern "C" fn import(keydata: *mut c_void, selection: c_int, p: *const OSSL_PARAM) -> c_int {
@@ -805,47 +802,46 @@ unsafe extern "C" fn import(keydata: *mut c_void, selection: c_int, p: *const OS
                 }
                 // RSAPrivateKey: version (1 with OtherPrimeInfos), n, e, d,
                 // p, q, dP, dQ, qInv, then the other primes' (r, d, t).
+                // Every piece is exactly sized and wiped (`tlv`).
                 let multi = ps.len() > 2;
-                let mut body = der_uint(&[u8::from(multi)]);
+                let mut fields = vec![der_uint(&[u8::from(multi)])];
                 for v in [&n, &e, &d, &ps[0], &ps[1], &ds[0], &ds[1], &ts[0]] {
-                    body.extend(der_uint(v));
+                    fields.push(der_uint(v));
                 }
                 if multi {
-                    let others: Vec<u8> = (2..ps.len())
-                        .flat_map(|i| {
-                            let info =
-                                [der_uint(&ps[i]), der_uint(&ds[i]), der_uint(&ts[i - 1])].concat();
-                            tlv(0x30, &info)
+                    let infos: Vec<_> = (2..ps.len())
+                        .map(|i| {
+                            let (r, d, t) =
+                                (der_uint(&ps[i]), der_uint(&ds[i]), der_uint(&ts[i - 1]));
+                            tlv(0x30, &[&r, &d, &t])
                         })
                         .collect();
-                    body.extend(tlv(0x30, &others));
+                    let infos: Vec<&[u8]> = infos.iter().map(|x| &x[..]).collect();
+                    fields.push(tlv(0x30, &infos));
                 }
-                let mut der = tlv(0x30, &body);
-                body.iter_mut()
-                    .for_each(|b| unsafe { std::ptr::write_volatile(b, 0) });
-                let r = match rsa::import(&der, None) {
+                let fields: Vec<&[u8]> = fields.iter().map(|x| &x[..]).collect();
+                let der = tlv(0x30, &fields);
+                match rsa::import(&der, None) {
                     Ok(k) => {
                         *slot = KeyData::Rsa(k);
                         1
                     }
                     Err(_) => 0,
-                };
-                der.iter_mut()
-                    .for_each(|b| unsafe { std::ptr::write_volatile(b, 0) });
-                r
+                }
             }
             KeyData::Empty(Kind::Dh) | KeyData::Dh(_) | KeyData::DhKey(_) => {
                 let (Some(pp), Some(g)) = (bn("p"), bn("g")) else {
                     return 0;
                 };
                 let q = bn("q");
-                let d = DhParams::from_bytes(&pp, &g, q.as_deref());
+                let d = DhParams::from_bytes(&pp, &g, q.as_ref().map(|v| &v[..]));
                 let public = if selection & (SELECT_PUBLIC_KEY | SELECT_PRIVATE_KEY) != 0 {
                     bn("pub")
                 } else {
                     None
                 };
-                let mut private = if selection & SELECT_PRIVATE_KEY != 0 {
+                // Wiped when dropped (`params::get_bn`).
+                let private = if selection & SELECT_PRIVATE_KEY != 0 {
                     bn("priv")
                 } else {
                     None
@@ -854,7 +850,11 @@ unsafe extern "C" fn import(keydata: *mut c_void, selection: c_int, p: *const OS
                     *slot = KeyData::Dh(d);
                     1
                 } else {
-                    match DhKeyPair::from_parts(d, public.as_deref(), private.as_deref()) {
+                    match DhKeyPair::from_parts(
+                        d,
+                        public.as_ref().map(|v| &v[..]),
+                        private.as_ref().map(|v| &v[..]),
+                    ) {
                         Ok(k) => {
                             *slot = KeyData::DhKey(k);
                             1
@@ -862,10 +862,6 @@ unsafe extern "C" fn import(keydata: *mut c_void, selection: c_int, p: *const OS
                         Err(_) => 0,
                     }
                 };
-                if let Some(x) = private.as_mut() {
-                    x.iter_mut()
-                        .for_each(|b| unsafe { std::ptr::write_volatile(b, 0) });
-                }
                 r
             }
         }

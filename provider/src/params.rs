@@ -3,6 +3,8 @@
 
 use std::ffi::{c_char, c_int, c_uint, c_void, CStr};
 
+use zeroize::Zeroizing;
+
 /// OpenSSL's parameter record.
 #[repr(C)]
 pub struct OSSL_PARAM {
@@ -115,26 +117,62 @@ pub unsafe fn get_u64(r: &OSSL_PARAM) -> Option<u64> {
     }
 }
 
-/// An unsigned big number (native-endian byte array), big endian.
+/// An unsigned big number (native-endian byte array), big endian, in a
+/// buffer of exactly its size (never reallocated, so no copy is left
+/// behind) that is wiped when dropped: the number may be a private key's
+/// part.
 ///
 /// # Safety
 /// As [`get_u64`].
-pub unsafe fn get_bn(r: &OSSL_PARAM) -> Option<Vec<u8>> {
+pub unsafe fn get_bn(r: &OSSL_PARAM) -> Option<Zeroizing<Vec<u8>>> {
     if r.data_type != UNSIGNED_INTEGER || r.data.is_null() {
         return None;
     }
     // SAFETY: per the contract.
     let bytes = unsafe { std::slice::from_raw_parts(r.data.cast::<u8>(), r.data_size) };
-    let mut be: Vec<u8> = bytes
-        .iter()
-        .rev()
-        .copied()
-        .skip_while(|&b| b == 0)
-        .collect();
-    if be.is_empty() {
-        be.push(0);
+    // Native endian (little endian here): the top byte is the last non-zero.
+    let top = bytes.iter().rposition(|&b| b != 0);
+    let mut be = Zeroizing::new(Vec::with_capacity(top.map_or(1, |t| t + 1)));
+    match top {
+        Some(t) => be.extend(bytes[..=t].iter().rev()),
+        None => be.push(0),
     }
     Some(be)
+}
+
+/// A 32-byte value given as 64 hexadecimal digits in a UTF-8 parameter
+/// (a generation's seed), decoded straight from the parameter's bytes into
+/// a buffer wiped when dropped.
+///
+/// # Safety
+/// As [`get_utf8`].
+pub unsafe fn get_hex32(r: &OSSL_PARAM) -> Option<Zeroizing<[u8; 32]>> {
+    let text: &[u8] = match r.data_type {
+        // SAFETY: per the contract.
+        UTF8_STRING if !r.data.is_null() => unsafe {
+            std::slice::from_raw_parts(r.data.cast::<u8>(), r.data_size)
+        },
+        UTF8_PTR if !r.data.is_null() => {
+            // SAFETY: data points at a `const char *`.
+            let s = unsafe { *(r.data as *const *const c_char) };
+            if s.is_null() {
+                return None;
+            }
+            // SAFETY: a C string.
+            unsafe { CStr::from_ptr(s) }.to_bytes()
+        }
+        _ => return None,
+    };
+    let text = text.split(|&c| c == 0).next().unwrap_or(text).trim_ascii();
+    if text.len() != 64 {
+        return None;
+    }
+    let digit = |c: u8| (c as char).to_digit(16).map(|d| d as u8);
+    let mut out = Zeroizing::new([0u8; 32]);
+    for (o, pair) in out.iter_mut().zip(text.chunks(2)) {
+        *o = digit(pair[0])? << 4 | digit(pair[1])?;
+    }
+    Some(out)
 }
 
 /// A UTF-8 string parameter.
