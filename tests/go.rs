@@ -47,6 +47,7 @@ fn go_example_runs() {
     for t in [
         "TestRSAGenerateCheckImportEncrypt",
         "TestContextCancelsAGeneration",
+        "TestSecretsStayOutOfProfilingSignalFrames",
         "Example",
     ] {
         assert!(text.contains(&format!("--- PASS: {t}")), "{t}: {text}");

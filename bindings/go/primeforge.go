@@ -108,7 +108,7 @@ func (o *Options) raw() (C.pf_options, func()) {
 		p := C.CBytes(o.Seed)
 		opts.seed = (*C.uint8_t)(p)
 		opts.seed_len = C.size_t(len(o.Seed))
-		free = func() { C.free(p) }
+		free = func() { wipeAndFree(p, len(o.Seed)) }
 	}
 	if o.FIPS {
 		opts.flags |= C.PF_RSA_FIPS
@@ -117,6 +117,19 @@ func (o *Options) raw() (C.pf_options, func()) {
 		opts.flags |= C.PF_RSA_PROVABLE
 	}
 	return opts, free
+}
+
+// wipeAndFree zeroes n bytes of C memory from C.CBytes, then frees it: a
+// seed, a passphrase or a key's text must not stay in freed memory.
+func wipeAndFree(p unsafe.Pointer, n int) {
+	if p == nil {
+		return
+	}
+	b := unsafe.Slice((*byte)(p), n)
+	for i := range b {
+		b[i] = 0
+	}
+	C.free(p)
 }
 
 // wait waits for a job, cancelling it when ctx is done; it frees the job.
@@ -173,12 +186,14 @@ func ImportRSA(data, passphrase []byte) (*RSAKey, error) {
 	if len(data) == 0 {
 		return nil, &Error{Status: StatusDecode, Message: "empty input"}
 	}
+	// The key's text and the passphrase are copied to C memory, wiped
+	// before it is freed.
 	d := C.CBytes(data)
-	defer C.free(d)
+	defer wipeAndFree(d, len(data))
 	var p unsafe.Pointer
 	if passphrase != nil {
-		p = C.CBytes(append([]byte{}, passphrase...))
-		defer C.free(p)
+		p = C.CBytes(passphrase)
+		defer wipeAndFree(p, len(passphrase))
 	}
 	var k *C.pf_rsa_key
 	err := call(func() C.pf_status {
@@ -233,7 +248,7 @@ func (k *RSAKey) EncryptedPEM(passphrase []byte) ([]byte, error) {
 		return nil, &Error{Status: StatusInvalidArgument, Message: "invalid argument: the passphrase is empty"}
 	}
 	p := C.CBytes(passphrase)
-	defer C.free(p)
+	defer wipeAndFree(p, len(passphrase))
 	var b *C.pf_buffer
 	err := call(func() C.pf_status {
 		return C.pf_rsa_export_encrypted(k.k, C.PF_FORMAT_PKCS8_PEM, (*C.uint8_t)(p), C.size_t(len(passphrase)), C.PF_KDF_SCRYPT, &b)
