@@ -16,6 +16,21 @@
  *   panic is reported as PF_ERR_INTERNAL and the library stays usable.
  * - Unless a function says otherwise, it is thread-safe: distinct calls
  *   may run concurrently on different threads.
+ * - Signals and stacks: while a call computes on secrets on the calling
+ *   thread (a one-thread RSA generation, a DH search below 768 bits on one
+ *   thread, key checks, imports, exports and components), it does so on a
+ *   private stack of the library's with every asynchronous signal blocked
+ *   on that thread (all but SIGSEGV, SIGBUS, SIGFPE, SIGILL, SIGTRAP and
+ *   SIGSYS); a signal that arrives meanwhile is delivered when the call
+ *   returns, or while your progress callback runs. While the calling
+ *   thread only waits for the library's workers, signals are delivered
+ *   as usual, and its registers hold nothing secret (they are cleared
+ *   before every wait and every callback). The library's own threads
+ *   block asynchronous signals for their whole life. So no signal
+ *   handler of yours — on the thread's stack or an alternate one
+ *   (SA_ONSTACK) — ever sees a secret in its frame, and a handler may
+ *   fork(): the child runs. Every function works on a thread whose stack
+ *   is PTHREAD_STACK_MIN.
  */
 
 
@@ -268,6 +283,16 @@ enum pf_status
    * decrypt it, or the encrypted file is corrupted.
    */
   PF_ERR_PASSPHRASE = 16,
+  /**
+   * The call asked that every secret stay in the library's secret arena
+   * (`PF_RSA_SECURE_ARENA`), and this process could not keep them
+   * there: the arena's address space could not be reserved (an
+   * address-space limit such as `ulimit -v`, or a kernel without
+   * `MADV_WIPEONFORK`) or a block of secret limbs went to the C heap
+   * during the call. Nothing was produced; `pf_last_error_message` says
+   * which. See `pf_secure_memory_status`.
+   */
+  PF_ERR_SECURE_MEMORY = 17,
 };
 #ifndef __cplusplus
 #if __STDC_VERSION__ >= 202311L
@@ -468,6 +493,20 @@ enum pf_rsa_flag
    * as an unknown bit (`PF_ERR_INVALID_ARGUMENT`).
    */
   PF_RSA_PROVABLE = 2,
+  /**
+   * Keep every secret of the generation in the library's secret arena
+   * (memory advised `MADV_WIPEONFORK` and `MADV_DONTDUMP`: zeros in a
+   * `fork()` child, left out of core dumps) or make nothing: the call
+   * fails with `PF_ERR_SECURE_MEMORY` before any work when the arena's
+   * address space cannot be reserved in this process, and after the
+   * work (the key wiped, never returned) when a block of secret limbs
+   * went to the C heap meanwhile. Without this flag such blocks go to
+   * the C heap, wiped when freed but visible to a fork child or a core
+   * dump while the key is made; `pf_secure_memory_status` tells whether
+   * that ever happened. Added after 0.2.0: an older library refuses it as an
+   * unknown bit (`PF_ERR_INVALID_ARGUMENT`).
+   */
+  PF_RSA_SECURE_ARENA = 4,
 };
 #ifndef __cplusplus
 #if __STDC_VERSION__ >= 202311L
@@ -591,6 +630,40 @@ enum pf_dh_group
 typedef enum pf_dh_group pf_dh_group;
 #else
 typedef uint32_t pf_dh_group;
+#endif // __STDC_VERSION__ >= 202311L
+#endif // __cplusplus
+
+/**
+ * Bits of `pf_secure_memory_status`'s answer.
+ */
+enum pf_secure_flag
+#if defined(__cplusplus) || __STDC_VERSION__ >= 202311L
+  : uint32_t
+#endif // defined(__cplusplus) || __STDC_VERSION__ >= 202311L
+ {
+  /**
+   * The secret arena is in use in this process: the GMP blocks of every
+   * RSA generation, key check and import (candidates, primes, key parts)
+   * and the library's own limb scratch live in memory advised
+   * `MADV_WIPEONFORK` (zeros in a `fork()` child) and `MADV_DONTDUMP`
+   * (left out of core dumps). Absent when its address space could not
+   * be reserved (an address-space limit such as `ulimit -v`, or a
+   * kernel without `MADV_WIPEONFORK`): such blocks then live on the C
+   * heap, wiped when freed but visible to a fork child or a core dump
+   * while in use.
+   */
+  PF_SECURE_ARENA = 1,
+  /**
+   * Since the process started, at least one block of secret limbs went
+   * to the C heap (the arena unavailable or full).
+   */
+  PF_SECURE_FALLBACK = 2,
+};
+#ifndef __cplusplus
+#if __STDC_VERSION__ >= 202311L
+typedef enum pf_secure_flag pf_secure_flag;
+#else
+typedef uint32_t pf_secure_flag;
 #endif // __STDC_VERSION__ >= 202311L
 #endif // __cplusplus
 
@@ -885,6 +958,20 @@ pf_status pf_buffer_check(const struct pf_buffer *buf);
  * does: memory is corrupt. Not thread-safe for the same buffer.
  */
 void pf_buffer_free(struct pf_buffer *buf);
+
+/**
+ * Tells where this process keeps secrets while they are being computed
+ * with: on success `*out` receives `pf_secure_flag` bits. The first call
+ * reserves the secret arena's address space (64 MiB, committed only as
+ * used) if no generation has yet, so the answer holds for what follows;
+ * to make a generation fail rather than fall back, pass
+ * `PF_RSA_SECURE_ARENA`.
+ *
+ * - `out` must not be NULL (`PF_ERR_NULL_ARGUMENT`); it is written only
+ *   on success.
+ * - Thread-safe.
+ */
+pf_status pf_secure_memory_status(uint32_t *out);
 
 /**
  * Returns options with every field at its default: `struct_size` set,

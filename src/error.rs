@@ -35,6 +35,10 @@ pub enum Error {
     /// An encrypted key could not be decrypted with the passphrase given
     /// (wrong, missing, or the file is corrupted).
     Passphrase,
+    /// The caller asked for secrets to stay in the secret arena (fork-wiped,
+    /// absent from core dumps), and this process cannot give it; the text
+    /// says why.
+    SecureMemory(&'static str),
 }
 
 impl fmt::Display for Error {
@@ -54,6 +58,7 @@ impl fmt::Display for Error {
             Error::Passphrase => f.write_str(
                 "the passphrase does not decrypt the key (wrong or missing passphrase, or a corrupted file)",
             ),
+            Error::SecureMemory(why) => write!(f, "secure memory unavailable: {why}"),
             Error::Forked => {
                 f.write_str("the object was inherited through fork(): its secrets were wiped")
             }

@@ -17,7 +17,8 @@ pub(crate) fn resolve_threads(threads: u32) -> Result<usize> {
 }
 
 /// A generation's private pool. Every worker is a thread of our own
-/// (rayon's `spawn_handler`): while it runs, the part of its stack its
+/// (rayon's `spawn_handler`) with every asynchronous signal blocked
+/// (`secure::signals`): while it runs, the part of its stack its
 /// jobs use is shielded ([`crate::secure::run_shielded`]: wiped in a fork
 /// child, excluded from core dumps), its GMP blocks are in the secret
 /// arena ([`crate::gmp::secret_scope`]), and before it exits it wipes its
@@ -95,6 +96,7 @@ pub(crate) fn build_pool(threads: u32) -> Result<Pool> {
             let h = std::thread::Builder::new()
                 .name(format!("primeforge-{}", t.index()))
                 .spawn(move || {
+                    crate::secure::signals::block_for_thread();
                     crate::secure::run_shielded(|| crate::gmp::secret_scope(|| t.run()))
                 })?;
             workers.push(h);

@@ -71,6 +71,11 @@ fn every_export_rejects_bad_arguments_as_documented() {
         unsafe { pf_buffer_check(std::ptr::null()) },
         PF_ERR_NULL_ARGUMENT,
     );
+    row(
+        "pf_secure_memory_status",
+        unsafe { pf_secure_memory_status(std::ptr::null_mut()) },
+        PF_ERR_NULL_ARGUMENT,
+    );
     assert!(unsafe { pf_buffer_data(std::ptr::null()) }.is_null());
     assert!(unsafe { pf_buffer_data_mut(std::ptr::null_mut()) }.is_null());
     assert_eq!(unsafe { pf_buffer_len(std::ptr::null()) }, 0);

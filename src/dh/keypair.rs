@@ -54,14 +54,15 @@ impl DhKeyPair {
         }
         let seed = Seed::from_os()?;
         crate::gmp::secret_scope(|| {
-            let mut rng = seed.stream(Purpose::DhPrivate, 0);
             let mut x = Integer::new();
-            random_in_range_secret(
-                &mut rng,
-                &Integer::from(2u32),
-                &Integer::from(&order - 3u32),
-                &mut x,
-            );
+            seed.with_stream(Purpose::DhPrivate, 0, |rng| {
+                random_in_range_secret(
+                    rng,
+                    &Integer::from(2u32),
+                    &Integer::from(&order - 3u32),
+                    &mut x,
+                )
+            });
             let y = params.g().clone().secure_pow_mod(&x, params.p());
             let mut store = SecureBuf::new(x.significant_digits::<u8>().max(1))?;
             x.write_digits(store.as_mut_slice(), Order::Msf);

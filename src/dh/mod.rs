@@ -270,7 +270,9 @@ impl DhSource {
         let lo = Integer::from(1u32) << (bits - 1);
         let width = Integer::from(1u32) << (bits - 2);
         let mut x = Integer::new();
-        random_in_range(&mut seed.stream(Purpose::DhStart, 0), &lo, &width, &mut x);
+        seed.with_stream(Purpose::DhStart, 0, |rng| {
+            random_in_range(rng, &lo, &width, &mut x)
+        });
         let r = Integer::from(&x % m).to_u64().expect("small");
         x += (a + m - r) % m;
         let sieve = Sieve::new(&x, m, bound, window);
@@ -480,25 +482,41 @@ pub fn generate_with_bound(
         return Err(Error::InvalidArgument("sieve bound"));
     }
     crate::gmp::init();
+    if req.bits < HERE_BELOW_BITS && crate::threads::resolve_threads(opts.threads)? == 1 {
+        if let Some(r) = crate::prime::on_private_stack(opts, |here| {
+            search_one(req, here, bound, &crate::threads::Workers::Here)
+        }) {
+            return r;
+        }
+    }
+    search_one(
+        req,
+        opts,
+        bound,
+        &crate::threads::Workers::pool(opts.threads)?,
+    )
+}
+
+/// The search for one safe prime of `req` on `workers`.
+fn search_one(
+    req: &Request,
+    opts: &mut Options<'_>,
+    bound: u32,
+    workers: &crate::threads::Workers,
+) -> Result<(DhParams, Stats)> {
     let seed = Seed::from_option(opts.seed)?;
     let source = DhSource::for_request(req, &seed, bound, window_for(req.bits, 1));
-    let workers =
-        if req.bits < HERE_BELOW_BITS && crate::threads::resolve_threads(opts.threads)? == 1 {
-            crate::threads::Workers::Here
-        } else {
-            crate::threads::Workers::pool(opts.threads)?
-        };
-    let mut generation = Generation::new(&workers, seed, opts, 1);
+    let mut generation = Generation::new(workers, seed, opts, 1);
     let found = generation.search(source, 0, 1)?;
     let stats = generation.stats();
     let p = found.into_iter().next().ok_or(Error::Internal)?.prime;
     Ok((req.params(p)?, stats))
 }
 
-/// One-thread searches below this size run on the calling thread, on its
-/// own stack (DH parameters and everything on the way to them are
-/// public), without a pool: its thread start and join cost 0.1–0.3 ms, a
-/// fifth of a DH-256 search. Their sieve is set up within the first
+/// One-thread searches below this size run on the calling thread, on a
+/// private stack (`prime::on_private_stack`: GMP's stack temporaries then
+/// need nothing of the caller's stack), without a pool: its thread start
+/// and join cost 0.1–0.3 ms, a fifth of a DH-256 search. Their sieve is set up within the first
 /// candidate's turn (bound 2^18: a few ms), so progress reports keep
 /// their cadence; from 768 bits (bound 2^23 and up) that set-up alone
 /// outlasts the 50 ms between reports.

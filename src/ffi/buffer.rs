@@ -176,6 +176,55 @@ pub(crate) unsafe fn deliver(res: crate::Result<SecureBuf>, out: *mut *mut pf_bu
     }
 }
 
+/// Bits of `pf_secure_memory_status`'s answer.
+#[repr(u32)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum pf_secure_flag {
+    /// The secret arena is in use in this process: the GMP blocks of every
+    /// RSA generation, key check and import (candidates, primes, key parts)
+    /// and the library's own limb scratch live in memory advised
+    /// `MADV_WIPEONFORK` (zeros in a `fork()` child) and `MADV_DONTDUMP`
+    /// (left out of core dumps). Absent when its address space could not
+    /// be reserved (an address-space limit such as `ulimit -v`, or a
+    /// kernel without `MADV_WIPEONFORK`): such blocks then live on the C
+    /// heap, wiped when freed but visible to a fork child or a core dump
+    /// while in use.
+    PF_SECURE_ARENA = 1,
+    /// Since the process started, at least one block of secret limbs went
+    /// to the C heap (the arena unavailable or full).
+    PF_SECURE_FALLBACK = 2,
+}
+
+/// Tells where this process keeps secrets while they are being computed
+/// with: on success `*out` receives `pf_secure_flag` bits. The first call
+/// reserves the secret arena's address space (64 MiB, committed only as
+/// used) if no generation has yet, so the answer holds for what follows;
+/// to make a generation fail rather than fall back, pass
+/// `PF_RSA_SECURE_ARENA`.
+///
+/// - `out` must not be NULL (`PF_ERR_NULL_ARGUMENT`); it is written only
+///   on success.
+/// - Thread-safe.
+#[no_mangle]
+pub unsafe extern "C" fn pf_secure_memory_status(out: *mut u32) -> pf_status {
+    guard(|| {
+        if out.is_null() {
+            return pf_status::PF_ERR_NULL_ARGUMENT;
+        }
+        let (arena, fallbacks) = crate::secure::memory_status();
+        let mut bits = 0;
+        if arena {
+            bits |= pf_secure_flag::PF_SECURE_ARENA as u32;
+        }
+        if fallbacks > 0 {
+            bits |= pf_secure_flag::PF_SECURE_FALLBACK as u32;
+        }
+        // SAFETY: checked non-NULL; the caller passes a writable u32.
+        unsafe { write_out(out, bits) };
+        pf_status::PF_OK
+    })
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

@@ -5,7 +5,7 @@ use super::buffer::pf_buffer;
 use super::detail::invalid;
 use super::job::{pf_job, start_job};
 use super::options::{check_options, pf_options, CheckedOptions};
-use super::{guard, guard_secret, guard_value, pf_status, write_out};
+use super::{guard_generate, guard_secret, guard_value, pf_status, write_out};
 use crate::dh::{self, check, named::Group, DhParams, DhPart};
 use crate::encode::{dh_export, DhFormat};
 use crate::job::Work;
@@ -164,7 +164,7 @@ pub unsafe extern "C" fn pf_dh_generate_ex(
     opts: *const pf_options,
     out: *mut *mut pf_dh_params,
 ) -> pf_status {
-    guard(|| {
+    guard_generate(|| {
         // SAFETY: documented contract of `opts`.
         let (checked, request) = match unsafe { dh_call(bits, generator, flags, opts, out) } {
             Ok(c) => c,
@@ -218,7 +218,7 @@ pub unsafe extern "C" fn pf_dh_batch_new(
     opts: *const pf_options,
     out: *mut *mut pf_dh_batch,
 ) -> pf_status {
-    guard_secret(|| {
+    guard_generate(|| {
         // SAFETY: documented contract of `opts`.
         let (checked, request) = match unsafe { dh_call(bits, generator, flags, opts, out) } {
             Ok(c) => c,
@@ -257,7 +257,7 @@ pub unsafe extern "C" fn pf_dh_batch_next(
     opts: *const pf_options,
     out: *mut *mut pf_dh_params,
 ) -> pf_status {
-    guard_secret(|| {
+    guard_generate(|| {
         if batch.is_null() || out.is_null() {
             return pf_status::PF_ERR_NULL_ARGUMENT;
         }
@@ -356,7 +356,7 @@ pub unsafe extern "C" fn pf_dh_generate_start(
     out: *mut *mut pf_job,
 ) -> pf_status {
     // SAFETY: the caller's `opts` and `out` contracts are start_job's.
-    guard_secret(|| unsafe {
+    guard_generate(|| unsafe {
         start_job(opts, out, |c| {
             dh_request(bits, generator, flags, c).map(Work::Dh)
         })
@@ -372,7 +372,7 @@ pub unsafe extern "C" fn pf_dh_generate_start(
 /// `PF_ERR_NO_MEMORY`. Thread-safe.
 #[no_mangle]
 pub unsafe extern "C" fn pf_dh_named(group: u32, out: *mut *mut pf_dh_params) -> pf_status {
-    guard(|| {
+    guard_secret(|| {
         if out.is_null() {
             return pf_status::PF_ERR_NULL_ARGUMENT;
         }
@@ -454,7 +454,7 @@ pub unsafe extern "C" fn pf_dh_export(
     format: u32,
     out: *mut *mut pf_buffer,
 ) -> pf_status {
-    guard(|| {
+    guard_secret(|| {
         // SAFETY: the caller passes NULL or live parameters, and `out`.
         unsafe {
             buffer_from(params, out, |p| {
@@ -479,7 +479,7 @@ pub unsafe extern "C" fn pf_dh_component(
     part: u32,
     out: *mut *mut pf_buffer,
 ) -> pf_status {
-    guard(|| {
+    guard_secret(|| {
         // SAFETY: the caller passes NULL or live parameters, and `out`.
         unsafe {
             buffer_from(params, out, |p| {
@@ -534,7 +534,7 @@ pub unsafe extern "C" fn pf_dh_import(
     len: usize,
     out: *mut *mut pf_dh_params,
 ) -> pf_status {
-    guard(|| {
+    guard_secret(|| {
         if out.is_null() {
             return pf_status::PF_ERR_NULL_ARGUMENT;
         }
@@ -578,7 +578,7 @@ pub unsafe extern "C" fn pf_dh_import(
 /// `PF_ERR_ENTROPY`, `PF_ERR_NO_MEMORY`. Thread-safe.
 #[no_mangle]
 pub unsafe extern "C" fn pf_dh_check(data: *const u8, len: usize, problems: *mut u32) -> pf_status {
-    guard(|| {
+    guard_secret(|| {
         if problems.is_null() || (data.is_null() && len > 0) {
             return pf_status::PF_ERR_NULL_ARGUMENT;
         }

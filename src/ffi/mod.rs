@@ -75,15 +75,31 @@ fn panicked(payload: Box<dyn std::any::Any + Send>) -> pf_status {
     pf_status::PF_ERR_INTERNAL
 }
 
-/// Like [`guard`] for exports that handle secrets (generation, export,
-/// components): `f` runs below a frame from which the stack it used is
-/// wiped afterwards (`secure::with_wiped_stack`).
-pub(crate) fn guard_secret(f: impl FnOnce() -> pf_status) -> pf_status {
+/// Like [`guard`] for the generating exports: `f` runs below a frame from
+/// which the stack it used is wiped afterwards
+/// (`secure::with_wiped_stack`). The generation itself decides where its
+/// secret work runs (workers, or a private stack) and keeps the progress
+/// callback on the caller's own stack.
+pub(crate) fn guard_generate(f: impl FnOnce() -> pf_status) -> pf_status {
     detail::begin();
     let st = crate::secure::with_wiped_stack(|| {
         catch_unwind(AssertUnwindSafe(f)).unwrap_or_else(panicked)
     });
     detail::finish(st);
+    st
+}
+
+/// Like [`guard`] for exports that run GMP or handle secrets and call no
+/// host code (check, import, export, components): `f` runs on a private
+/// stack of the library's (`secure::fiber::run_secret`: shielded, wiped,
+/// asynchronous signals held), so it needs nothing of the caller's stack.
+pub(crate) fn guard_secret(f: impl FnOnce() -> pf_status) -> pf_status {
+    detail::begin();
+    let st = crate::secure::fiber::run_secret(|| {
+        catch_unwind(AssertUnwindSafe(f)).unwrap_or_else(panicked)
+    });
+    detail::finish(st);
+    crate::secure::clear_registers();
     st
 }
 

@@ -128,6 +128,18 @@ pub enum pf_rsa_flag {
     /// construction (A.1.2). A library older than this flag refuses it
     /// as an unknown bit (`PF_ERR_INVALID_ARGUMENT`).
     PF_RSA_PROVABLE = 2,
+    /// Keep every secret of the generation in the library's secret arena
+    /// (memory advised `MADV_WIPEONFORK` and `MADV_DONTDUMP`: zeros in a
+    /// `fork()` child, left out of core dumps) or make nothing: the call
+    /// fails with `PF_ERR_SECURE_MEMORY` before any work when the arena's
+    /// address space cannot be reserved in this process, and after the
+    /// work (the key wiped, never returned) when a block of secret limbs
+    /// went to the C heap meanwhile. Without this flag such blocks go to
+    /// the C heap, wiped when freed but visible to a fork child or a core
+    /// dump while the key is made; `pf_secure_memory_status` tells whether
+    /// that ever happened. Added after 0.2.0: an older library refuses it as an
+    /// unknown bit (`PF_ERR_INVALID_ARGUMENT`).
+    PF_RSA_SECURE_ARENA = 4,
 }
 
 /// Returns options with every field at its default: `struct_size` set,

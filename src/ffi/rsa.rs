@@ -5,7 +5,7 @@ use super::buffer::pf_buffer;
 use super::detail::invalid;
 use super::job::{pf_job, start_job};
 use super::options::{check_options, pf_options, CheckedOptions};
-use super::{guard_secret, guard_value, pf_status, write_out};
+use super::{guard_generate, guard_secret, guard_value, pf_status, write_out};
 use crate::encode::pbes2::Kdf;
 use crate::encode::{rsa_export, rsa_export_encrypted, RsaFormat};
 use crate::job::Work;
@@ -153,7 +153,7 @@ pub unsafe extern "C" fn pf_rsa_generate_ex(
     opts: *const pf_options,
     out: *mut *mut pf_rsa_key,
 ) -> pf_status {
-    guard_secret(|| {
+    guard_generate(|| {
         if out.is_null() {
             return pf_status::PF_ERR_NULL_ARGUMENT;
         }
@@ -191,8 +191,9 @@ fn rsa_request(
     primes: u32,
     checked: &CheckedOptions<'_>,
 ) -> Result<rsa::Request, pf_status> {
-    use super::pf_rsa_flag::{PF_RSA_FIPS, PF_RSA_PROVABLE};
-    if checked.flags & !(PF_RSA_FIPS as u32 | PF_RSA_PROVABLE as u32) != 0 {
+    use super::pf_rsa_flag::{PF_RSA_FIPS, PF_RSA_PROVABLE, PF_RSA_SECURE_ARENA};
+    let known = PF_RSA_FIPS as u32 | PF_RSA_PROVABLE as u32 | PF_RSA_SECURE_ARENA as u32;
+    if checked.flags & !known != 0 {
         return Err(invalid("unknown pf_rsa_flag bits in pf_options.flags"));
     }
     rsa::Request::with_flags(
@@ -202,6 +203,7 @@ fn rsa_request(
         checked.flags & PF_RSA_FIPS as u32 != 0,
         checked.flags & PF_RSA_PROVABLE as u32 != 0,
     )
+    .map(|r| r.with_secure_arena(checked.flags & PF_RSA_SECURE_ARENA as u32 != 0))
     .map_err(pf_status::from)
 }
 
@@ -227,7 +229,7 @@ pub unsafe extern "C" fn pf_rsa_generate_start(
     out: *mut *mut pf_job,
 ) -> pf_status {
     // SAFETY: the caller's `opts` and `out` contracts are start_job's.
-    guard_secret(|| unsafe {
+    guard_generate(|| unsafe {
         start_job(opts, out, |c| {
             rsa_request(bits, public_exponent, primes, c).map(Work::Rsa)
         })

@@ -55,6 +55,14 @@ pub enum pf_status {
     /// The key is encrypted and the passphrase given (or none) does not
     /// decrypt it, or the encrypted file is corrupted.
     PF_ERR_PASSPHRASE = 16,
+    /// The call asked that every secret stay in the library's secret arena
+    /// (`PF_RSA_SECURE_ARENA`), and this process could not keep them
+    /// there: the arena's address space could not be reserved (an
+    /// address-space limit such as `ulimit -v`, or a kernel without
+    /// `MADV_WIPEONFORK`) or a block of secret limbs went to the C heap
+    /// during the call. Nothing was produced; `pf_last_error_message` says
+    /// which. See `pf_secure_memory_status`.
+    PF_ERR_SECURE_MEMORY = 17,
 }
 
 impl From<Error> for pf_status {
@@ -76,12 +84,13 @@ impl From<Error> for pf_status {
             Error::Forked => pf_status::PF_ERR_FORKED,
             Error::WrongKind(_) => pf_status::PF_ERR_DECODE,
             Error::Passphrase => pf_status::PF_ERR_PASSPHRASE,
+            Error::SecureMemory(_) => pf_status::PF_ERR_SECURE_MEMORY,
         }
     }
 }
 
 /// Static, NUL-terminated text for each status value, indexed by code.
-const STATUS_TEXT: [&str; 17] = [
+const STATUS_TEXT: [&str; 18] = [
     "success\0",
     "a required pointer argument was NULL\0",
     "invalid argument\0",
@@ -99,6 +108,7 @@ const STATUS_TEXT: [&str; 17] = [
     "the object is of another kind than the call needs\0",
     "the job's result was taken already\0",
     "wrong or missing passphrase for an encrypted key\0",
+    "secrets cannot be kept in the library's secret arena in this process\0",
 ];
 
 const UNKNOWN_STATUS: &str = "unknown status code\0";
@@ -149,7 +159,7 @@ mod tests {
             assert!(!s.is_empty() && !s.contains("unknown"));
             assert!(seen.insert(s.to_owned()), "duplicate text {s}");
         }
-        for code in [17u32, 99, u32::MAX] {
+        for code in [18u32, 99, u32::MAX] {
             let s = unsafe { CStr::from_ptr(pf_status_str(code)) }
                 .to_str()
                 .unwrap();

@@ -59,6 +59,7 @@ fn alloc_in(secret: bool, size: usize) -> *mut c_void {
         if let Some(p) = arena::alloc(size) {
             return p.as_ptr().cast();
         }
+        arena::note_fallback();
     }
     // SAFETY: plain malloc; a non-zero size so the result is unique.
     let p = unsafe { libc::malloc(size.max(1)) };

@@ -154,6 +154,7 @@ impl Job {
         let driver = std::thread::Builder::new()
             .name("primeforge-job".into())
             .spawn(move || {
+                crate::secure::signals::block_for_thread();
                 crate::secure::run_shielded(|| drive(&shared, work, threads, seed));
             })
             .map_err(|_| Error::Threads)?;

@@ -86,6 +86,37 @@ pub struct Options<'a> {
     pub progress_interval: Option<Duration>,
 }
 
+/// Runs `f` on the calling thread but on a private stack of the library's
+/// (`secure::fiber::on_private_stack`: shielded from core dumps and fork
+/// children, wiped afterwards, asynchronous signals held), with options
+/// whose progress callback runs back on the caller's own stack. `None`
+/// where no private stack can be had: the caller then starts a worker.
+pub(crate) fn on_private_stack<T>(
+    opts: &mut Options<'_>,
+    f: impl FnOnce(&mut Options<'_>) -> T,
+) -> Option<T> {
+    let mut user = opts.progress.take();
+    let (threads, seed, interval) = (opts.threads, opts.seed, opts.progress_interval);
+    let (rsa_fips, rsa_provable) = (opts.rsa_fips, opts.rsa_provable);
+    let r = crate::secure::fiber::on_private_stack(|caller| {
+        let mut relay = |event: &Progress| match user.as_mut() {
+            Some(cb) => caller.run(|| cb(event)),
+            None => false,
+        };
+        let mut here = Options {
+            threads,
+            seed,
+            progress: Some(&mut relay),
+            rsa_fips,
+            rsa_provable,
+            progress_interval: interval,
+        };
+        f(&mut here)
+    });
+    opts.progress = user;
+    r
+}
+
 /// Probable-prime test for checking supplied numbers: Miller–Rabin to
 /// base 2, a strong Lucas test (together Baillie–PSW), and Miller–Rabin
 /// rounds with bases from a fresh OS seed, so that crafted input cannot
@@ -102,15 +133,16 @@ pub fn is_probable_prime(n: &Integer, seed: &Seed, index: u64) -> bool {
         return false;
     }
     let width = Integer::from(n - 3u32);
-    let mut rng = seed.stream(Purpose::MillerRabinBase, index);
-    for _ in 0..rounds_for_bits(n.significant_bits()) {
-        let mut base = Integer::new();
-        random_in_range(&mut rng, &Integer::from(2u32), &width, &mut base);
-        if !c.round(base, false) {
-            return false;
+    seed.with_stream(Purpose::MillerRabinBase, index, |rng| {
+        for _ in 0..rounds_for_bits(n.significant_bits()) {
+            let mut base = Integer::new();
+            random_in_range(rng, &Integer::from(2u32), &width, &mut base);
+            if !c.round(base, false) {
+                return false;
+            }
         }
-    }
-    true
+        true
+    })
 }
 
 /// Benchmark hook (not API): the wall time of a generation's fixed thread

@@ -190,16 +190,17 @@ pub(crate) fn mr_round_from_stream(
     secret: bool,
     stop: &AtomicBool,
 ) -> Verdict {
-    let mut rng = seed.stream(Purpose::MillerRabinBase, index);
     let words_per_round = (cand.n.significant_bits() as u128 + 64).div_ceil(32) + 2;
-    rng.set_word_pos(words_per_round * round as u128);
     let width = Integer::from(&cand.n - 3u32);
     let mut base = Integer::new();
-    if secret {
-        random_in_range_secret(&mut rng, &Integer::from(2u32), &width, &mut base);
-    } else {
-        random_in_range(&mut rng, &Integer::from(2u32), &width, &mut base);
-    }
+    seed.with_stream(Purpose::MillerRabinBase, index, |rng| {
+        rng.set_word_pos(words_per_round * round as u128);
+        if secret {
+            random_in_range_secret(rng, &Integer::from(2u32), &width, &mut base);
+        } else {
+            random_in_range(rng, &Integer::from(2u32), &width, &mut base);
+        }
+    });
     Verdict::one(cand.round_or_stop(base, secret, stop))
 }
 
@@ -333,7 +334,16 @@ impl<S: CandidateSource> Shared<S> {
 fn lock<T>(m: &Mutex<T>) -> MutexGuard<'_, T> {
     // A worker that panicked while holding the lock is reported separately;
     // the data itself stays consistent enough to wind down.
-    m.lock().unwrap_or_else(|p| p.into_inner())
+    match m.try_lock() {
+        Ok(g) => g,
+        Err(std::sync::TryLockError::Poisoned(p)) => p.into_inner(),
+        Err(std::sync::TryLockError::WouldBlock) => {
+            // The thread may park in the kernel: nothing of the candidate it
+            // just tested waits there in its registers.
+            crate::secure::clear_registers();
+            m.lock().unwrap_or_else(|p| p.into_inner())
+        }
+    }
 }
 
 impl<S: CandidateSource> Shared<S> {
@@ -485,10 +495,12 @@ impl<S: CandidateSource> Shared<S> {
                 self.finish_round(idx, pass);
             } else {
                 self.waiters.fetch_add(1, Ordering::SeqCst);
-                let (st, _) = self
-                    .work_cv
-                    .wait_timeout(st, Duration::from_millis(20))
-                    .unwrap_or_else(|p| p.into_inner());
+                // Parked with nothing of its rounds in the registers.
+                let (st, _) = crate::secure::signals::released(|| {
+                    self.work_cv
+                        .wait_timeout(st, Duration::from_millis(20))
+                        .unwrap_or_else(|p| p.into_inner())
+                });
                 self.waiters.fetch_sub(1, Ordering::SeqCst);
                 drop(st);
             }
@@ -804,10 +816,13 @@ impl<'g, 'o> Generation<'g, 'o> {
         };
         let outcome =
             std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| match self.workers {
-                Workers::Pool(pool) => pool.install(|| {
-                    jobs.into_par_iter()
-                        .map(|job| crate::secure::with_wiped_stack(|| run(job)))
-                        .collect::<Vec<_>>()
+                // The calling thread only waits, registers cleared.
+                Workers::Pool(pool) => crate::secure::signals::released(|| {
+                    pool.install(|| {
+                        jobs.into_par_iter()
+                            .map(|job| crate::secure::with_wiped_stack(|| run(job)))
+                            .collect::<Vec<_>>()
+                    })
                 }),
                 // On the private stack, which is wiped as a whole afterwards.
                 Workers::Here => jobs.into_iter().map(run).collect(),
@@ -832,7 +847,7 @@ impl<'g, 'o> Generation<'g, 'o> {
             primes_needed: self.primes_needed,
         };
         if let Some(cb) = self.opts.progress.as_mut() {
-            if cb(&event) {
+            if crate::secure::signals::released(|| cb(&event)) {
                 return Err(Error::Cancelled);
             }
         }
@@ -858,7 +873,7 @@ impl<'g, 'o> Generation<'g, 'o> {
     fn report<S: CandidateSource>(&mut self, shared: &Shared<S>, started: Instant) -> Result<()> {
         let event = self.event(shared, started);
         if let Some(cb) = self.opts.progress.as_mut() {
-            if cb(&event) {
+            if crate::secure::signals::released(|| cb(&event)) {
                 shared.stop.store(true, Ordering::Release);
                 shared.work_cv.notify_all();
                 return Err(Error::Cancelled);
@@ -928,10 +943,12 @@ impl<'g, 'o> Generation<'g, 'o> {
                 if *g == 0 {
                     0
                 } else {
-                    let (g, _) = shared
-                        .caller_cv
-                        .wait_timeout(g, interval)
-                        .unwrap_or_else(|p| p.into_inner());
+                    let (g, _) = crate::secure::signals::released(|| {
+                        shared
+                            .caller_cv
+                            .wait_timeout(g, interval)
+                            .unwrap_or_else(|p| p.into_inner())
+                    });
                     *g
                 }
             };

@@ -3,8 +3,10 @@
 //! from the operating system (`getrandom`) or supplied by the caller. GMP's
 //! own random state is never used.
 //!
-//! Each use gets its own ChaCha20 stream, chosen by (purpose, index): the
-//! stream id is `purpose << 56 | index`. So candidate number k is a pure
+//! Each use gets its own ChaCha20 stream, chosen by (purpose, index): with
+//! id = `purpose << 56 | index`, the stream is ChaCha20 keyed with the
+//! first 32 bytes of ChaCha20(seed, stream id) (`SecretStream::with_derived`:
+//! no stream state holds the seed). So candidate number k is a pure
 //! function of (seed, k), whichever thread builds it and in whatever order,
 //! which is what makes the parallel search's result independent of the
 //! thread count. Within one stream, `set_word_pos` selects sub-blocks (e.g.
@@ -81,11 +83,17 @@ impl Seed {
         }
     }
 
-    /// The ChaCha20 stream for (purpose, index), wiped when dropped.
-    pub fn stream(&self, purpose: Purpose, index: u64) -> SecretStream {
+    /// Runs `f` with the ChaCha20 stream for (purpose, index), built in
+    /// this frame and wiped when `f` returns (see the module docs).
+    pub fn with_stream<R>(
+        &self,
+        purpose: Purpose,
+        index: u64,
+        f: impl FnOnce(&mut SecretStream) -> R,
+    ) -> R {
         debug_assert!(index <= MAX_INDEX);
         let key: &[u8; SEED_LEN] = self.0.as_slice().try_into().expect("32-byte seed");
-        SecretStream::new(key, ((purpose as u64) << 56) | (index & MAX_INDEX))
+        SecretStream::with_derived(key, ((purpose as u64) << 56) | (index & MAX_INDEX), f)
     }
 }
 
@@ -192,12 +200,14 @@ mod tests {
         let s = Seed::from_bytes(&[7u8; 32]).unwrap();
         let mut x = Integer::new();
         let mut y = Integer::new();
-        random_bits(&mut s.stream(Purpose::RsaCandidate, 5), 1024, &mut x);
-        random_bits(&mut s.stream(Purpose::RsaCandidate, 5), 1024, &mut y);
+        s.with_stream(Purpose::RsaCandidate, 5, |r| random_bits(r, 1024, &mut x));
+        s.with_stream(Purpose::RsaCandidate, 5, |r| random_bits(r, 1024, &mut y));
         assert_eq!(x, y);
-        random_bits(&mut s.stream(Purpose::RsaCandidate, 6), 1024, &mut y);
+        s.with_stream(Purpose::RsaCandidate, 6, |r| random_bits(r, 1024, &mut y));
         assert_ne!(x, y);
-        random_bits(&mut s.stream(Purpose::MillerRabinBase, 5), 1024, &mut y);
+        s.with_stream(Purpose::MillerRabinBase, 5, |r| {
+            random_bits(r, 1024, &mut y)
+        });
         assert_ne!(x, y);
         assert!(x.significant_bits() <= 1024 && x.significant_bits() > 1000);
     }
@@ -209,7 +219,9 @@ mod tests {
         let width = Integer::from(17);
         let mut v = Integer::new();
         for i in 0..200 {
-            random_in_range(&mut s.stream(Purpose::PairwiseTest, i), &lo, &width, &mut v);
+            s.with_stream(Purpose::PairwiseTest, i, |r| {
+                random_in_range(r, &lo, &width, &mut v)
+            });
             assert!((1000..1017).contains(&v));
         }
     }

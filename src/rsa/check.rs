@@ -279,7 +279,10 @@ pub fn check_pkcs1(
     block: Option<(usize, usize)>,
 ) -> Result<RsaReport> {
     crate::gmp::init();
-    crate::gmp::secret_scope(|| check_pkcs1_inner(pkcs1_der, container, block))
+    // On a private stack (`secure::fiber::run_secret`), signals held.
+    crate::secure::fiber::run_secret(|| {
+        crate::gmp::secret_scope(|| check_pkcs1_inner(pkcs1_der, container, block))
+    })
 }
 
 /// The numbers of a PKCS#1 RSAPrivateKey.

@@ -22,7 +22,8 @@ use super::RsaKey;
 /// consistent is [`super::check`]'s question, not this one's.
 pub fn import(data: &[u8], passphrase: Option<&[u8]>) -> Result<RsaKey> {
     crate::gmp::init();
-    crate::secure::with_wiped_stack(|| crate::gmp::secret_scope(|| import_inner(data, passphrase)))
+    // On a private stack (`secure::fiber::run_secret`), signals held.
+    crate::secure::fiber::run_secret(|| crate::gmp::secret_scope(|| import_inner(data, passphrase)))
 }
 
 fn import_inner(data: &[u8], passphrase: Option<&[u8]>) -> Result<RsaKey> {

@@ -109,6 +109,7 @@ pub struct Request {
     e: u64,
     primes: u32,
     provable: bool,
+    secure_arena: bool,
 }
 
 impl Request {
@@ -121,6 +122,7 @@ impl Request {
             e,
             primes,
             provable: false,
+            secure_arena: false,
         })
     }
 
@@ -132,6 +134,7 @@ impl Request {
             e,
             primes,
             provable: false,
+            secure_arena: false,
         })
     }
 
@@ -166,6 +169,23 @@ impl Request {
             (false, true) => Request::provable(bits, e, primes),
             (false, false) => Request::new(bits, e, primes),
         }
+    }
+
+    /// The request with every secret of the generation kept in the secret
+    /// arena (fork-wiped, left out of core dumps) or none made: with
+    /// `required`, [`generate_request`] fails with
+    /// [`Error::SecureMemory`] when the arena cannot be had in this
+    /// process, or when a block of secret limbs went to the C heap while
+    /// the key was made (the key is then wiped, not returned).
+    pub fn with_secure_arena(mut self, required: bool) -> Request {
+        self.secure_arena = required;
+        self
+    }
+
+    /// Whether the request requires the secret arena
+    /// ([`Request::with_secure_arena`]).
+    pub fn requires_secure_arena(&self) -> bool {
+        self.secure_arena
     }
 
     /// Modulus size in bits.
@@ -284,8 +304,7 @@ fn draw_odd(
     trial: &TrialTable,
     out: &mut Integer,
 ) -> bool {
-    let mut rng = seed.stream(purpose, index);
-    random_in_range(&mut rng, lo, width, out);
+    seed.with_stream(purpose, index, |rng| random_in_range(rng, lo, width, out));
     out.set_bit(0, true);
     trial.passes(out)
 }
@@ -430,7 +449,33 @@ pub fn generate(bits: u32, e: u64, primes: u32, opts: &mut Options<'_>) -> Resul
 
 /// [`generate`] for a request already validated.
 pub fn generate_request(req: &Request, opts: &mut Options<'_>) -> Result<(RsaKey, Stats)> {
+    if !req.secure_arena {
+        return generate_anywhere(req, opts);
+    }
+    if !crate::secure::arena::usable() {
+        return Err(Error::SecureMemory(
+            "the secret arena's address space could not be reserved \
+             (an address-space limit such as ulimit -v / RLIMIT_AS, or a kernel without MADV_WIPEONFORK)",
+        ));
+    }
+    let before = crate::secure::arena::fallbacks();
+    let r = generate_anywhere(req, opts)?;
+    if crate::secure::arena::fallbacks() != before {
+        // `r` (the key) is wiped as it is dropped.
+        return Err(Error::SecureMemory(
+            "a block of secret limbs went to the C heap during the generation (the arena is full)",
+        ));
+    }
+    Ok(r)
+}
+
+/// [`generate_request`] without the arena requirement.
+fn generate_anywhere(req: &Request, opts: &mut Options<'_>) -> Result<(RsaKey, Stats)> {
     crate::gmp::init();
+    // Asynchronous signals wait while this thread handles the key (they
+    // are let through for the progress callback and while it waits for
+    // the workers): see `secure::signals`.
+    let _signals = crate::secure::signals::hold();
     if req.bits <= HERE_MAX_BITS && crate::threads::resolve_threads(opts.threads)? == 1 {
         // Nothing secret touches this stack: no wipe of it is needed.
         if let Some(r) = crate::gmp::secret_scope(|| generate_here(req, opts)) {
@@ -456,26 +501,7 @@ pub const HERE_MAX_BITS: u32 = 4096;
 /// progress callback runs on the caller's own stack. `None` where no
 /// private stack can be had (then a pool does it).
 fn generate_here(req: &Request, opts: &mut Options<'_>) -> Option<Result<(RsaKey, Stats)>> {
-    let mut user = opts.progress.take();
-    let (seed, interval) = (opts.seed, opts.progress_interval);
-    let (fips, provable) = (opts.rsa_fips, opts.rsa_provable);
-    let r = crate::secure::fiber::on_private_stack(|caller| {
-        let mut relay = |event: &crate::prime::Progress| match user.as_mut() {
-            Some(cb) => caller.run(|| cb(event)),
-            None => false,
-        };
-        let mut here = Options {
-            threads: 1,
-            seed,
-            progress: Some(&mut relay),
-            rsa_fips: fips,
-            rsa_provable: provable,
-            progress_interval: interval,
-        };
-        generate_inner(req, &mut here, &Workers::Here)
-    });
-    opts.progress = user;
-    r
+    crate::prime::on_private_stack(opts, |here| generate_inner(req, here, &Workers::Here))
 }
 
 fn generate_inner(
@@ -488,6 +514,7 @@ fn generate_inner(
         e,
         primes,
         provable,
+        ..
     } = *req;
     let seed = Seed::from_option(opts.seed)?;
     // One set of workers for the whole generation: its searches and the
@@ -593,8 +620,12 @@ fn assemble(
     workers: &Workers,
 ) -> Result<Option<RsaKey>> {
     match workers {
-        Workers::Pool(pool) => pool
-            .install(|| crate::secure::with_wiped_stack(|| assemble_here(bits, e, ps, seed, true))),
+        // The calling thread waits with its registers cleared.
+        Workers::Pool(pool) => crate::secure::signals::released(|| {
+            pool.install(|| {
+                crate::secure::with_wiped_stack(|| assemble_here(bits, e, ps, seed, true))
+            })
+        }),
         Workers::Here => assemble_here(bits, e, ps, seed, false),
     }
 }
@@ -682,12 +713,9 @@ fn assemble_here(
 fn pairwise_message(n: &Integer, e: u64, seed: &Seed) -> Result<(Integer, Integer)> {
     let mut m = Integer::new();
     let width = Integer::from(n - 3u32);
-    random_in_range(
-        &mut seed.stream(Purpose::PairwiseTest, 0),
-        &Integer::from(2u32),
-        &width,
-        &mut m,
-    );
+    seed.with_stream(Purpose::PairwiseTest, 0, |rng| {
+        random_in_range(rng, &Integer::from(2u32), &width, &mut m)
+    });
     let c = Integer::from(m.pow_mod_ref(&Integer::from(e), n).ok_or(Error::Internal)?);
     Ok((m, c))
 }

@@ -271,9 +271,10 @@ impl CandidateSource for PocklingtonSource {
     type Cand = PocklingtonCand;
 
     fn candidate(&self, seed: &Seed, index: u64, out: &mut Integer) -> Option<PocklingtonCand> {
-        let mut rng = seed.stream(Purpose::RsaProvable, index);
         let mut r = Integer::new();
-        random_in_range_secret(&mut rng, &self.r_lo, &self.r_width, &mut r);
+        seed.with_stream(Purpose::RsaProvable, index, |rng| {
+            random_in_range_secret(rng, &self.r_lo, &self.r_width, &mut r)
+        });
         r <<= 1u32;
         // 2rq is even: setting bit 0 adds the one without a carry.
         *out = sec::mul(&r, &self.q);

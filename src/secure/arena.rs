@@ -3,30 +3,38 @@
 //! scratch), so that a `fork()` child or a core dump taken *while* a key is
 //! being made sees none of them.
 //!
-//! One region of address space is reserved once per process
-//! ([`RESERVE`] bytes, `PROT_NONE`, `MAP_NORESERVE`) and advised
+//! Address space is reserved in segments of [`SEGMENT`] bytes
+//! (`PROT_NONE`, `MAP_NORESERVE`), the first on first use and another
+//! whenever the last is full, up to [`MAX_SEGMENTS`]; each is advised
 //! `MADV_WIPEONFORK` (a child sees zeros) and `MADV_DONTDUMP` (absent from
-//! core dumps); pages are made readable and writable as the arena grows, a
-//! megabyte at a time, and are never returned. Blocks are powers of two
-//! from 32 bytes to 2 MiB, with a 16-byte header naming the size class;
-//! freed blocks are wiped whole and kept on one free list per class, each
-//! behind a spin lock. Larger requests, or a process where the reservation
-//! fails, get `None` and the caller falls back to the C heap (documented in
-//! SECURITY.md).
+//! core dumps). Pages are made readable and writable as a segment fills,
+//! a megabyte at a time, and are never returned. Reserving what is used
+//! rather than a gigabyte up front keeps the arena inside the address-space
+//! limits hosts set (`ulimit -v`, `RLIMIT_AS`): one segment is all a
+//! generation on a few threads needs. Blocks are powers of two from 32
+//! bytes to 2 MiB, with a 16-byte header naming the size class; freed
+//! blocks are wiped whole and kept on one free list per class, each behind
+//! a spin lock. Larger requests, or a process where no segment can be
+//! reserved, get `None` and the caller falls back to the C heap: it
+//! records that with [`note_fallback`], which [`status`] reports to the
+//! host (`pf_secure_memory_status`), and a generation that asked for the
+//! arena fails instead (SECURITY.md).
 //!
-//! In a fork child the kernel has zeroed the region: free lists end at
+//! In a fork child the kernel has zeroed every segment: free lists end at
 //! their first block (its link reads as 0), blocks the parent was using are
 //! simply never seen again, and the locks are reset by a `pthread_atfork`
 //! child handler (another thread may have held one when the parent forked).
 
 use std::ptr::NonNull;
-use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
+use std::sync::atomic::{AtomicBool, AtomicU64, AtomicUsize, Ordering};
 use std::sync::OnceLock;
 
 use zeroize::Zeroize;
 
-/// Address space reserved for the arena (committed only as used).
-pub(crate) const RESERVE: usize = 1 << 30;
+/// Address space of one segment (committed only as used).
+pub(crate) const SEGMENT: usize = 64 << 20;
+/// The most segments reserved (4 GiB of address space).
+const MAX_SEGMENTS: usize = 64;
 const COMMIT_STEP: usize = 1 << 20;
 const HEADER: usize = 16;
 const MIN_SHIFT: u32 = 5;
@@ -35,20 +43,25 @@ const CLASSES: usize = (MAX_SHIFT - MIN_SHIFT + 1) as usize;
 /// Marks a live block's header (a wiped or inherited block reads as 0).
 const MAGIC: u64 = 0x7066_6172_656e_6121;
 
-struct Region {
-    base: usize,
-}
-
 struct FreeList {
     lock: AtomicBool,
     /// Address of the first free block, 0 for none; guarded by `lock`.
     head: AtomicUsize,
 }
 
-static REGION: OnceLock<Option<Region>> = OnceLock::new();
+/// Base addresses of the reserved segments (0: not reserved); only
+/// `SEGMENTS[..COUNT]` are set, and a set entry never changes.
+static SEGMENTS: [AtomicUsize; MAX_SEGMENTS] = [const { AtomicUsize::new(0) }; MAX_SEGMENTS];
+static COUNT: AtomicUsize = AtomicUsize::new(0);
+/// Under `GROW_LOCK`: bytes handed out from the last segment, and bytes
+/// of it made readable and writable.
 static BUMP: AtomicUsize = AtomicUsize::new(0);
 static COMMITTED: AtomicUsize = AtomicUsize::new(0);
-static COMMIT_LOCK: AtomicBool = AtomicBool::new(false);
+static GROW_LOCK: AtomicBool = AtomicBool::new(false);
+/// Whether the first segment could be had (decided once).
+static USABLE: OnceLock<bool> = OnceLock::new();
+/// Secret blocks that went to the C heap instead ([`note_fallback`]).
+static FALLBACKS: AtomicU64 = AtomicU64::new(0);
 static FREE: [FreeList; CLASSES] = [const {
     FreeList {
         lock: AtomicBool::new(false),
@@ -66,56 +79,79 @@ fn spin(lock: &AtomicBool) {
 }
 
 extern "C" fn reset_locks_in_child() {
-    COMMIT_LOCK.store(false, Ordering::Relaxed);
+    GROW_LOCK.store(false, Ordering::Relaxed);
     for f in &FREE {
         f.lock.store(false, Ordering::Relaxed);
     }
 }
 
-fn region() -> Option<&'static Region> {
-    REGION
-        .get_or_init(|| {
-            // SAFETY: a fresh anonymous reservation, no address hint; the
-            // advice calls only change how the kernel treats it.
-            unsafe {
-                let p = libc::mmap(
-                    std::ptr::null_mut(),
-                    RESERVE,
-                    libc::PROT_NONE,
-                    libc::MAP_PRIVATE | libc::MAP_ANONYMOUS | super::os::MAP_NORESERVE,
-                    -1,
-                    0,
-                );
-                if p == libc::MAP_FAILED {
-                    return None;
-                }
-                if !super::os::wipe_on_fork(p, RESERVE) {
-                    // Without WIPEONFORK (kernels before 4.14, platforms
-                    // without an equivalent) the arena would protect
-                    // nothing in a child: do without it.
-                    libc::munmap(p, RESERVE);
-                    return None;
-                }
-                super::os::no_core_dump(p, RESERVE);
-                libc::pthread_atfork(None, None, Some(reset_locks_in_child));
-                Some(Region { base: p as usize })
-            }
-        })
-        .as_ref()
+/// Reserves one segment: its base address, or `None` when the kernel
+/// refuses the mapping (an address-space limit) or its fork advice.
+fn reserve() -> Option<usize> {
+    // SAFETY: a fresh anonymous reservation, no address hint; the advice
+    // calls only change how the kernel treats it.
+    unsafe {
+        let p = libc::mmap(
+            std::ptr::null_mut(),
+            SEGMENT,
+            libc::PROT_NONE,
+            libc::MAP_PRIVATE | libc::MAP_ANONYMOUS | super::os::MAP_NORESERVE,
+            -1,
+            0,
+        );
+        if p == libc::MAP_FAILED {
+            return None;
+        }
+        if !super::os::wipe_on_fork(p, SEGMENT) {
+            // Without WIPEONFORK (kernels before 4.14, platforms without
+            // an equivalent) the arena would protect nothing in a child:
+            // do without it.
+            libc::munmap(p, SEGMENT);
+            return None;
+        }
+        super::os::no_core_dump(p, SEGMENT);
+        Some(p as usize)
+    }
+}
+
+/// Whether the arena can be used in this process: the first segment is
+/// reserved on the first call.
+pub(crate) fn usable() -> bool {
+    *USABLE.get_or_init(|| match reserve() {
+        Some(base) => {
+            SEGMENTS[0].store(base, Ordering::Release);
+            COUNT.store(1, Ordering::Release);
+            // SAFETY: registers a handler that only resets our locks.
+            unsafe { libc::pthread_atfork(None, None, Some(reset_locks_in_child)) };
+            true
+        }
+        None => false,
+    })
+}
+
+/// Records that a block of secret limbs went to the C heap (the arena is
+/// unusable or full, or the block is larger than its largest class).
+pub(crate) fn note_fallback() {
+    FALLBACKS.fetch_add(1, Ordering::Relaxed);
+}
+
+/// How many blocks of secret limbs went to the C heap so far.
+pub(crate) fn fallbacks() -> u64 {
+    FALLBACKS.load(Ordering::Relaxed)
 }
 
 /// Whether the arena is in use in this process.
 #[cfg(test)]
 pub(crate) fn available() -> bool {
-    region().is_some()
+    usable()
 }
 
 /// Whether `p` points into the arena.
 pub(crate) fn owns(p: *const u8) -> bool {
-    match REGION.get() {
-        Some(Some(r)) => (p as usize).wrapping_sub(r.base) < RESERVE,
-        _ => false,
-    }
+    let n = COUNT.load(Ordering::Acquire);
+    SEGMENTS[..n]
+        .iter()
+        .any(|s| (p as usize).wrapping_sub(s.load(Ordering::Relaxed)) < SEGMENT)
 }
 
 fn class_of(size: usize) -> Option<usize> {
@@ -128,37 +164,59 @@ fn block_size(class: usize) -> usize {
     1 << (class as u32 + MIN_SHIFT)
 }
 
-/// Makes `[base, base + end)` readable and writable.
-fn commit(r: &Region, end: usize) -> bool {
-    if COMMITTED.load(Ordering::Acquire) >= end {
-        return true;
+/// A fresh block of `bytes` from the last segment, reserving the next
+/// segment when it is full; `None` when no segment can be had.
+fn carve(bytes: usize) -> Option<usize> {
+    spin(&GROW_LOCK);
+    let r = carve_locked(bytes);
+    GROW_LOCK.store(false, Ordering::Release);
+    r
+}
+
+fn carve_locked(bytes: usize) -> Option<usize> {
+    let mut n = COUNT.load(Ordering::Acquire);
+    let mut off = BUMP.load(Ordering::Relaxed);
+    if off + bytes > SEGMENT {
+        // The tail of a full segment is left unused (less than 2 MiB).
+        if n == MAX_SEGMENTS {
+            return None;
+        }
+        let base = reserve()?;
+        SEGMENTS[n].store(base, Ordering::Release);
+        n += 1;
+        COUNT.store(n, Ordering::Release);
+        off = 0;
+        COMMITTED.store(0, Ordering::Relaxed);
     }
-    spin(&COMMIT_LOCK);
-    let done = COMMITTED.load(Ordering::Acquire);
-    let mut ok = true;
+    let base = SEGMENTS[n - 1].load(Ordering::Relaxed);
+    let end = off + bytes;
+    let done = COMMITTED.load(Ordering::Relaxed);
     if done < end {
-        let upto = end.div_ceil(COMMIT_STEP) * COMMIT_STEP;
-        // SAFETY: [base + done, base + upto) lies inside our reservation.
-        ok = unsafe {
+        let upto = (end.div_ceil(COMMIT_STEP) * COMMIT_STEP).min(SEGMENT);
+        // SAFETY: [base + done, base + upto) lies inside the segment.
+        let ok = unsafe {
             libc::mprotect(
-                (r.base + done) as *mut libc::c_void,
+                (base + done) as *mut libc::c_void,
                 upto - done,
                 libc::PROT_READ | libc::PROT_WRITE,
             )
         } == 0;
-        if ok {
-            COMMITTED.store(upto, Ordering::Release);
+        if !ok {
+            return None;
         }
+        COMMITTED.store(upto, Ordering::Relaxed);
     }
-    COMMIT_LOCK.store(false, Ordering::Release);
-    ok
+    BUMP.store(end, Ordering::Relaxed);
+    Some(base + off)
 }
 
 /// A block of at least `size` bytes, 16-byte aligned, or `None` when the
 /// request is larger than the biggest class or the arena is unavailable
 /// or full.
 pub(crate) fn alloc(size: usize) -> Option<NonNull<u8>> {
-    let r = region()?;
+    if !usable() {
+        return None;
+    }
     let class = class_of(size)?;
     let list = &FREE[class];
     spin(&list.lock);
@@ -173,12 +231,7 @@ pub(crate) fn alloc(size: usize) -> Option<NonNull<u8>> {
     let block = if head != 0 {
         head
     } else {
-        let bytes = block_size(class);
-        let off = BUMP.fetch_add(bytes, Ordering::Relaxed);
-        if off + bytes > RESERVE || !commit(r, off + bytes) {
-            return None;
-        }
-        r.base + off
+        carve(block_size(class))?
     };
     // SAFETY: `block` starts a committed block of this class we now own.
     unsafe {
@@ -222,7 +275,7 @@ pub(crate) unsafe fn free(p: *mut u8) {
 /// # Safety
 /// `p` came from [`alloc`] and is live.
 #[cfg(test)]
-pub(crate) unsafe fn usable(p: *const u8) -> usize {
+pub(crate) unsafe fn usable_bytes(p: *const u8) -> usize {
     // SAFETY: the header precedes the block.
     let class = unsafe { ((p as usize - HEADER) as *const u64).read() } as usize;
     block_size(class.min(CLASSES - 1)) - HEADER
@@ -237,7 +290,7 @@ mod tests {
         assert!(available(), "no arena on this machine");
         let a = alloc(100).unwrap();
         assert!(owns(a.as_ptr()));
-        assert!(unsafe { usable(a.as_ptr()) } >= 100);
+        assert!(unsafe { usable_bytes(a.as_ptr()) } >= 100);
         unsafe { a.as_ptr().write_bytes(0xAB, 100) };
         unsafe { free(a.as_ptr()) };
         // The same class hands the wiped block out again (LIFO), unless a
@@ -250,6 +303,27 @@ mod tests {
         let big = alloc((1 << MAX_SHIFT) - HEADER).unwrap();
         unsafe { free(big.as_ptr()) };
         assert!(!owns(&0u8));
+    }
+
+    /// Blocks beyond one segment come from further segments, each owned,
+    /// and all are reused after being freed.
+    #[test]
+    fn the_arena_grows_by_segments() {
+        assert!(available(), "no arena on this machine");
+        let big = (1 << MAX_SHIFT) - HEADER;
+        let blocks: Vec<_> = (0..SEGMENT / (1 << MAX_SHIFT) + 2)
+            .map(|_| alloc(big).expect("another segment"))
+            .collect();
+        assert!(COUNT.load(Ordering::Acquire) >= 2, "still one segment");
+        for b in &blocks {
+            assert!(owns(b.as_ptr()));
+            // SAFETY: a live block of `big` bytes.
+            unsafe { b.as_ptr().write_bytes(0x5A, big) };
+        }
+        for b in blocks {
+            // SAFETY: from `alloc`, freed once.
+            unsafe { free(b.as_ptr()) };
+        }
     }
 
     #[test]

@@ -11,11 +11,15 @@
 //! its stack shield, the hand-offs and the join (0.12–0.15 ms hot,
 //! about 0.5 ms after the caches were flushed: `bench/examples/pool_cost`).
 //!
+//! Asynchronous signals are blocked while the private stack is in use
+//! (`super::signals`), so no handler runs on it.
+//!
 //! Code on the private stack reaches the host's code only through
 //! [`Caller::run`], which clears the vector registers and runs the given
-//! closure back on the caller's own stack (the progress callback: a
-//! Python or Go callback checks its stack bounds, and a `fork()` + `exec`
-//! from it must not run on pages the child sees as zeros).
+//! closure back on the caller's own stack, with the caller's signal mask
+//! (the progress callback: a Python or Go callback checks its stack
+//! bounds, and a `fork()` + `exec` from it must not run on pages the child
+//! sees as zeros).
 //!
 //! One spare stack is kept per thread after use, wiped (its resident pages
 //! zeroed, the others dropped), for the thread's next call; it is unmapped
@@ -187,13 +191,14 @@ pub(crate) struct Caller<'y> {
 impl Caller<'_> {
     /// Runs `f` on the calling thread's own stack, below the frame that
     /// called [`on_private_stack`], after clearing the vector registers
-    /// (the general registers are the caller's own there). For the host's
-    /// callbacks; `f` must not hold secrets.
+    /// (the general registers are the caller's own there), with the
+    /// caller's signal mask back (`super::signals::released`). For the
+    /// host's callbacks; `f` must not hold secrets.
     pub(crate) fn run<R>(&self, f: impl FnOnce() -> R) -> R {
         super::clear_registers();
         let job = SameThread(f);
         self.yielder
-            .on_parent_stack(move || SameThread(job.call()))
+            .on_parent_stack(move || SameThread(super::signals::released(|| job.call())))
             .0
     }
 }
@@ -241,6 +246,11 @@ pub(crate) fn on_private_stack<T>(f: impl FnOnce(&Caller<'_>) -> T) -> Option<T>
         Ok(Some(s)) => s,
         _ => PrivateStack::new()?,
     };
+    // No asynchronous signal handler runs on the private stack: its frame
+    // would hold the registers of secret work, and a `fork()` in it would
+    // give a child whose stack is zeros. Released when `held` (below) is
+    // dropped, after the wipe; callbacks release it on the caller's stack.
+    let signals = super::signals::hold();
     let before = CURRENT.try_with(|c| c.get()).ok().flatten();
     let mut held = Return(Some(stack), before);
     let stack = held.0.as_mut().expect("held");
@@ -255,7 +265,28 @@ pub(crate) fn on_private_stack<T>(f: impl FnOnce(&Caller<'_>) -> T) -> Option<T>
         CoroutineResult::Yield(()) => unreachable!("the body never suspends"),
     });
     drop(held);
+    drop(signals);
     Some(r)
+}
+
+/// Runs secret work that calls no host code — a key check, an import, an
+/// export — on a private stack ([`on_private_stack`]): its frames and
+/// GMP's stack temporaries never touch the caller's stack, whose size then
+/// does not matter (a `PTHREAD_STACK_MIN` thread is enough), and no signal
+/// handler runs in the middle of it. Already on a private stack, runs
+/// `f` there; where none can be had, runs it below a wiped frame
+/// (`super::with_wiped_stack`) with the signals held.
+pub(crate) fn run_secret<T>(f: impl FnOnce() -> T) -> T {
+    let here = std::hint::black_box(0u8);
+    if current_bounds(std::ptr::addr_of!(here) as usize).is_some() {
+        return f();
+    }
+    let mut f = Some(f);
+    if let Some(r) = on_private_stack(|_| (f.take().expect("runs once"))()) {
+        return r;
+    }
+    let _signals = super::signals::hold();
+    super::with_wiped_stack(f.take().expect("not run"))
 }
 
 #[cfg(all(test, target_os = "linux"))]

@@ -7,6 +7,7 @@ pub(crate) mod os;
 mod regs;
 mod rng;
 mod secret_vec;
+pub(crate) mod signals;
 mod stack;
 pub(crate) mod valgrind;
 
@@ -15,3 +16,10 @@ pub(crate) use regs::clear_registers;
 pub(crate) use rng::SecretStream;
 pub(crate) use secret_vec::SecretVec;
 pub(crate) use stack::{run_shielded, wipe_stack, with_wiped_stack};
+
+/// Whether the secret arena is usable in this process (reserving it on the
+/// first call), and how many blocks of secret limbs went to the C heap so
+/// far.
+pub(crate) fn memory_status() -> (bool, u64) {
+    (arena::usable(), arena::fallbacks())
+}

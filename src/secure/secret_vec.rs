@@ -43,6 +43,7 @@ impl<T: Limb> SecretVec<T> {
                 heap: None,
             };
         }
+        arena::note_fallback();
         let mut v = vec![T::default(); len.max(1)];
         let ptr = NonNull::new(v.as_mut_ptr()).expect("Vec pointer");
         SecretVec {

@@ -4,8 +4,8 @@
 //! (`TMP_ALLOC` → `alloca`), which no allocator sees: after a modular
 //! exponentiation with a secret modulus, limbs of the candidate and its
 //! powers stay in the dead part of the thread's stack. [`wipe_stack`]
-//! overwrites [`STACK_WIPE`] bytes below the current frame with zeros; it is
-//! called when a search worker finishes (before its thread goes back to the
+//! overwrites [`STACK_WIPE`] bytes below the current frame with zeros and
+//! clears the registers; it is called when a search worker finishes (before its thread goes back to the
 //! pool or is cached by the C library for reuse) and on the calling thread
 //! before a generation returns.
 //!
@@ -53,6 +53,9 @@ pub(crate) fn wipe_stack() {
     if room >= WIPE_CHUNK {
         wipe_down(levels.min(room / WIPE_CHUNK));
     }
+    // The end of a worker's job: what it computed must not wait in the
+    // registers while the thread parks (see `super::signals`).
+    super::clear_registers();
 }
 
 /// Bytes from `here` down to the lowest resident page of the `room` bytes

@@ -22,8 +22,10 @@
  * window of any captured seed, and checks that every use of a key and a
  * buffer made by the parent returns PF_ERR_FORKED (or 0/NULL for the
  * value-returning functions). Before that, a generation on 1024 threads
- * must leave no worker thread alive when it returns (status 7). Exit
- * status 0 = nothing found, all checks passed. */
+ * must leave no worker thread alive when it returns (status 7), and the
+ * secret arena must be in use (status 8; also under an address-space
+ * limit: PRIMEFORGE_TEST_RLIMIT_AS_KB=N runs the host under `ulimit -v N`).
+ * Exit status 0 = nothing found, all checks passed. */
 #define _GNU_SOURCE
 #include <dirent.h>
 #include <errno.h>
@@ -41,6 +43,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "parts.h"
 #include "primeforge.h"
 
 #define MAX_SEEDS 64
@@ -180,8 +183,6 @@ static int check_inherited(pf_rsa_key *key, pf_buffer *buf) {
     return bad;
 }
 
-static void write_all(int fd, const void *p, size_t n);
-
 static void read_all(int fd, void *p, size_t n) {
     unsigned char *c = p;
     while (n > 0) {
@@ -240,8 +241,8 @@ static int fork_and_check(pf_rsa_key *kept, pf_buffer *kept_buf, pthread_t *gen,
         pf_buffer *b = NULL;
         if (pf_rsa_component(*key, part, &b) != PF_OK) die("pf_rsa_component failed", 2);
         uint32_t len = (uint32_t)pf_buffer_len(b);
-        write_all(fds[1], &len, sizeof len);
-        write_all(fds[1], pf_buffer_data(b), len);
+        if (write_all(fds[1], &len, sizeof len) != 0 || write_all(fds[1], pf_buffer_data(b), len) != 0)
+            die("write failed", 2);
         pf_buffer_free(b);
     }
     close(fds[1]);
@@ -294,15 +295,23 @@ static int library_threads(void) {
     return n;
 }
 
+static int limited; /* running under an address-space limit */
+
 static int fork_modes(int during) {
     scratch = mmap(NULL, CHUNK + WINDOW + 8192, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
     if (scratch == MAP_FAILED) die("mmap failed", 2);
-    /* Every worker is joined before a call returns, even 1024 of them. */
-    pf_rsa_free(generate(512, 1024));
+    /* Every worker is joined before a call returns, even 1024 of them
+     * (whose stacks do not fit under an address-space limit). */
+    if (!limited) pf_rsa_free(generate(512, 1024));
     int left = library_threads();
     if (left != 0) {
         fprintf(stderr, "leftovers: %d worker threads alive after the call returned\n", left);
         return 7;
+    }
+    uint32_t secure = 0;
+    if (pf_secure_memory_status(&secure) != PF_OK || !(secure & PF_SECURE_ARENA)) {
+        fprintf(stderr, "leftovers: the secret arena is not in use (status bits %#x)\n", secure);
+        return 8;
     }
     pf_rsa_key *kept = generate(1024, 2);
     pf_buffer *kept_buf = NULL;
@@ -334,35 +343,13 @@ static int fork_modes(int during) {
     return worst;
 }
 
-static void write_all(int fd, const void *p, size_t n) {
-    const unsigned char *c = p;
-    while (n > 0) {
-        ssize_t w = write(fd, c, n);
-        if (w <= 0) die("write failed", 2);
-        c += w;
-        n -= (size_t)w;
-    }
-}
-
 static int core_mode(const char *dir, uint32_t threads) {
     if (chdir(dir) != 0) die("chdir failed", 2);
     pf_rsa_key *key = generate(2048, threads);
     unsigned char *control = plant_control();
-    int fd = open("secrets", O_WRONLY | O_CREAT | O_TRUNC, 0600);
-    if (fd < 0) die("cannot write secrets", 2);
-    static const uint32_t parts[] = {PF_RSA_P, PF_RSA_Q, PF_RSA_D, PF_RSA_DP, PF_RSA_DQ, PF_RSA_QINV};
-    for (size_t i = 0; i < sizeof parts / sizeof parts[0]; i++) {
-        pf_buffer *b = NULL;
-        if (pf_rsa_component(key, parts[i], &b) != PF_OK) die("pf_rsa_component failed", 2);
-        uint32_t len = (uint32_t)pf_buffer_len(b);
-        write_all(fd, &len, sizeof len);
-        write_all(fd, pf_buffer_data(b), len);
-        pf_buffer_free(b);
-    }
-    close(fd);
-    fd = open("seeds", O_WRONLY | O_CREAT | O_TRUNC, 0600);
-    if (fd < 0) die("cannot write seeds", 2);
-    write_all(fd, captured, (size_t)SEED_LEN * (size_t)n_captured);
+    if (write_parts(key, "secrets") != 0) die("cannot write secrets", 2);
+    int fd = open("seeds", O_WRONLY | O_CREAT | O_TRUNC, 0600);
+    if (fd < 0 || write_all(fd, captured, (size_t)SEED_LEN * (size_t)n_captured) != 0) die("cannot write seeds", 2);
     close(fd);
     /* A host's next steps after generating: report, then (here) crash with
      * the key still alive. With lazy binding, printf's first call runs the
@@ -375,7 +362,17 @@ static int core_mode(const char *dir, uint32_t threads) {
     abort();
 }
 
+/* PRIMEFORGE_TEST_RLIMIT_AS_KB=N: run under `ulimit -v N`. */
+static void limit_address_space(void) {
+    const char *kb = getenv("PRIMEFORGE_TEST_RLIMIT_AS_KB");
+    if (kb == NULL) return;
+    struct rlimit r = {(rlim_t)atol(kb) * 1024, (rlim_t)atol(kb) * 1024};
+    if (setrlimit(RLIMIT_AS, &r) != 0) die("setrlimit(RLIMIT_AS) failed", 2);
+    limited = 1;
+}
+
 int main(int argc, char **argv) {
+    limit_address_space();
     /* The interposer is instrumentation, not the host under test: it
      * copies every seed through the vector registers, and with lazy
      * binding its own first calls would run the loader's resolver with the
