@@ -539,3 +539,135 @@ fn go_opens_keys_we_encrypted_and_we_open_gos() {
     assert!(String::from_utf8_lossy(&out.stderr).contains("incorrect password"));
     unsafe { pf_rsa_free(k) };
 }
+
+/// Hostile inputs, each made at any size.
+fn hostile(kind: usize, len: usize) -> (&'static str, Vec<u8>) {
+    let fill = |unit: &[u8]| unit.iter().copied().cycle().take(len).collect::<Vec<u8>>();
+    match kind {
+        0 => ("BEGIN lines with no END", fill(b"-----BEGIN A-----\n")),
+        1 => ("BEGIN markers that never close", fill(b"-----BEGIN ")),
+        2 => ("dashes", fill(b"-")),
+        3 => ("END lines with no BEGIN", fill(b"-----END A-----\n")),
+        4 => (
+            "random bytes",
+            (0..len as u64)
+                .map(|i| (i.wrapping_mul(0x9E37_79B9_7F4A_7C15) >> 56) as u8)
+                .collect(),
+        ),
+        5 => ("text", fill(b"root:x:0:0:root:/root:/bin/bash\n")),
+        6 => {
+            let mut v = b"-----BEGIN RSA PRIVATE KEY-----\nProc-Type: 4\n".to_vec();
+            v.extend(fill(b"AAAA"));
+            v.extend_from_slice(b"\n-----END RSA PRIVATE KEY-----\n");
+            ("one huge block", v)
+        }
+        _ => {
+            // A DER SEQUENCE that claims more than there is, then noise.
+            let mut v = vec![0x30, 0x84, 0x7f, 0xff, 0xff, 0xff, 0x02, 0x01, 0x00];
+            v.extend(fill(b"\x02\x01\x00"));
+            ("a DER header claiming 2 GiB", v)
+        }
+    }
+}
+
+/// The fastest of `runs` runs of every reader on `data`, in seconds.
+fn read_time(data: &[u8], runs: usize) -> [f64; 3] {
+    let mut best = [f64::MAX; 3];
+    for _ in 0..runs {
+        let t = std::time::Instant::now();
+        let mut k = std::ptr::null_mut();
+        let st = unsafe { pf_rsa_import(data.as_ptr(), data.len(), std::ptr::null(), 0, &mut k) };
+        assert_ne!(st, PF_OK);
+        best[0] = best[0].min(t.elapsed().as_secs_f64());
+        let t = std::time::Instant::now();
+        let mut d = std::ptr::null_mut();
+        assert_ne!(
+            unsafe { pf_dh_import(data.as_ptr(), data.len(), &mut d) },
+            PF_OK
+        );
+        best[1] = best[1].min(t.elapsed().as_secs_f64());
+        let t = std::time::Instant::now();
+        let mut problems = 0;
+        assert_ne!(
+            unsafe { pf_dh_check(data.as_ptr(), data.len(), &mut problems) },
+            PF_OK
+        );
+        best[2] = best[2].min(t.elapsed().as_secs_f64());
+    }
+    best
+}
+
+/// Every reader (pf_rsa_import, pf_dh_import, pf_dh_check) answers a
+/// 64 MiB hostile file in under 2 s, and its time grows linearly: doubling
+/// the input (8 → 16 MiB) less than triples it (a quadratic scan
+/// quadruples it; 1 MB of BEGIN lines took 177 s before).
+#[test]
+fn every_reader_is_linear_in_its_input() {
+    let readers = ["pf_rsa_import", "pf_dh_import", "pf_dh_check"];
+    let mut slow = Vec::new();
+    for kind in 0..8 {
+        let (what, big) = hostile(kind, 64 << 20);
+        let t64 = read_time(&big, 1);
+        drop(big);
+        let t8 = read_time(&hostile(kind, 8 << 20).1, 2);
+        let t16 = read_time(&hostile(kind, 16 << 20).1, 2);
+        for r in 0..3 {
+            if t64[r] > 2.0 {
+                slow.push(format!("{}: {what}, 64 MiB: {:.2} s", readers[r], t64[r]));
+            }
+            // Below a millisecond the ratio is noise.
+            if t16[r] > 3.0 * t8[r].max(1e-3) {
+                slow.push(format!(
+                    "{}: {what}: 8 MiB {:.3} s, 16 MiB {:.3} s",
+                    readers[r], t8[r], t16[r]
+                ));
+            }
+        }
+    }
+    assert!(slow.is_empty(), "{}", slow.join("\n"));
+}
+
+/// PEM with the content of one container under the other's label: PKCS#1
+/// under "PRIVATE KEY" and PKCS#8 under "RSA PRIVATE KEY". OpenSSL reads
+/// both (Wycheproof's `privateKeyPem` keys are written so); so do we, to
+/// the same key.
+#[test]
+fn swapped_private_key_labels_read_as_openssl_reads_them() {
+    use base64ct::{Base64, Encoding};
+    let key = openssl_key("swapped.pem", 1024);
+    let pkcs8 = pkcs8_der_of(&key);
+    let pkcs1 = openssl(&["rsa", "-in", s(&key), "-outform", "DER", "-traditional"]);
+    let pem = |label: &str, der: &[u8]| {
+        let mut buf = vec![0u8; der.len() * 4 / 3 + 4];
+        let b64 = Base64::encode(der, &mut buf).unwrap();
+        let lines: Vec<&str> = b64
+            .as_bytes()
+            .chunks(64)
+            .map(|c| std::str::from_utf8(c).unwrap())
+            .collect();
+        format!(
+            "-----BEGIN {label}-----\n{}\n-----END {label}-----\n",
+            lines.join("\n")
+        )
+    };
+    let want = {
+        let k = import(&pkcs8, None).unwrap();
+        let v = export(k, pf_format::PF_FORMAT_PKCS1_DER);
+        unsafe { pf_rsa_free(k) };
+        v
+    };
+    assert_eq!(want, pkcs1);
+    for (label, der) in [("PRIVATE KEY", &pkcs1), ("RSA PRIVATE KEY", &pkcs8)] {
+        let text = pem(label, der);
+        let path = tmp(&format!("swapped-{}.pem", label.len()));
+        std::fs::write(&path, &text).unwrap();
+        // OpenSSL reads it …
+        let theirs = openssl(&["rsa", "-in", s(&path), "-outform", "DER", "-traditional"]);
+        assert_eq!(theirs, pkcs1, "{label}: OpenSSL");
+        // … and so do we.
+        let k = import(text.as_bytes(), None)
+            .unwrap_or_else(|st| panic!("{label}: {st:?}: {}", last_message()));
+        assert_eq!(export(k, pf_format::PF_FORMAT_PKCS1_DER), pkcs1, "{label}");
+        unsafe { pf_rsa_free(k) };
+    }
+}

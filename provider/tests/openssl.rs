@@ -266,7 +266,9 @@ fn evp_program(name: &str, extra: &[&str]) -> PathBuf {
 /// Compiles `tests/c/SOURCE` against the system libcrypto.
 fn c_program(source: &str, name: &str, extra: &[&str]) -> PathBuf {
     let exe = tmp(name);
-    let src = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/c").join(source);
+    let src = Path::new(env!("CARGO_MANIFEST_DIR"))
+        .join("tests/c")
+        .join(source);
     let cc = Command::new("cc")
         .args(["-std=c11", "-Wall", "-Wextra", "-Werror", "-pedantic", "-g"])
         .args(extra)

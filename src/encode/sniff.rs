@@ -122,60 +122,85 @@ struct PemBlock<'a> {
     body: &'a [u8],
 }
 
-fn find(hay: &[u8], needle: &[u8], from: usize) -> Option<usize> {
-    if from > hay.len() {
+/// The longest PEM label read (OpenSSL's are under 40 characters).
+const MAX_LABEL: usize = 80;
+
+/// The label of a `-----BEGIN LABEL-----` or `-----END LABEL-----` marker
+/// whose label starts at `from`: the text up to the next `-----`, on the
+/// same line and at most [`MAX_LABEL`] bytes long, and the position after
+/// the closing dashes.
+fn marker_label(data: &[u8], from: usize) -> Option<(&str, usize)> {
+    let rest = &data[from..data.len().min(from + MAX_LABEL + 5)];
+    let end = rest.windows(5).position(|w| w == b"-----")?;
+    let label = &rest[..end];
+    if label.iter().any(|&c| c == b'\n' || c == b'\r') {
         return None;
     }
-    hay[from..]
-        .windows(needle.len())
-        .position(|w| w == needle)
-        .map(|i| i + from)
+    Some((std::str::from_utf8(label).ok()?, from + end + 5))
 }
 
-/// Every well-formed `-----BEGIN X-----` … `-----END X-----` block, in order.
+/// Every well-formed `-----BEGIN X-----` … `-----END X-----` block, in order,
+/// in one pass: each byte is looked at a bounded number of times, so the
+/// time is linear in the input whatever it holds (a BEGIN with no END is
+/// dropped when the next BEGIN opens another block, not searched past).
 fn pem_blocks(data: &[u8]) -> Vec<PemBlock<'_>> {
+    const BEGIN: &[u8] = b"-----BEGIN ";
+    const END: &[u8] = b"-----END ";
     let mut out = Vec::new();
+    // The open block: its label and where its body starts.
+    let mut open: Option<(&str, usize)> = None;
     let mut at = 0;
-    while let Some(b) = find(data, b"-----BEGIN ", at) {
-        let label_start = b + 11;
-        let Some(label_end) = find(data, b"-----", label_start) else {
-            break;
-        };
-        let Ok(label) = std::str::from_utf8(&data[label_start..label_end]) else {
-            at = label_end;
+    while let Some(i) = data[at..].iter().position(|&c| c == b'-').map(|i| i + at) {
+        let rest = &data[i..];
+        let (is_begin, skip) = if rest.starts_with(BEGIN) {
+            (true, BEGIN.len())
+        } else if rest.starts_with(END) {
+            (false, END.len())
+        } else {
+            at = i + 1;
             continue;
         };
-        let body_start = label_end + 5;
-        let end_marker = format!("-----END {label}-----");
-        let Some(end) = find(data, end_marker.as_bytes(), body_start) else {
-            at = body_start;
+        let Some((label, after)) = marker_label(data, i + skip) else {
+            at = i + skip;
             continue;
         };
-        let mut body = &data[body_start..end];
-        // Encapsulated headers: lines with a colon, up to a blank line.
-        let mut encrypted = false;
-        if body.iter().take(200).any(|&c| c == b':') {
-            let text = String::from_utf8_lossy(body);
-            if let Some(blank) = text.find("\n\n").or_else(|| text.find("\r\n\r\n")) {
-                let head = &text[..blank];
-                encrypted = head.contains("ENCRYPTED");
-                let skip = blank
-                    + if text[blank..].starts_with("\r\n") {
-                        4
-                    } else {
-                        2
-                    };
-                body = &body[skip..];
+        at = after;
+        if is_begin {
+            open = Some((label, after));
+        } else if let Some((open_label, body_start)) = open {
+            if open_label == label {
+                out.push(block(label, &data[body_start..i]));
+                open = None;
             }
         }
-        out.push(PemBlock {
-            label,
-            encrypted,
-            body,
-        });
-        at = end + end_marker.len();
     }
     out
+}
+
+/// A block's body with its RFC 1421 headers (lines with a colon, up to a
+/// blank line) taken off.
+fn block<'a>(label: &'a str, body: &'a [u8]) -> PemBlock<'a> {
+    let mut body = body;
+    let mut encrypted = false;
+    if body.iter().take(200).any(|&c| c == b':') {
+        let blank = [&b"\n\n"[..], b"\r\n\r\n", b"\n\r\n"]
+            .iter()
+            .filter_map(|sep| {
+                body.windows(sep.len())
+                    .position(|w| w == *sep)
+                    .map(|at| (at, sep.len()))
+            })
+            .min();
+        if let Some((at, len)) = blank {
+            encrypted = body[..at].windows(9).any(|w| w == b"ENCRYPTED");
+            body = &body[at + len..];
+        }
+    }
+    PemBlock {
+        label,
+        encrypted,
+        body,
+    }
 }
 
 /// Base64 of a PEM body (any line length, any line ends) into secure memory.
@@ -375,18 +400,15 @@ fn from_block(b: &PemBlock<'_>, pass: Option<&[u8]>) -> Result<Option<Content>> 
         ));
     }
     match b.label {
-        "RSA PRIVATE KEY" => {
+        // As OpenSSL reads them: PKCS#1 or PKCS#8 under either label.
+        "RSA PRIVATE KEY" | "PRIVATE KEY" => {
             let der = decode_body(b.body)?;
-            if !is_rsa_private(der.as_slice()) {
-                return Err(Error::Decode);
+            if is_rsa_private(der.as_slice()) {
+                return Ok(Some(Content::RsaPrivate {
+                    pkcs1: der,
+                    container: Container::Pkcs1,
+                }));
             }
-            Ok(Some(Content::RsaPrivate {
-                pkcs1: der,
-                container: Container::Pkcs1,
-            }))
-        }
-        "PRIVATE KEY" => {
-            let der = decode_body(b.body)?;
             let pkcs1 = from_pkcs8(der.as_slice())?;
             if !is_rsa_private(pkcs1.as_slice()) {
                 return Err(Error::Decode);
@@ -491,8 +513,9 @@ pub fn sniff_with(data: &[u8], passphrase: Option<&[u8]>) -> Result<Sniffed> {
         )));
     }
     if data.windows(11).any(|w| w == b"-----BEGIN ") {
-        // A BEGIN line without its END line.
-        return Err(Error::Decode);
+        return Err(Error::WrongKind(
+            "PEM with no complete block: a -----BEGIN line without its matching -----END line",
+        ));
     }
     from_der(data, passphrase).map(|content| Sniffed {
         content,
@@ -534,10 +557,76 @@ fn from_der(der: &[u8], pass: Option<&[u8]>) -> Result<Content> {
     if let Some(what) = other_der_kind(der) {
         return Err(Error::WrongKind(what));
     }
-    Ok(Content::Dh {
-        der: der.to_vec(),
-        syntax: None,
-    })
+    if dh_shaped(der) {
+        return Ok(Content::Dh {
+            der: der.to_vec(),
+            syntax: None,
+        });
+    }
+    Err(Error::WrongKind(unrecognised(der)))
+}
+
+/// DER that can be DH parameters: a SEQUENCE of two or three INTEGERs
+/// (PKCS#3 DHParameter, with the optional privateValueLength) or X9.42
+/// DomainParameters (p, g, q, then an optional INTEGER j and an optional
+/// ValidationParms SEQUENCE).
+fn dh_shaped(der: &[u8]) -> bool {
+    use der::Tag::{Integer, Sequence};
+    matches!(
+        sequence_tags(der).as_deref(),
+        Some([Integer, Integer])
+            | Some([Integer, Integer, Integer])
+            | Some([Integer, Integer, Integer, Integer])
+            | Some([Integer, Integer, Integer, Sequence])
+            | Some([Integer, Integer, Integer, Integer, Sequence])
+    )
+}
+
+/// PKCS#12's PFX: SEQUENCE { version INTEGER 3, authSafe ContentInfo, … }.
+fn pkcs12_shaped(der: &[u8]) -> bool {
+    use der::{SliceReader, Tagged};
+    let Ok(mut r) = SliceReader::new(der) else {
+        return false;
+    };
+    let Ok(outer) = der::asn1::AnyRef::decode(&mut r) else {
+        return false;
+    };
+    let Ok(mut inner) = SliceReader::new(outer.value()) else {
+        return false;
+    };
+    let (Ok(version), Ok(auth_safe)) = (
+        der::asn1::AnyRef::decode(&mut inner),
+        der::asn1::AnyRef::decode(&mut inner),
+    ) else {
+        return false;
+    };
+    outer.tag() == der::Tag::Sequence
+        && version.tag() == der::Tag::Integer
+        && version.value() == [3]
+        && auth_safe.tag() == der::Tag::Sequence
+}
+
+/// What input that is neither PEM nor a DER structure primeforge reads
+/// looks like, for the message.
+fn unrecognised(data: &[u8]) -> &'static str {
+    let text = data
+        .iter()
+        .all(|&c| c.is_ascii_graphic() || c.is_ascii_whitespace() || c >= 0x80)
+        && std::str::from_utf8(data).is_ok();
+    let starts = |p: &[u8]| data.trim_ascii_start().starts_with(p);
+    if data.is_empty() {
+        "empty input: no key or DH parameters"
+    } else if starts(b"ssh-") || starts(b"ecdsa-sha2-") || starts(b"sk-") {
+        "an OpenSSH public key line, not a private key or DH parameters"
+    } else if pkcs12_shaped(data) {
+        "a PKCS#12 file: take the key out first (openssl pkcs12 -nocerts -nodes -in FILE)"
+    } else if text {
+        "text with no PEM block (no -----BEGIN line): not a key or DH parameters"
+    } else if sequence_tags(data).is_some() {
+        "a DER structure that is not a key or DH parameters primeforge reads"
+    } else {
+        "neither PEM nor DER: not a key or DH parameters"
+    }
 }
 
 #[cfg(test)]
@@ -562,6 +651,83 @@ mod tests {
         }
     }
 
+    /// A BEGIN with no END, over and over, does not make the scan search
+    /// past each one to the end of the input (it did: 177 s for 1 MB);
+    /// blocks around such lines are still found.
+    #[test]
+    fn unterminated_blocks_do_not_hide_later_ones() {
+        let mut data = b"-----BEGIN A-----\n".repeat(1000);
+        data.extend_from_slice(
+            b"-----BEGIN DH PARAMETERS-----\nMAYCAQcCAQI=\n-----END DH PARAMETERS-----\n",
+        );
+        data.extend_from_slice(&b"-----BEGIN B-----\n-----END A-----\n".repeat(100));
+        let b = pem_blocks(&data);
+        assert_eq!(b.len(), 1);
+        assert_eq!(b[0].label, "DH PARAMETERS");
+        // Markers whose label never closes, or spans lines, are not blocks.
+        for odd in [
+            &b"-----BEGIN "[..],
+            b"-----BEGIN A\n-----\n-----END A-----",
+            b"----------------------------------",
+            b"-----END X----------BEGIN X-----",
+        ] {
+            assert!(
+                pem_blocks(odd).is_empty(),
+                "{:?}",
+                String::from_utf8_lossy(odd)
+            );
+        }
+        let long = [
+            b"-----BEGIN ".as_slice(),
+            &[b'A'; 100],
+            b"-----\nAA\n-----END ",
+        ]
+        .concat();
+        assert!(pem_blocks(&long).is_empty(), "a label over 80 bytes");
+    }
+
+    /// Input that holds no key or DH parameters is named for what it is,
+    /// never called DH parameters (it was, for anything unrecognised).
+    #[test]
+    fn unrecognised_input_is_named() {
+        let named = |data: &[u8]| match sniff(data) {
+            Err(Error::WrongKind(m)) => m,
+            Err(e) => panic!("{e:?} for {:?}", String::from_utf8_lossy(data)),
+            Ok(s) => panic!(
+                "{:?} read as {}",
+                String::from_utf8_lossy(data),
+                match s.content {
+                    Content::Dh { .. } => "DH parameters",
+                    Content::RsaPrivate { .. } => "an RSA private key",
+                    Content::RsaPublic { .. } => "an RSA public key",
+                    Content::EncryptedKey { .. } => "an encrypted key",
+                }
+            ),
+        };
+        assert!(named(b"").contains("empty"));
+        assert!(named(b"root:x:0:0:root:/root:/bin/bash\n").contains("text"));
+        assert!(
+            named(b"ssh-rsa AAAAB3NzaC1yc2EAAAADAQABAAABAQ== me@host\n").contains("OpenSSH public")
+        );
+        let random: Vec<u8> = (0..4096u32)
+            .map(|i| (i.wrapping_mul(2654435761) >> 13) as u8)
+            .collect();
+        assert!(named(&random).contains("neither PEM nor DER"));
+        // PFX: SEQUENCE { INTEGER 3, SEQUENCE { OID data, … } }.
+        let pfx = [
+            0x30, 0x0a, 0x02, 0x01, 0x03, 0x30, 0x05, 0x06, 0x03, 0x2a, 0x03, 0x04,
+        ];
+        assert!(named(&pfx).contains("PKCS#12"));
+        // Some other SEQUENCE.
+        assert!(named(&[0x30, 0x03, 0x01, 0x01, 0xff]).contains("DER structure"));
+        assert!(named(b"-----BEGIN DH PARAMETERS-----\nMAYCAQcCAQI=\n").contains("END"));
+        // DH parameters in DER are still DH parameters.
+        assert!(matches!(
+            sniff(&[0x30, 6, 2, 1, 7, 2, 1, 2]).map(|s| s.content),
+            Ok(Content::Dh { .. })
+        ));
+    }
+
     #[test]
     fn kinds_we_do_not_check_are_named() {
         let pem = "-----BEGIN EC PRIVATE KEY-----\nAAAA\n-----END EC PRIVATE KEY-----\n";
@@ -579,7 +745,7 @@ mod tests {
         assert!(matches!(sniff(certs), Err(Error::WrongKind(m)) if m.contains("certificates")));
         assert!(matches!(
             sniff(b"-----BEGIN DH PARAMETERS-----\nMAYCAQcCAQI=\n"),
-            Err(Error::Decode)
+            Err(Error::WrongKind(m)) if m.contains("-----END")
         ));
     }
 }
