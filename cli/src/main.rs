@@ -450,6 +450,39 @@ fn human(secs: f64) -> String {
     }
 }
 
+/// Checks every output path before any work (see `out::check`): each must
+/// be writable, none may be one of the `inputs`, and no two may name the
+/// same file. `outputs` are (option, path) pairs; "-" and None are
+/// standard output.
+fn check_outputs(outputs: &[(&str, Option<&Path>)], inputs: &[&Path]) -> Result<(), Fail> {
+    let files: Vec<(&str, &Path)> = outputs
+        .iter()
+        .filter_map(|&(opt, p)| p.filter(|p| p.as_os_str() != "-").map(|p| (opt, p)))
+        .collect();
+    for (i, &(opt, p)) in files.iter().enumerate() {
+        out::check(p).map_err(|e| Fail(format!("{opt} {}: {e}", p.display()), 1))?;
+        let me = out::identity(p);
+        for input in inputs {
+            if me.is_some() && me == out::identity(input) {
+                return Err(usage(format!(
+                    "{opt} {} is the input file {}: it would be overwritten; write elsewhere",
+                    p.display(),
+                    input.display()
+                )));
+            }
+        }
+        for &(other, q) in &files[..i] {
+            if me.is_some() && me == out::identity(q) {
+                return Err(usage(format!(
+                    "{other} and {opt} name the same file ({}): one would replace the other",
+                    p.display()
+                )));
+            }
+        }
+    }
+    Ok(())
+}
+
 /// Writes `data` to `path` by the `--out` rules (see the `out` module), or
 /// to standard output when `path` is None or "-". `private` output (a
 /// private key) gets mode 0600.
@@ -519,6 +552,13 @@ fn run_rsa(a: RsaArgs) -> Result<(), Fail> {
     if a.text && c.der {
         return Err(usage("--text prints text before PEM; not with --der"));
     }
+    check_outputs(
+        &[
+            ("--out", c.out.as_deref()),
+            ("--pubout", a.pubout.as_deref()),
+        ],
+        &[],
+    )?;
     // The passphrase first: a bad source fails before minutes of work.
     let passphrase = match &a.passout {
         Some(spec) => Some(pass::read(spec, "--passout", false).map_err(|m| Fail(m, 1))?),
@@ -579,6 +619,7 @@ fn with_text(text: &str, pem: &SecureBuf) -> Result<SecureBuf, Fail> {
 }
 
 fn run_pubkey(a: PubkeyArgs) -> Result<(), Fail> {
+    check_outputs(&[("--out", a.out.as_deref())], &[&a.file])?;
     let secret = read_secret(&a.file)?;
     let passphrase = match &a.passin {
         Some(spec) => Some(pass::read(spec, "--passin", true).map_err(|m| Fail(m, 1))?),
@@ -634,6 +675,8 @@ fn run_moduli(a: ModuliArgs) -> Result<(), Fail> {
     if a.common.der {
         return Err(usage("--der: moduli(5) is a text format"));
     }
+    let screened: Vec<&Path> = a.screen.iter().map(|p| p.as_path()).collect();
+    check_outputs(&[("--out", a.common.out.as_deref())], &screened)?;
     let mut lines: Vec<(Integer, String)> = Vec::new();
     let mut interrupted = false;
     if let Some(file) = &a.screen {
@@ -754,6 +797,7 @@ fn run_moduli(a: ModuliArgs) -> Result<(), Fail> {
 
 fn run_dh(a: DhArgs) -> Result<(), Fail> {
     let c = &a.common;
+    check_outputs(&[("--out", c.out.as_deref())], &[])?;
     let params = if let Some(name) = &a.named {
         let g = group_by_name(name).ok_or_else(|| {
             usage(format!(
@@ -801,19 +845,32 @@ fn run_dh(a: DhArgs) -> Result<(), Fail> {
 fn read_secret(file: &Path) -> Result<SecureBuf, Fail> {
     use std::io::Read;
     let err = |e: std::io::Error| Fail(format!("{}: {e}", file.display()), 1);
+    const MAX: u64 = 64 << 20;
+    let too_big = || Fail(format!("{}: larger than 64 MiB", file.display()), 1);
+    let mut first = 64 * 1024;
     let mut reader: Box<dyn Read> = if file.as_os_str() == "-" {
         Box::new(std::io::stdin())
     } else {
-        Box::new(std::fs::File::open(file).map_err(err)?)
+        let f = std::fs::File::open(file).map_err(err)?;
+        // A regular file's size is known: refuse a big one unread, and
+        // read a small one into one buffer of its size.
+        let m = f.metadata().map_err(err)?;
+        if m.is_file() {
+            if m.len() > MAX {
+                return Err(too_big());
+            }
+            first = m.len() as usize + 1;
+        }
+        Box::new(f)
     };
-    let mut buf = SecureBuf::new(64 * 1024).map_err(from_core)?;
+    let mut buf = SecureBuf::new(first).map_err(from_core)?;
     let mut len = 0;
     loop {
         if len == buf.len() {
-            if len >= 64 << 20 {
-                return Err(Fail(format!("{}: larger than 64 MiB", file.display()), 1));
+            if len as u64 > MAX {
+                return Err(too_big());
             }
-            let mut bigger = SecureBuf::new(len * 2).map_err(from_core)?;
+            let mut bigger = SecureBuf::new((len * 2).min(MAX as usize + 1)).map_err(from_core)?;
             bigger.as_mut_slice()[..len].copy_from_slice(&buf.as_slice()[..len]);
             buf = bigger;
         }

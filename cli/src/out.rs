@@ -92,6 +92,64 @@ pub fn write(path: &Path, data: &[u8], private: bool) -> std::io::Result<PathBuf
     }
 }
 
+/// Whether `--out` can be written, looked at before any work so that an
+/// unusable path fails at once rather than after hours of generation:
+/// the same rules as [`write`] (links followed, a directory or a socket
+/// refused), and for a file, a directory that exists and that this
+/// process may create the temporary file in.
+pub fn check(path: &Path) -> std::io::Result<()> {
+    let real = resolve(path)?;
+    match classify(&real)? {
+        Target::Special if is_socket(&real) => Err(std::io::Error::other(
+            "is a socket; --out writes regular files, devices and FIFOs",
+        )),
+        Target::Special => Ok(()),
+        Target::File(_) => {
+            let dir = real
+                .parent()
+                .filter(|d| !d.as_os_str().is_empty())
+                .unwrap_or(Path::new("."));
+            match std::fs::metadata(dir) {
+                Ok(m) if !m.is_dir() => {
+                    return Err(std::io::Error::other(format!(
+                        "{} is not a directory",
+                        dir.display()
+                    )))
+                }
+                Ok(_) => {}
+                Err(e) if e.kind() == std::io::ErrorKind::NotFound => {
+                    return Err(std::io::Error::other(format!(
+                        "the directory {} does not exist",
+                        dir.display()
+                    )))
+                }
+                Err(e) => return Err(e),
+            }
+            let c = CString::new(dir.as_os_str().as_bytes())
+                .map_err(|_| std::io::Error::from_raw_os_error(libc::EINVAL))?;
+            // SAFETY: a NUL-terminated path; access only reads it.
+            if unsafe { libc::access(c.as_ptr(), libc::W_OK | libc::X_OK) } != 0 {
+                return Err(std::io::Error::other(format!(
+                    "cannot create files in {}: {}",
+                    dir.display(),
+                    std::io::Error::last_os_error()
+                )));
+            }
+            Ok(())
+        }
+    }
+}
+
+/// The file `path` names, for telling two paths apart: device and inode
+/// when it exists, else its resolved path.
+pub fn identity(path: &Path) -> Option<Result<(u64, u64), PathBuf>> {
+    let real = resolve(path).ok()?;
+    Some(match std::fs::metadata(&real) {
+        Ok(m) => Ok((m.dev(), m.ino())),
+        Err(_) => Err(real),
+    })
+}
+
 fn is_socket(path: &Path) -> bool {
     std::fs::metadata(path).is_ok_and(|m| m.file_type().is_socket())
 }

@@ -560,3 +560,78 @@ fn closed_pipe_ends_quietly() {
         o.status
     );
 }
+
+/// Every output path is checked before any work: a missing directory, a
+/// directory, `--out` and `--pubout` naming one file (also through a
+/// link), an output that is the input file. Each fails at once (the
+/// generations asked for take minutes) and leaves every file as it was.
+/// Before, `dhparam 4096 --out /nonexistent/x.pem` generated first and
+/// failed after, `pubkey k.pem --out k.pem` replaced the private key with
+/// the public one, and `--out F --pubout F` silently dropped the public key.
+#[test]
+fn output_paths_are_checked_before_any_work() {
+    let d = dir("out-first");
+    let key = d.join("k.pem");
+    ok(&["rsa", "512", "-q", "--out", s(&key)]);
+    let before = std::fs::read(&key).unwrap();
+    let link = d.join("link.pem");
+    std::os::unix::fs::symlink(&key, &link).unwrap();
+    let moduli = d.join("moduli");
+    std::fs::write(&moduli, "").unwrap();
+    let cases: Vec<(Vec<&str>, i32, &str)> = vec![
+        (
+            vec!["dhparam", "8192", "--out", "/nonexistent/x.pem"],
+            1,
+            "does not exist",
+        ),
+        (vec!["rsa", "16384", "--out", s(&d)], 1, "directory"),
+        (
+            vec![
+                "rsa",
+                "16384",
+                "--out",
+                "/nonexistent/k.pem",
+                "--pubout",
+                "p.pem",
+            ],
+            1,
+            "does not exist",
+        ),
+        (
+            vec!["rsa", "16384", "--out", s(&key), "--pubout", s(&key)],
+            2,
+            "same file",
+        ),
+        (
+            vec!["rsa", "16384", "--out", s(&key), "--pubout", s(&link)],
+            2,
+            "same file",
+        ),
+        (vec!["pubkey", s(&key), "--out", s(&key)], 2, "input file"),
+        (vec!["pubkey", s(&key), "--out", s(&link)], 2, "input file"),
+        (
+            vec!["moduli", "--screen", s(&moduli), "--out", s(&moduli)],
+            2,
+            "input file",
+        ),
+    ];
+    let mut wrong = Vec::new();
+    for (args, code, words) in cases {
+        let started = std::time::Instant::now();
+        let o = run(&args);
+        let took = started.elapsed();
+        let err = String::from_utf8_lossy(&o.stderr);
+        if o.status.code() != Some(code) || !err.contains(words) || took.as_secs() > 10 {
+            wrong.push(format!(
+                "{args:?}: status {:?} after {took:?}: {err}",
+                o.status.code()
+            ));
+        }
+    }
+    assert!(wrong.is_empty(), "{}", wrong.join("\n"));
+    assert_eq!(std::fs::read(&key).unwrap(), before, "the key file changed");
+    assert!(std::fs::symlink_metadata(&link)
+        .unwrap()
+        .file_type()
+        .is_symlink());
+}
