@@ -93,13 +93,13 @@ fn each_failure_says_what_was_wrong() {
         check(
             unsafe { pf_dh_check(b"junk".as_ptr(), 4, &mut problems) },
             PF_ERR_DECODE,
-            "malformed input",
+            "text with no PEM block",
         );
         // A value-returning call leaves the message alone.
         assert_eq!(unsafe { pf_rsa_bits(key) }, 512);
-        assert!(last().contains("malformed input"));
+        assert!(last().contains("text with no PEM block"));
         unsafe { pf_rsa_free(key) };
-        assert!(last().contains("malformed input"));
+        assert!(last().contains("text with no PEM block"));
         // A job that is still running: not an error.
         let mut job = std::ptr::null_mut();
         check(

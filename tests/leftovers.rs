@@ -102,7 +102,7 @@ fn cores_forbidden() -> Option<String> {
 #[test]
 fn core_dump_holds_no_seed_and_no_key_bytes() {
     if let Some(why) = cores_forbidden() {
-        eprintln!("SKIPPED core_dump_holds_no_seed_and_no_key_bytes: {why}");
+        panic_or_skip("cores", &why);
         return;
     }
     for (link, threads) in [("lazy", "2"), ("now", "2"), ("lazy", "1"), ("now", "1")] {
@@ -130,7 +130,10 @@ fn core_dump_holds_no_seed_and_no_key_bytes() {
             .find(|e| e.file_name().to_string_lossy().starts_with("core"))
             .map(|e| e.path());
         let Some(core) = core else {
-            eprintln!("SKIPPED ({link}): the kernel wrote no core file (RLIMIT_CORE or policy)");
+            panic_or_skip(
+                "cores",
+                &format!("{link}: the kernel wrote no core file (RLIMIT_CORE or policy)"),
+            );
             continue;
         };
         let core = std::fs::read(core).unwrap();
