@@ -53,26 +53,29 @@ impl DhKeyPair {
             return Err(Error::InvalidArgument("DH parameters: q too small"));
         }
         let seed = Seed::from_os()?;
-        crate::gmp::secret_scope(|| {
-            let mut x = Integer::new();
-            seed.with_stream(Purpose::DhPrivate, 0, |rng| {
-                random_in_range_secret(
-                    rng,
-                    &Integer::from(2u32),
-                    &Integer::from(&order - 3u32),
-                    &mut x,
-                )
-            });
-            let y = params.g().clone().secure_pow_mod(&x, params.p());
-            let mut store = SecureBuf::new(x.significant_digits::<u8>().max(1))?;
-            x.write_digits(store.as_mut_slice(), Order::Msf);
-            if !Self::public_in_range(params, &y) {
-                return Err(Error::InvalidArgument("DH parameters: g is degenerate"));
-            }
-            Ok(DhKeyPair {
-                params: params.clone(),
-                public: y,
-                private: Some(store),
+        // On a private stack, signals held (`secure::fiber::run_secret`).
+        crate::secure::fiber::run_secret(|| {
+            crate::gmp::secret_scope(|| {
+                let mut x = Integer::new();
+                seed.with_stream(Purpose::DhPrivate, 0, |rng| {
+                    random_in_range_secret(
+                        rng,
+                        &Integer::from(2u32),
+                        &Integer::from(&order - 3u32),
+                        &mut x,
+                    )
+                });
+                let y = params.g().clone().secure_pow_mod(&x, params.p());
+                let mut store = SecureBuf::new(x.significant_digits::<u8>().max(1))?;
+                x.write_digits(store.as_mut_slice(), Order::Msf);
+                if !Self::public_in_range(params, &y) {
+                    return Err(Error::InvalidArgument("DH parameters: g is degenerate"));
+                }
+                Ok(DhKeyPair {
+                    params: params.clone(),
+                    public: y,
+                    private: Some(store),
+                })
             })
         })
     }
