@@ -19,8 +19,9 @@ pub enum Error {
     Entropy,
     /// An internal invariant failed (a bug).
     Internal,
-    /// The request is valid but not supported by this build.
-    Unsupported,
+    /// The request is valid but not supported (by this build, or for this
+    /// object); the text says what.
+    Unsupported(&'static str),
     /// Input bytes could not be decoded.
     Decode,
     /// A consistency check on generated or supplied material failed.
@@ -51,7 +52,7 @@ impl fmt::Display for Error {
             Error::Threads => f.write_str("could not start worker threads"),
             Error::Entropy => f.write_str("the operating system's random source failed"),
             Error::Internal => f.write_str("internal error"),
-            Error::Unsupported => f.write_str("unsupported"),
+            Error::Unsupported(what) => write!(f, "unsupported: {what}"),
             Error::Decode => f.write_str("malformed input"),
             Error::CheckFailed => f.write_str("consistency check failed"),
             Error::WrongKind(what) => write!(f, "{what}"),

@@ -742,3 +742,48 @@ fn batch_bad_input_gets_a_status_and_leaves_out_untouched() {
     unsafe { pf_dh_batch_free(b) };
     unsafe { pf_dh_batch_free(std::ptr::null_mut()) };
 }
+
+/// A published group is recognised, not proven again, as OpenSSL
+/// recognises it: checking ffdhe8192 costs well under the 1.7 s its proof
+/// took. A group with one bit of p changed is still proven (and fails).
+#[test]
+fn published_groups_are_recognised_not_proven_again() {
+    let mut d = std::ptr::null_mut();
+    assert_eq!(
+        unsafe { pf_dh_named(pf_dh_group::PF_DH_FFDHE8192 as u32, &mut d) },
+        pf_status::PF_OK
+    );
+    let mut b = std::ptr::null_mut();
+    assert_eq!(
+        unsafe { pf_dh_export(d, pf_format::PF_FORMAT_PKCS3_DER as u32, &mut b) },
+        pf_status::PF_OK
+    );
+    unsafe { pf_dh_free(d) };
+    let der = common::take(b);
+    let cpu = || {
+        let mut t = libc::timespec {
+            tv_sec: 0,
+            tv_nsec: 0,
+        };
+        unsafe { libc::clock_gettime(libc::CLOCK_THREAD_CPUTIME_ID, &mut t) };
+        t.tv_sec as f64 + t.tv_nsec as f64 * 1e-9
+    };
+    let mut problems = u32::MAX;
+    let t = cpu();
+    assert_eq!(
+        unsafe { pf_dh_check(der.as_ptr(), der.len(), &mut problems) },
+        pf_status::PF_OK
+    );
+    let took = cpu() - t;
+    assert_eq!(problems, 0);
+    assert!(took < 0.5, "ffdhe8192 took {took:.2} s of CPU to check");
+    // The low byte of p changed: not the group, so proven, and not prime.
+    let mut bad = der.clone();
+    let at = bad.len() - 4; // …, p's last byte, then INTEGER 2
+    bad[at] ^= 2;
+    assert_eq!(
+        unsafe { pf_dh_check(bad.as_ptr(), bad.len(), &mut problems) },
+        pf_status::PF_OK
+    );
+    assert_ne!(problems, 0);
+}

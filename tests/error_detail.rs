@@ -119,6 +119,21 @@ fn each_failure_says_what_was_wrong() {
             "cancelled by the caller",
         );
         unsafe { pf_job_free(job) };
+        // X9.42 export of parameters without q says why (it said only
+        // "unsupported").
+        let pkcs3 = b"-----BEGIN DH PARAMETERS-----\nMAYCAQcCAQI=\n-----END DH PARAMETERS-----\n";
+        let mut d = std::ptr::null_mut();
+        assert_eq!(
+            unsafe { pf_dh_import(pkcs3.as_ptr(), pkcs3.len(), &mut d) },
+            PF_OK
+        );
+        let mut b = std::ptr::null_mut();
+        check(
+            unsafe { pf_dh_export(d, pf_format::PF_FORMAT_X942_PEM as u32, &mut b) },
+            PF_ERR_UNSUPPORTED,
+            "these parameters have none; export them as PKCS#3",
+        );
+        unsafe { pf_dh_free(d) };
     })
     .join()
     .unwrap();

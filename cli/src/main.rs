@@ -49,8 +49,9 @@ enum Command {
     ///
     /// Example: primeforge rsa 3072 --out key.pem --pubout pub.pem
     ///
-    /// Encrypted (PKCS#8, PBES2 with scrypt and AES-256-CBC, as
-    /// `openssl genpkey -aes256` writes it):
+    /// Encrypted (PKCS#8 EncryptedPrivateKeyInfo: PBES2 with scrypt and
+    /// AES-256-CBC, or --kdf pbkdf2 for PBKDF2-HMAC-SHA256; OpenSSL,
+    /// pyca and certtool read both):
     /// primeforge rsa 3072 --encrypt --passout file:pass.txt --out key.pem
     Rsa(RsaArgs),
     /// Generate Diffie-Hellman parameters (a safe prime p = 2q + 1), or
@@ -168,9 +169,6 @@ struct Common {
         hide_default_value = true
     )]
     threads: u32,
-    /// Write DER instead of PEM.
-    #[arg(long)]
-    der: bool,
     /// Output file, "-" for standard output (the default). A symbolic link
     /// is followed, a device or FIFO written through, a regular file
     /// replaced atomically.
@@ -191,7 +189,9 @@ enum KeyFormat {
 
 #[derive(Clone, Copy, ValueEnum)]
 enum KdfArg {
-    /// scrypt, N = 2^14, r = 8, p = 1 (OpenSSL 3's choice).
+    /// scrypt, N = 2^14, r = 8, p = 1 (as `openssl pkcs8 -topk8 -scrypt`
+    /// writes it; OpenSSL 3.0's own default is PBKDF2-HMAC-SHA256 with 2048
+    /// iterations).
     Scrypt,
     /// PBKDF2-HMAC-SHA256, 600 000 iterations (for readers without scrypt,
     /// e.g. GnuTLS before 3.8).
@@ -239,15 +239,18 @@ struct RsaArgs {
     /// the PEM. They are secret: mind where the output goes.
     #[arg(long, conflicts_with = "der")]
     text: bool,
+    /// Write DER instead of PEM.
+    #[arg(long)]
+    der: bool,
     #[command(flatten)]
     common: Common,
 }
 
 #[derive(Args)]
 struct DhArgs {
-    /// Size of p in bits (256 to 16384).
-    #[arg(default_value_t = 2048)]
-    bits: u32,
+    /// Size of p in bits (256 to 16384; default 2048).
+    #[arg(conflicts_with = "named")]
+    bits: Option<u32>,
     /// Generator (2 to 2^31 − 1).
     #[arg(long, short = 'g', default_value_t = 2)]
     generator: u32,
@@ -271,6 +274,9 @@ struct DhArgs {
     /// the PEM.
     #[arg(long)]
     text: bool,
+    /// Write DER instead of PEM.
+    #[arg(long)]
+    der: bool,
     #[command(flatten)]
     common: Common,
 }
@@ -310,36 +316,75 @@ fn install_signals() {
     }
 }
 
-/// OpenSSL-style single-dash long options (`-out`, `-in`, `-check`) would
-/// be read as clusters of short options (`-o ut`): refuse them with the
-/// right spelling instead.
-fn single_dash_long_option(args: &[std::ffi::OsString]) -> Option<String> {
-    const LONG: [&str; 24] = [
-        "out",
-        "in",
-        "bits",
-        "threads",
-        "der",
-        "quiet",
-        "exponent",
-        "primes",
-        "format",
-        "pubout",
-        "generator",
-        "legacy",
-        "x942",
-        "named",
-        "check",
-        "text",
-        "noout",
-        "outform",
-        "inform",
-        "help",
-        "version",
+/// OpenSSL's options and their primeforge spellings. OpenSSL-style
+/// single-dash long options (`-out`, `-passin`, `-aes256`) would be read as
+/// clusters of short options (`-o ut`), and clap would suggest `-- -out`:
+/// they are answered with the spelling to use instead.
+const OPENSSL_SPELLINGS: [(&str, &str); 37] = [
+    ("out", "--out FILE"),
+    ("in", "the file as an argument, e.g. primeforge check FILE"),
+    ("passin", "--passin SOURCE"),
+    ("passout", "--encrypt --passout SOURCE"),
+    ("aes256", "--encrypt --passout SOURCE (AES-256-CBC)"),
+    ("aes-256-cbc", "--encrypt --passout SOURCE (AES-256-CBC)"),
+    (
+        "aes128",
+        "--encrypt --passout SOURCE (primeforge writes AES-256-CBC)",
+    ),
+    (
+        "aes192",
+        "--encrypt --passout SOURCE (primeforge writes AES-256-CBC)",
+    ),
+    (
+        "des3",
+        "--encrypt --passout SOURCE (primeforge writes AES-256-CBC)",
+    ),
+    ("pubout", "--pubout FILE (rsa), or primeforge pubkey KEY"),
+    ("text", "--text"),
+    ("noout", "primeforge check FILE (a summary, no key)"),
+    ("check", "primeforge check FILE"),
+    ("outform", "--der for DER output (input format is detected)"),
+    ("inform", "nothing: PEM or DER input is detected"),
+    ("traditional", "--format pkcs1"),
+    ("nocrypt", "nothing: keys are unencrypted unless --encrypt"),
+    (
         "dsaparam",
+        "primeforge dhparam (safe primes; DSA-style parameters are not made)",
+    ),
+    (
         "rand",
-        "engine",
-    ];
+        "nothing: primeforge draws from the operating system",
+    ),
+    ("engine", "nothing: primeforge is its own engine"),
+    ("algorithm", "primeforge rsa or primeforge dhparam"),
+    (
+        "pkeyopt",
+        "the options: --bits, --exponent, --primes, --generator",
+    ),
+    ("newkey", "primeforge rsa BITS --out key.pem"),
+    ("bits", "--bits N"),
+    (
+        "numbits",
+        "the size as an argument, e.g. primeforge rsa 3072",
+    ),
+    ("threads", "--threads N"),
+    ("der", "--der"),
+    ("quiet", "--quiet"),
+    ("exponent", "--exponent E"),
+    ("primes", "--primes N"),
+    ("format", "--format pkcs8|pkcs1"),
+    ("generator", "--generator G"),
+    ("legacy", "--legacy"),
+    ("x942", "--x942"),
+    ("named", "--named GROUP"),
+    ("help", "--help"),
+    ("version", "--version"),
+];
+
+/// The one-line answer to an OpenSSL-style option, if `args` has one
+/// (see [`OPENSSL_SPELLINGS`]); `-2` and `-5` are `openssl dhparam`'s
+/// generators.
+fn single_dash_long_option(args: &[std::ffi::OsString]) -> Option<String> {
     for a in args.iter().skip(1) {
         let Some(s) = a.to_str() else { continue };
         if s == "--" {
@@ -348,19 +393,21 @@ fn single_dash_long_option(args: &[std::ffi::OsString]) -> Option<String> {
         let Some(word) = s.strip_prefix('-') else {
             continue;
         };
-        if word.starts_with('-') || word.len() < 2 {
+        if word.starts_with('-') {
+            continue;
+        }
+        if word.len() == 1 && word.as_bytes()[0].is_ascii_digit() {
+            return Some(format!(
+                "unknown option '{s}': primeforge spells the generator --generator {word}"
+            ));
+        }
+        if word.len() < 2 {
             continue;
         }
         let name = word.split('=').next().unwrap_or(word);
-        if LONG.contains(&name) {
-            let hint = match name {
-                "in" => "give the file as an argument: primeforge check FILE".to_string(),
-                "check" | "text" | "noout" | "outform" | "inform" | "dsaparam" | "rand"
-                | "engine" => "this is an openssl option; see primeforge --help".to_string(),
-                _ => format!("did you mean --{name}?"),
-            };
+        if let Some((_, spelling)) = OPENSSL_SPELLINGS.iter().find(|(o, _)| *o == name) {
             return Some(format!(
-                "unknown option '{s}': options take two dashes; {hint}"
+                "unknown option '{s}' (openssl's; primeforge's options take two dashes): use {spelling}"
             ));
         }
     }
@@ -549,7 +596,7 @@ fn run_rsa(a: RsaArgs) -> Result<(), Fail> {
             "--encrypt writes PKCS#8 (encrypted PKCS#1 PEM is a legacy format); drop --format pkcs1",
         ));
     }
-    if a.text && c.der {
+    if a.text && a.der {
         return Err(usage("--text prints text before PEM; not with --der"));
     }
     check_outputs(
@@ -578,7 +625,7 @@ fn run_rsa(a: RsaArgs) -> Result<(), Fail> {
             )
         },
     )?;
-    let format = match (a.format, c.der) {
+    let format = match (a.format, a.der) {
         (KeyFormat::Pkcs8, false) => RsaFormat::Pkcs8Pem,
         (KeyFormat::Pkcs8, true) => RsaFormat::Pkcs8Der,
         (KeyFormat::Pkcs1, false) => RsaFormat::Pkcs1Pem,
@@ -590,7 +637,7 @@ fn run_rsa(a: RsaArgs) -> Result<(), Fail> {
                 KdfArg::Scrypt => Kdf::Scrypt,
                 KdfArg::Pbkdf2 => Kdf::Pbkdf2Sha256,
             };
-            rsa_export_encrypted(&key, !c.der, p.as_slice(), kdf).map_err(from_core)?
+            rsa_export_encrypted(&key, !a.der, p.as_slice(), kdf).map_err(from_core)?
         }
         None => rsa_export(&key, format).map_err(from_core)?,
     };
@@ -598,15 +645,15 @@ fn run_rsa(a: RsaArgs) -> Result<(), Fail> {
         private = with_text(&text::rsa(&key), &private)?;
     }
     if let Some(pubpath) = &a.pubout {
-        let f = if c.der {
+        let f = if a.der {
             RsaFormat::SpkiDer
         } else {
             RsaFormat::SpkiPem
         };
         let public = rsa_export(&key, f).map_err(from_core)?;
-        emit(public.as_slice(), Some(pubpath), false, c.der)?;
+        emit(public.as_slice(), Some(pubpath), false, a.der)?;
     }
-    emit(private.as_slice(), c.out.as_deref(), true, c.der)
+    emit(private.as_slice(), c.out.as_deref(), true, a.der)
 }
 
 /// `text` followed by `pem`, in a secure buffer (the text of a private key
@@ -672,9 +719,6 @@ fn group_by_name(name: &str) -> Option<Group> {
 }
 
 fn run_moduli(a: ModuliArgs) -> Result<(), Fail> {
-    if a.common.der {
-        return Err(usage("--der: moduli(5) is a text format"));
-    }
     let screened: Vec<&Path> = a.screen.iter().map(|p| p.as_path()).collect();
     check_outputs(&[("--out", a.common.out.as_deref())], &screened)?;
     let mut lines: Vec<(Integer, String)> = Vec::new();
@@ -808,10 +852,11 @@ fn run_dh(a: DhArgs) -> Result<(), Fail> {
     } else {
         let flags =
             if a.legacy { dh::FLAG_LEGACY_G2 } else { 0 } | if a.x942 { dh::FLAG_X942 } else { 0 };
-        let request = dh::Request::new(a.bits, a.generator, flags).map_err(from_core)?;
+        let bits = a.bits.unwrap_or(2048);
+        let request = dh::Request::new(bits, a.generator, flags).map_err(from_core)?;
         // Expected sieve positions per safe prime grow with bits²; the
         // constant is measured (67 000 at 1024 bits).
-        let expected = 0.064 * (a.bits as f64).powi(2);
+        let expected = 0.064 * (bits as f64).powi(2);
         with_progress(
             c,
             expected,
@@ -820,25 +865,25 @@ fn run_dh(a: DhArgs) -> Result<(), Fail> {
             |secs, st| {
                 format!(
                     "{}-bit safe prime in {secs} ({} positions, {} exponentiations)",
-                    a.bits, st.candidates, st.exponentiations
+                    bits, st.candidates, st.exponentiations
                 )
             },
         )?
     };
-    let format = match (a.x942, c.der) {
+    let format = match (a.x942, a.der) {
         (false, false) => DhFormat::Pkcs3Pem,
         (false, true) => DhFormat::Pkcs3Der,
         (true, false) => DhFormat::X942Pem,
         (true, true) => DhFormat::X942Der,
     };
-    if a.text && c.der {
+    if a.text && a.der {
         return Err(usage("--text prints text before PEM; not with --der"));
     }
     let mut out = dh_export(&params, format).map_err(from_core)?;
     if a.text {
         out = with_text(&text::dh(&params, a.x942), &out)?;
     }
-    emit(out.as_slice(), c.out.as_deref(), false, c.der)
+    emit(out.as_slice(), c.out.as_deref(), false, a.der)
 }
 
 /// Reads a file (or stdin for "-") into a secure buffer.

@@ -86,6 +86,13 @@ pub fn rsa(key: &RsaKey) -> String {
 /// (X9.42, with Q).
 pub fn dh(params: &DhParams, x942: bool) -> String {
     let mut s = format!("    DH Parameters: ({} bit)\n", params.bits());
+    // A published group is named, as OpenSSL 3 names it, instead of listed.
+    if !x942 {
+        if let Some(g) = primeforge::dh::named::group_of(params.p(), params.g()) {
+            s.push_str(&format!("    GROUP: {}\n", g.name()));
+            return s;
+        }
+    }
     let part = |p| params.part_bytes(p).unwrap_or_default();
     s.push_str("    P:   \n");
     hex_block(&mut s, &part(DhPart::P), 8);

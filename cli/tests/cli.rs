@@ -499,6 +499,52 @@ fn single_dash_long_options_are_usage_errors() {
     );
 }
 
+/// OpenSSL's spellings get primeforge's in one line (clap's own answer was
+/// "use '-- -passin'"), and a size beside --named is refused, not ignored.
+#[test]
+fn openssl_habits_get_the_primeforge_spelling() {
+    let d = dir("habits");
+    for (args, words) in [
+        (
+            &["check", "k.pem", "-passin", "pass:x"][..],
+            "--passin SOURCE",
+        ),
+        (&["rsa", "-aes256"], "--encrypt --passout"),
+        (
+            &["rsa", "2048", "-passout", "pass:x"],
+            "--encrypt --passout",
+        ),
+        (&["dhparam", "-5", "2048"], "--generator 5"),
+        (&["dhparam", "-2", "2048"], "--generator 2"),
+        (&["dhparam", "-text"], "--text"),
+        (&["dhparam", "-noout"], "primeforge check FILE"),
+        (&["rsa", "-outform", "DER"], "--der"),
+    ] {
+        let o = bin().args(args).current_dir(&d).output().unwrap();
+        let err = String::from_utf8_lossy(&o.stderr);
+        assert_eq!(o.status.code(), Some(2), "{args:?}: {err}");
+        assert!(err.contains(words), "{args:?}: {err}");
+        assert!(!err.contains("-- -"), "{args:?}: {err}");
+        assert_eq!(err.lines().count(), 1, "{args:?}: {err}");
+    }
+    let o = run(&["dhparam", "--named", "ffdhe2048", "4096"]);
+    assert_eq!(o.status.code(), Some(2));
+    assert!(o.stdout.is_empty(), "the group was printed anyway");
+}
+
+/// The help says what the tool does: OpenSSL 3.0 writes PBKDF2, not
+/// scrypt, and `moduli` (a text format) offers no --der.
+#[test]
+fn help_texts_hold_no_false_claims() {
+    let rsa = String::from_utf8(ok(&["rsa", "--help"]).stdout).unwrap();
+    for wrong in ["genpkey -aes256", "OpenSSL 3's choice"] {
+        assert!(!rsa.contains(wrong), "rsa --help: {wrong}");
+    }
+    assert!(rsa.contains("PBKDF2-HMAC-SHA256 with 2048"), "{rsa}");
+    let moduli = String::from_utf8(ok(&["moduli", "--help"]).stdout).unwrap();
+    assert!(!moduli.contains("--der"), "{moduli}");
+}
+
 /// Ctrl-C (and SIGTERM) stop `check` at once, even while it waits for
 /// input.
 #[test]

@@ -286,7 +286,7 @@ fn bad_moduli_requests_are_refused() {
         (vec!["--bits", "512"], 2, "1024 to 8192"),
         (vec!["--bits", "9000"], 2, "1024 to 8192"),
         (vec!["--count", "0"], 2, "--count"),
-        (vec!["--der"], 2, "text format"),
+        (vec!["--der"], 2, "unexpected argument '--der'"),
         (
             vec!["--screen", "/nonexistent/moduli"],
             1,

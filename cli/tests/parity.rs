@@ -335,9 +335,19 @@ fn text_matches_openssl() {
     let d = dir("parity-text");
     text_then_pem(&d, &["rsa", "1024"], "PRIVATE KEY", &["pkey"]);
     text_then_pem(&d, &["dhparam", "512"], "DH PARAMETERS", &["dhparam"]);
+    // A named group is named, as openssl dhparam -text names it (it
+    // printed P and G).
+    for group in ["ffdhe2048", "modp3072"] {
+        text_then_pem(
+            &d,
+            &["dhparam", "--named", group],
+            "DH PARAMETERS",
+            &["dhparam"],
+        );
+    }
     let named =
         String::from_utf8(ok(&["dhparam", "--named", "ffdhe2048", "--text"]).stdout).unwrap();
-    assert!(named.starts_with("    DH Parameters: (2048 bit)\n"));
+    assert!(named.starts_with("    DH Parameters: (2048 bit)\n    GROUP: ffdhe2048\n"));
     fails(&["rsa", "1024", "--text", "--der"], 2, "--der");
 }
 

@@ -213,30 +213,36 @@ pub struct Known {
     pub q_hex: Option<&'static str>,
 }
 
+/// The RFC 7919 or RFC 3526 group with this p and g (= 2), if any.
+pub fn group_of(p: &Integer, g: &Integer) -> Option<Group> {
+    if *g != 2u32 || p.significant_bits() < 2048 || p.is_even() {
+        return None;
+    }
+    Group::ALL
+        .into_iter()
+        .find(|grp| grp.bits() == p.significant_bits() && grp.params().p == *p)
+}
+
 /// The published group with this p and g, if any.
 pub fn recognize(p: &Integer, g: &Integer) -> Option<Known> {
-    if *g == 2u32 && p.significant_bits() >= 2048 && p.is_odd() {
-        for grp in Group::ALL {
-            if grp.bits() == p.significant_bits() && grp.params().p == *p {
-                let name = match grp {
-                    Group::Ffdhe2048 => "RFC 7919 ffdhe2048",
-                    Group::Ffdhe3072 => "RFC 7919 ffdhe3072",
-                    Group::Ffdhe4096 => "RFC 7919 ffdhe4096",
-                    Group::Ffdhe6144 => "RFC 7919 ffdhe6144",
-                    Group::Ffdhe8192 => "RFC 7919 ffdhe8192",
-                    Group::Modp2048 => "RFC 3526 2048-bit MODP group 14",
-                    Group::Modp3072 => "RFC 3526 3072-bit MODP group 15",
-                    Group::Modp4096 => "RFC 3526 4096-bit MODP group 16",
-                    Group::Modp6144 => "RFC 3526 6144-bit MODP group 17",
-                    Group::Modp8192 => "RFC 3526 8192-bit MODP group 18",
-                };
-                return Some(Known {
-                    name,
-                    safe_prime: true,
-                    q_hex: None,
-                });
-            }
-        }
+    if let Some(grp) = group_of(p, g) {
+        let name = match grp {
+            Group::Ffdhe2048 => "RFC 7919 ffdhe2048",
+            Group::Ffdhe3072 => "RFC 7919 ffdhe3072",
+            Group::Ffdhe4096 => "RFC 7919 ffdhe4096",
+            Group::Ffdhe6144 => "RFC 7919 ffdhe6144",
+            Group::Ffdhe8192 => "RFC 7919 ffdhe8192",
+            Group::Modp2048 => "RFC 3526 2048-bit MODP group 14",
+            Group::Modp3072 => "RFC 3526 3072-bit MODP group 15",
+            Group::Modp4096 => "RFC 3526 4096-bit MODP group 16",
+            Group::Modp6144 => "RFC 3526 6144-bit MODP group 17",
+            Group::Modp8192 => "RFC 3526 8192-bit MODP group 18",
+        };
+        return Some(Known {
+            name,
+            safe_prime: true,
+            q_hex: None,
+        });
     }
     RFC5114.iter().find_map(|&(name, ph, gh, qh)| {
         let same = |v: &Integer, hex: &str| Integer::from_str_radix(hex, 16).is_ok_and(|x| x == *v);

@@ -254,10 +254,20 @@ pub struct DecodedDh {
 }
 
 /// Encodes DH parameters. X9.42 needs q and g in the subgroup of order q
-/// (else [`Error::Unsupported`]: the file would declare a wrong q).
+/// (else [`Error::Unsupported`], saying which: the file would declare a
+/// wrong q).
 pub fn dh_export(params: &crate::dh::DhParams, format: DhFormat) -> Result<SecureBuf> {
-    if matches!(format, DhFormat::X942Pem | DhFormat::X942Der) && !params.g_in_q_subgroup() {
-        return Err(Error::Unsupported);
+    if matches!(format, DhFormat::X942Pem | DhFormat::X942Der) {
+        if params.q.is_none() {
+            return Err(Error::Unsupported(
+                "X9.42 parameters carry q, and these parameters have none; export them as PKCS#3",
+            ));
+        }
+        if !params.g_in_q_subgroup() {
+            return Err(Error::Unsupported(
+                "X9.42 parameters need g in the subgroup of order q, and this g is not; export them as PKCS#3",
+            ));
+        }
     }
     use crate::dh::DhPart;
     let p = params.part_bytes(DhPart::P).ok_or(Error::Internal)?;
@@ -266,7 +276,7 @@ pub fn dh_export(params: &crate::dh::DhParams, format: DhFormat) -> Result<Secur
     let mut ints = vec![uint(&p)?, uint(&g)?];
     let x942 = matches!(format, DhFormat::X942Pem | DhFormat::X942Der);
     if x942 {
-        ints.push(uint(q.as_deref().ok_or(Error::Unsupported)?)?);
+        ints.push(uint(q.as_deref().ok_or(Error::Internal)?)?);
     }
     let der = der_to_secure(&IntSeq(ints))?;
     match format {

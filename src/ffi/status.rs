@@ -78,7 +78,7 @@ impl From<Error> for pf_status {
             Error::Threads => pf_status::PF_ERR_THREADS,
             Error::Entropy => pf_status::PF_ERR_ENTROPY,
             Error::Internal => pf_status::PF_ERR_INTERNAL,
-            Error::Unsupported => pf_status::PF_ERR_UNSUPPORTED,
+            Error::Unsupported(_) => pf_status::PF_ERR_UNSUPPORTED,
             Error::Decode => pf_status::PF_ERR_DECODE,
             Error::CheckFailed => pf_status::PF_ERR_CHECK_FAILED,
             Error::Forked => pf_status::PF_ERR_FORKED,
