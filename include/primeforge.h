@@ -1041,10 +1041,16 @@ pf_status pf_rsa_generate_start(uint32_t bits, uint64_t public_exponent, uint32_
 /**
  * Reads an RSA private key, as `primeforge check` reads one: PEM (as
  * leniently as OpenSSL: any line length, CRLF, text around blocks, the
- * first key of a bundle with certificates) or DER; PKCS#1, PKCS#8, or
- * PKCS#8 encrypted with PBES2 (scrypt or PBKDF2-HMAC-SHA256 with AES-CBC,
- * as `openssl pkcs8 -topk8 -v2 aes-256-cbc`, pyca `cryptography`, GnuTLS
- * and Go write them) given its passphrase.
+ * first key of a bundle with certificates, PKCS#1 or PKCS#8 under either
+ * private-key label) or DER; PKCS#1, PKCS#8, or encrypted, given its
+ * passphrase, every way OpenSSL reads: PKCS#8 with PBES2 (PBKDF2 with
+ * HMAC-SHA1/-SHA224/-SHA256/-SHA384/-SHA512/-SHA512/224/-SHA512/256 or
+ * scrypt; AES, DES-EDE3, DES, ARIA or Camellia in CBC mode), PBES1 (MD5
+ * or SHA-1 with DES) or PKCS#12's PBE (SHA-1 with two- or three-key
+ * DES-EDE), and PEM encryption (`Proc-Type: 4,ENCRYPTED` with a
+ * `DEK-Info` of AES-128/192/256-CBC, DES-EDE3-CBC or DES-CBC, as
+ * `openssl rsa -aes256 -traditional`, `ssh-keygen -m PEM` and Go's
+ * `x509.EncryptPEMBlock` write). A passphrase is used byte for byte.
  *
  * `data`/`len`: the input (NULL only with `len` 0, which is malformed).
  * `pass`/`pass_len`: the passphrase, or NULL and 0 for none; it is only
@@ -1056,8 +1062,8 @@ pf_status pf_rsa_generate_start(uint32_t bits, uint64_t public_exponent, uint32_
  * On success `*out` receives a key the caller owns (free with
  * `pf_rsa_free`); on failure it is untouched. Returns
  * `PF_ERR_NULL_ARGUMENT`, `PF_ERR_DECODE` (malformed, or not an RSA
- * private key: a public key, DH parameters, another algorithm, PBES1
- * encryption, impossible component sizes, e ≥ 2^64 —
+ * private key: a public key, DH parameters, another algorithm, RC2 or
+ * RC4 encryption, impossible component sizes, e ≥ 2^64 —
  * `pf_last_error_message` names it), `PF_ERR_PASSPHRASE` (encrypted and
  * the passphrase is missing or wrong), `PF_ERR_NO_MEMORY`. Thread-safe.
  */

@@ -685,3 +685,154 @@ fn swapped_private_key_labels_read_as_openssl_reads_them() {
         unsafe { pf_rsa_free(k) };
     }
 }
+
+/// Every way OpenSSL 3 (and ssh-keygen) encrypts an RSA key that OpenSSL
+/// itself reads back, we read: PKCS#8 with PBES2 (each PBKDF2 hash,
+/// scrypt; AES, DES-EDE3, DES, ARIA, Camellia), PBES1 and PKCS#12's PBE
+/// (with OpenSSL's legacy provider where it needs it), and PEM encryption
+/// (DEK-Info, EVP_BytesToKey). Each opens to the same key with the right
+/// passphrase and is PF_ERR_PASSPHRASE with a wrong one or none; RC2 is
+/// named. Before, PEM encryption was refused and the rest were "cannot be
+/// read" or "malformed input".
+#[test]
+fn keys_encrypted_every_way_openssl_writes_them_open() {
+    let key = openssl_key("enc-matrix.pem", 1024);
+    let plain = openssl(&["rsa", "-in", s(&key), "-outform", "DER", "-traditional"]);
+    let legacy = ["-provider", "legacy", "-provider", "default"];
+    let mut cases: Vec<(String, Vec<String>)> = Vec::new();
+    for (extra, needs_legacy) in [
+        (
+            &["-v2", "aes-256-cbc", "-v2prf", "hmacWithSHA512-256"][..],
+            false,
+        ),
+        (&["-v2", "aes-256-cbc", "-v2prf", "hmacWithSHA384"], false),
+        (&["-v2", "aes-128-cbc", "-v2prf", "hmacWithSHA1"], false),
+        (&["-v2", "aes-192-cbc", "-scrypt"], false),
+        (&["-v2", "des-ede3-cbc"], false),
+        (&["-v2", "aria-256-cbc"], false),
+        (&["-v2", "camellia-128-cbc"], false),
+        (&["-v1", "PBE-SHA1-3DES"], false),
+        (&["-v1", "PBE-SHA1-2DES"], false),
+        (&["-v1", "PBE-SHA1-DES"], true),
+        (&["-v1", "PBE-MD5-DES"], true),
+        (&["-v2", "des-cbc"], true),
+    ] {
+        let mut args: Vec<String> = vec!["pkcs8".into(), "-topk8".into()];
+        if needs_legacy {
+            args.extend(legacy.iter().map(|a| a.to_string()));
+        }
+        args.extend(["-in", s(&key), "-passout", "pass:s3cret"].map(String::from));
+        args.extend(extra.iter().map(|a| a.to_string()));
+        cases.push((format!("PKCS#8 {}", extra.join(" ")), args));
+    }
+    for (cipher, needs_legacy) in [
+        ("-aes128", false),
+        ("-aes192", false),
+        ("-aes256", false),
+        ("-des3", false),
+        ("-des", true),
+    ] {
+        let mut args: Vec<String> = vec!["rsa".into()];
+        if needs_legacy {
+            args.extend(legacy.iter().map(|a| a.to_string()));
+        }
+        args.extend(
+            [
+                "-in",
+                s(&key),
+                "-traditional",
+                cipher,
+                "-passout",
+                "pass:s3cret",
+            ]
+            .map(String::from),
+        );
+        cases.push((format!("PEM encryption {cipher}"), args));
+    }
+    let mut wrong = Vec::new();
+    for (what, args) in &cases {
+        let args: Vec<&str> = args.iter().map(String::as_str).collect();
+        let file = openssl(&args);
+        // OpenSSL reads it back.
+        let back = tmp("enc-matrix-case.pem");
+        std::fs::write(&back, &file).unwrap();
+        let mut reread = vec!["rsa"];
+        if args.contains(&"legacy") {
+            reread.extend(legacy);
+        }
+        reread.extend([
+            "-in",
+            s(&back),
+            "-passin",
+            "pass:s3cret",
+            "-outform",
+            "DER",
+            "-traditional",
+        ]);
+        assert_eq!(openssl(&reread), plain, "{what}: OpenSSL");
+        match import(&file, Some(b"s3cret")) {
+            Ok(k) => {
+                if export(k, pf_format::PF_FORMAT_PKCS1_DER) != plain {
+                    wrong.push(format!("{what}: another key"));
+                }
+                unsafe { pf_rsa_free(k) };
+            }
+            Err(st) => wrong.push(format!("{what}: {st:?}: {}", last_message())),
+        }
+        for pass in [Some(&b"wrong"[..]), None] {
+            match import(&file, pass) {
+                Err(PF_ERR_PASSPHRASE) => {}
+                Ok(k) => {
+                    unsafe { pf_rsa_free(k) };
+                    wrong.push(format!("{what}: opened with {pass:?}"));
+                }
+                Err(st) => wrong.push(format!("{what}, {pass:?}: {st:?}: {}", last_message())),
+            }
+        }
+    }
+    // ssh-keygen's PEM encryption (AES-128-CBC).
+    let ssh = tmp("enc-ssh-keygen");
+    let _ = std::fs::remove_file(&ssh);
+    tool(
+        "ssh-keygen",
+        &[
+            "-q",
+            "-t",
+            "rsa",
+            "-b",
+            "1024",
+            "-m",
+            "PEM",
+            "-N",
+            "s3cret",
+            "-f",
+            s(&ssh),
+        ],
+    );
+    let text = std::fs::read(&ssh).unwrap();
+    assert!(String::from_utf8_lossy(&text).contains("DEK-Info"));
+    match import(&text, Some(b"s3cret")) {
+        Ok(k) => unsafe { pf_rsa_free(k) },
+        Err(st) => wrong.push(format!("ssh-keygen -m PEM: {st:?}: {}", last_message())),
+    }
+    // RC2 is named.
+    let rc2 = openssl(&[
+        "pkcs8",
+        "-topk8",
+        "-provider",
+        "legacy",
+        "-provider",
+        "default",
+        "-in",
+        s(&key),
+        "-passout",
+        "pass:s3cret",
+        "-v1",
+        "PBE-SHA1-RC2-40",
+    ]);
+    match import(&rc2, Some(b"s3cret")) {
+        Err(PF_ERR_DECODE) if last_message().contains("RC2") => {}
+        other => wrong.push(format!("RC2: {other:?}: {}", last_message())),
+    }
+    assert!(wrong.is_empty(), "{}", wrong.join("\n"));
+}

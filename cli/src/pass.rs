@@ -58,8 +58,10 @@ fn secure(bytes: &[u8], what: &str) -> Result<SecureBuf, String> {
     SecureBuf::from_slice(bytes).map_err(|e| format!("{what}: {e}"))
 }
 
-/// The first line of `r` (without "\n" or "\r\n"), read a byte at a time so
-/// that nothing after it is consumed.
+/// The first line of `r` without its "\n", read a byte at a time so that
+/// nothing after it is consumed. A "\r" before the "\n" is part of the
+/// passphrase, as OpenSSL 3.0 reads `file:`, `fd:` and `stdin` sources: a
+/// passphrase file then opens a key in both tools.
 fn first_line(mut r: impl Read, what: &str) -> Result<SecureBuf, String> {
     let mut buf = SecureBuf::new(MAX_LINE).map_err(|e| format!("{what}: {e}"))?;
     let mut n = 0;
@@ -78,9 +80,6 @@ fn first_line(mut r: impl Read, what: &str) -> Result<SecureBuf, String> {
             Err(e) if e.kind() == std::io::ErrorKind::Interrupted => {}
             Err(e) => return Err(format!("{what}: {e}")),
         }
-    }
-    if n > 0 && buf.as_slice()[n - 1] == b'\r' {
-        n -= 1;
     }
     secure(&buf.as_slice()[..n], what)
 }

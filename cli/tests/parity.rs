@@ -470,3 +470,55 @@ fn completions_and_man_pages_come_from_the_options() {
     let rsa = std::fs::read_to_string(d.join("primeforge-rsa.1")).unwrap();
     assert!(rsa.contains("passout"));
 }
+
+/// A passphrase file with a CRLF line end means the same passphrase to us
+/// as to OpenSSL 3.0, which keeps the "\r": a key either tool encrypts
+/// with it, the other opens with it. (We stripped the "\r", so OpenSSL
+/// could not open our key and we could not open its.)
+#[test]
+fn a_crlf_passphrase_file_means_what_it_means_to_openssl() {
+    let d = dir("parity-crlf");
+    let pw = d.join("pw.txt");
+    std::fs::write(&pw, "windows line\r\n").unwrap();
+    let spec = format!("file:{}", s(&pw));
+    // Ours, opened by OpenSSL.
+    let ours = d.join("ours.pem");
+    ok(&[
+        "rsa",
+        "1024",
+        "-q",
+        "--encrypt",
+        "--passout",
+        &spec,
+        "--out",
+        s(&ours),
+    ]);
+    tool(
+        "openssl",
+        &["pkey", "-in", s(&ours), "-passin", &spec, "-noout"],
+    );
+    // OpenSSL's, opened by us.
+    let plain = d.join("plain.pem");
+    ok(&["rsa", "1024", "-q", "--out", s(&plain)]);
+    let theirs = d.join("theirs.pem");
+    tool(
+        "openssl",
+        &[
+            "pkcs8",
+            "-topk8",
+            "-in",
+            s(&plain),
+            "-passout",
+            &spec,
+            "-out",
+            s(&theirs),
+        ],
+    );
+    ok(&["check", s(&theirs), "--passin", &spec]);
+    // Without the "\r" it is another passphrase.
+    fails(
+        &["check", s(&theirs), "--passin", "pass:windows line"],
+        1,
+        "passphrase",
+    );
+}

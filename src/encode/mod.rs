@@ -10,6 +10,7 @@ use base64ct::{Base64, Encoding};
 use der::asn1::{BitStringRef, OctetStringRef, UintRef};
 use der::Encode;
 
+pub mod decrypt;
 pub mod pbes2;
 pub mod sniff;
 

@@ -1,15 +1,10 @@
-//! Password-protected private keys: PKCS#8 EncryptedPrivateKeyInfo with
-//! PBES2 (RFC 8018) — scrypt or PBKDF2-HMAC-SHA256 and AES-CBC — through
-//! RustCrypto's `pkcs5`, never hand-written cryptography.
-//!
-//! The plaintext PrivateKeyInfo is decrypted and encrypted in place inside
-//! secure buffers, so it never sits in ordinary heap memory. Reading is
-//! bounded like the rest of the checker: a file cannot ask for more than
-//! [`MAX_PBKDF2_ITERATIONS`] PBKDF2 iterations or [`MAX_SCRYPT_MEMORY`]
-//! bytes of scrypt memory (OpenSSL writes 2048 iterations or 16 MiB).
+//! Writing password-protected private keys: PKCS#8 EncryptedPrivateKeyInfo
+//! with PBES2 (RFC 8018) — scrypt or PBKDF2-HMAC-SHA256 and AES-256-CBC —
+//! through RustCrypto's `pkcs5`, never hand-written cryptography. The
+//! plaintext PrivateKeyInfo is encrypted in place inside a secure buffer.
+//! Reading them, with every scheme OpenSSL reads: [`super::decrypt`].
 
 use der::asn1::OctetStringRef;
-use der::Decode;
 use pkcs8::pkcs5::pbes2;
 use pkcs8::pkcs5::EncryptionScheme;
 use pkcs8::EncryptedPrivateKeyInfoRef;
@@ -29,11 +24,6 @@ pub enum Kdf {
     /// readers without scrypt (GnuTLS before 3.8, some Java).
     Pbkdf2Sha256,
 }
-
-/// Most PBKDF2 iterations a file may ask for (about 5 s here).
-pub const MAX_PBKDF2_ITERATIONS: u32 = 10_000_000;
-/// Most scrypt memory (128·r·N·p bytes) a file may ask for.
-pub const MAX_SCRYPT_MEMORY: u64 = 256 << 20;
 
 fn random<const N: usize>() -> Result<[u8; N]> {
     let mut b = [0u8; N];
@@ -73,63 +63,11 @@ pub fn encrypt(private_key_info: &[u8], passphrase: &[u8], kdf: Kdf) -> Result<S
     der_to_secure(&info)
 }
 
-/// Whether `der` is an EncryptedPrivateKeyInfo (not decrypted).
-pub fn is_encrypted_private_key_info(der: &[u8]) -> bool {
-    EncryptedPrivateKeyInfoRef::from_der(der).is_ok()
-}
-
-/// Decrypts an EncryptedPrivateKeyInfo (DER) with `passphrase`; returns
-/// the PrivateKeyInfo DER in secure memory. A wrong passphrase (or a
-/// corrupted file) is [`Error::Passphrase`]; PBES1, an unknown cipher or
-/// KDF, or a cost above the limits is [`Error::WrongKind`] naming it.
-pub fn decrypt(encrypted: &[u8], passphrase: &[u8]) -> Result<SecureBuf> {
-    let info = EncryptedPrivateKeyInfoRef::from_der(encrypted).map_err(|_| Error::Decode)?;
-    let EncryptionScheme::Pbes2(params) = &info.encryption_algorithm else {
-        return Err(Error::WrongKind(
-            "a PBES1-encrypted key (DES/RC2, legacy): re-encrypt it, e.g. openssl pkcs8 -topk8 -v2 aes-256-cbc",
-        ));
-    };
-    match &params.kdf {
-        pbes2::Kdf::Pbkdf2(k) if k.iteration_count > MAX_PBKDF2_ITERATIONS => {
-            return Err(Error::WrongKind(
-                "an encrypted key asking for more than 10 000 000 PBKDF2 iterations",
-            ))
-        }
-        pbes2::Kdf::Scrypt(s) => {
-            let memory = 128u64
-                .saturating_mul(u64::from(s.block_size))
-                .saturating_mul(s.cost_parameter)
-                .saturating_mul(u64::from(s.parallelization));
-            if memory > MAX_SCRYPT_MEMORY {
-                return Err(Error::WrongKind(
-                    "an encrypted key asking for more than 256 MiB of scrypt memory",
-                ));
-            }
-        }
-        _ => {}
-    }
-    let data = info.encrypted_data.as_bytes();
-    let mut buf = SecureBuf::from_slice(data)?;
-    let plain = params
-        .decrypt_in_place(passphrase, buf.as_mut_slice())
-        .map_err(|e| match e {
-            pkcs8::pkcs5::Error::UnsupportedAlgorithm { .. } => {
-                Error::WrongKind("an encrypted key with a cipher or KDF primeforge does not read")
-            }
-            _ => Error::Passphrase,
-        })?;
-    let out = SecureBuf::from_slice(plain)?;
-    // The right passphrase gives a PrivateKeyInfo; a wrong one that still
-    // unpadded cleanly gives garbage.
-    if pkcs8::PrivateKeyInfoRef::from_der(out.as_slice()).is_err() {
-        return Err(Error::Passphrase);
-    }
-    Ok(out)
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::encode::decrypt::{decrypt_pkcs8 as decrypt, is_encrypted_private_key_info};
+    use der::Decode;
 
     #[test]
     fn round_trip_with_both_kdfs_and_a_wrong_passphrase() {

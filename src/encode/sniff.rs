@@ -41,8 +41,12 @@ pub enum Container {
     Pkcs1,
     /// PKCS#8 PrivateKeyInfo with rsaEncryption.
     Pkcs8,
-    /// PKCS#8 EncryptedPrivateKeyInfo (PBES2), decrypted with a passphrase.
+    /// PKCS#8 EncryptedPrivateKeyInfo (PBES2, PBES1 or PKCS#12's PBE),
+    /// decrypted with a passphrase.
     EncryptedPkcs8,
+    /// A PEM block with RFC 1421 encryption (`Proc-Type: 4,ENCRYPTED`,
+    /// `DEK-Info`), decrypted with a passphrase.
+    EncryptedPem,
 }
 
 impl Container {
@@ -52,6 +56,7 @@ impl Container {
             Container::Pkcs1 => "PKCS#1",
             Container::Pkcs8 => "PKCS#8",
             Container::EncryptedPkcs8 => "encrypted PKCS#8",
+            Container::EncryptedPem => "PEM-encrypted PKCS#1",
         }
     }
 }
@@ -84,11 +89,12 @@ pub enum Content {
         /// ("RSA PUBLIC KEY").
         spki: bool,
     },
-    /// An encrypted PKCS#8 private key (EncryptedPrivateKeyInfo DER), found
-    /// without a passphrase: [`sniff_with`] with one decrypts it.
+    /// An encrypted private key, found without a passphrase:
+    /// [`sniff_with`] with one decrypts it.
     EncryptedKey {
-        /// The EncryptedPrivateKeyInfo DER (ciphertext, not secret).
-        der: Vec<u8>,
+        /// True for PEM encryption (`DEK-Info`), false for PKCS#8
+        /// EncryptedPrivateKeyInfo.
+        legacy: bool,
     },
     /// DH parameters, as DER (public), and the syntax if the PEM label
     /// said it (DER is told apart by shape).
@@ -117,9 +123,25 @@ pub struct Sniffed {
 
 struct PemBlock<'a> {
     label: &'a str,
-    /// RFC 1421 headers (e.g. "Proc-Type: 4,ENCRYPTED") before the base64.
+    /// RFC 1421 headers ("Proc-Type: 4,ENCRYPTED", "DEK-Info: …") before
+    /// the base64, if any.
+    headers: &'a [u8],
+    /// Whether the headers say the body is encrypted.
     encrypted: bool,
     body: &'a [u8],
+}
+
+impl PemBlock<'_> {
+    /// The value of header `name` (e.g. "DEK-Info").
+    fn header(&self, name: &str) -> Option<&str> {
+        std::str::from_utf8(self.headers)
+            .ok()?
+            .lines()
+            .find_map(|l| {
+                let (k, v) = l.split_once(':')?;
+                k.trim().eq_ignore_ascii_case(name).then(|| v.trim())
+            })
+    }
 }
 
 /// The longest PEM label read (OpenSSL's are under 40 characters).
@@ -181,6 +203,7 @@ fn pem_blocks(data: &[u8]) -> Vec<PemBlock<'_>> {
 /// blank line) taken off.
 fn block<'a>(label: &'a str, body: &'a [u8]) -> PemBlock<'a> {
     let mut body = body;
+    let mut headers: &[u8] = &[];
     let mut encrypted = false;
     if body.iter().take(200).any(|&c| c == b':') {
         let blank = [&b"\n\n"[..], b"\r\n\r\n", b"\n\r\n"]
@@ -192,12 +215,14 @@ fn block<'a>(label: &'a str, body: &'a [u8]) -> PemBlock<'a> {
             })
             .min();
         if let Some((at, len)) = blank {
-            encrypted = body[..at].windows(9).any(|w| w == b"ENCRYPTED");
+            headers = &body[..at];
+            encrypted = headers.windows(9).any(|w| w == b"ENCRYPTED");
             body = &body[at + len..];
         }
     }
     PemBlock {
         label,
+        headers,
         encrypted,
         body,
     }
@@ -395,9 +420,7 @@ fn from_block(b: &PemBlock<'_>, pass: Option<&[u8]>) -> Result<Option<Content>> 
         return Ok(None);
     }
     if b.encrypted {
-        return Err(Error::WrongKind(
-            "an encrypted private key (PEM encryption): decrypt it first, e.g. openssl pkey -in FILE",
-        ));
+        return from_encrypted_pem(b, pass).map(Some);
     }
     match b.label {
         // As OpenSSL reads them: PKCS#1 or PKCS#8 under either label.
@@ -460,16 +483,54 @@ fn from_block(b: &PemBlock<'_>, pass: Option<&[u8]>) -> Result<Option<Content>> 
     }
 }
 
+/// A PEM block with RFC 1421 encryption: without `pass`, as found; with
+/// it, decrypted (a wrong one: [`Error::Passphrase`]) and read by its label.
+fn from_encrypted_pem(b: &PemBlock<'_>, pass: Option<&[u8]>) -> Result<Content> {
+    if !matches!(b.label, "RSA PRIVATE KEY" | "PRIVATE KEY") {
+        return from_block(
+            &PemBlock {
+                encrypted: false,
+                ..*b
+            },
+            None,
+        )?
+        .ok_or(Error::Decode);
+    }
+    let dek_info = b.header("DEK-Info").ok_or(Error::WrongKind(
+        "an encrypted PEM block without its DEK-Info header",
+    ))?;
+    let Some(pass) = pass else {
+        return Ok(Content::EncryptedKey { legacy: true });
+    };
+    let ciphertext = decode_body(b.body)?;
+    let der = super::decrypt::decrypt_pem(dek_info, ciphertext.as_slice(), pass)?;
+    // A wrong passphrase that still unpads cleanly gives garbage.
+    if is_rsa_private(der.as_slice()) {
+        return Ok(Content::RsaPrivate {
+            pkcs1: der,
+            container: Container::EncryptedPem,
+        });
+    }
+    match from_pkcs8(der.as_slice()) {
+        Ok(pkcs1) if is_rsa_private(pkcs1.as_slice()) => Ok(Content::RsaPrivate {
+            pkcs1,
+            container: Container::EncryptedPem,
+        }),
+        Err(e @ Error::WrongKind(_)) => Err(e),
+        _ => Err(Error::Passphrase),
+    }
+}
+
 /// An EncryptedPrivateKeyInfo: without `pass`, as found; with it,
 /// decrypted (a wrong one: [`Error::Passphrase`]) and unwrapped to PKCS#1.
 fn from_encrypted(der: &[u8], pass: Option<&[u8]>) -> Result<Content> {
     let Some(pass) = pass else {
-        if !super::pbes2::is_encrypted_private_key_info(der) {
+        if !super::decrypt::is_encrypted_private_key_info(der) {
             return Err(Error::Decode);
         }
-        return Ok(Content::EncryptedKey { der: der.to_vec() });
+        return Ok(Content::EncryptedKey { legacy: false });
     };
-    let info = super::pbes2::decrypt(der, pass)?;
+    let info = super::decrypt::decrypt_pkcs8(der, pass)?;
     let pkcs1 = from_pkcs8(info.as_slice())?;
     if !is_rsa_private(pkcs1.as_slice()) {
         return Err(Error::Decode);
@@ -740,7 +801,10 @@ mod tests {
             b"-----BEGIN ENCRYPTED PRIVATE KEY-----\nAAAA\n-----END ENCRYPTED PRIVATE KEY-----\n";
         assert!(matches!(sniff(enc), Err(Error::Decode)));
         let legacy = b"-----BEGIN RSA PRIVATE KEY-----\nProc-Type: 4,ENCRYPTED\nDEK-Info: AES-128-CBC,00\n\nAAAA\n-----END RSA PRIVATE KEY-----\n";
-        assert!(matches!(sniff(legacy), Err(Error::WrongKind(m)) if m.contains("encrypted")));
+        assert!(matches!(
+            sniff(legacy).map(|s| s.content),
+            Ok(Content::EncryptedKey { legacy: true })
+        ));
         let certs = b"-----BEGIN CERTIFICATE-----\nAAAA\n-----END CERTIFICATE-----\n";
         assert!(matches!(sniff(certs), Err(Error::WrongKind(m)) if m.contains("certificates")));
         assert!(matches!(
