@@ -359,7 +359,8 @@ enum pf_format
    * bits), so safe-prime X9.42 parameters (q = (p − 1)/2) fail in
    * `openssl genpkey -paramfile` and `SSL_CTX_set0_tmp_dh_pkey`, and
    * `openssl s_server -dhparam` silently falls back to a built-in group;
-   * GnuTLS and mbedTLS read them but drop q. For TLS use PKCS#3.
+   * GnuTLS 3.7 and mbedTLS 2.28 refuse this PEM form ("X9.42 DH
+   * PARAMETERS") and read only the DER, dropping q. For TLS use PKCS#3.
    */
   PF_FORMAT_X942_PEM = 11,
   /**
@@ -996,7 +997,9 @@ pf_status pf_rsa_generate(uint32_t bits, uint32_t threads, struct pf_rsa_key **o
  * Generates an RSA key: `bits` even in 512..=16384, `public_exponent` odd
  * with 3 <= e < 2^64 (65537 is the usual choice), `primes` from 2 up to
  * OpenSSL's cap for the size (2 below 1024 bits, 3 below 4096, 4 below
- * 8192, else 5). Every key is made by the FIPS 186-5 A.1.3 procedure
+ * 8192, else 5). Keys of more than two primes are for OpenSSL: pyca
+ * `cryptography`, mbedTLS, Java and GnuTLS refuse them (OpenSSL's own
+ * multi-prime keys too). Every key is made by the FIPS 186-5 A.1.3 procedure
  * (random probable primes, Table B.1 Miller–Rabin rounds, |p − q| and d
  * bounds; below 2048 bits, the rounds for Table B.1's floor of 2^-100)
  * and passes a pairwise consistency test before it is returned, but only
@@ -1050,7 +1053,9 @@ pf_status pf_rsa_generate_start(uint32_t bits, uint64_t public_exponent, uint32_
  * DES-EDE), and PEM encryption (`Proc-Type: 4,ENCRYPTED` with a
  * `DEK-Info` of AES-128/192/256-CBC, DES-EDE3-CBC or DES-CBC, as
  * `openssl rsa -aes256 -traditional`, `ssh-keygen -m PEM` and Go's
- * `x509.EncryptPEMBlock` write). A passphrase is used byte for byte.
+ * `x509.EncryptPEMBlock` write); and OpenSSH private keys ("OPENSSH
+ * PRIVATE KEY", what `ssh-keygen -t rsa` writes), with bcrypt-pbkdf
+ * encryption. A passphrase is used byte for byte.
  *
  * `data`/`len`: the input (NULL only with `len` 0, which is malformed).
  * `pass`/`pass_len`: the passphrase, or NULL and 0 for none; it is only

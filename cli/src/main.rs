@@ -210,6 +210,8 @@ struct RsaArgs {
     #[arg(long, short = 'e', default_value_t = 65537)]
     exponent: u64,
     /// Number of primes (2; up to 3 below 4096 bits, 4 below 8192, else 5).
+    /// Keys of more than two primes are for OpenSSL: pyca, mbedTLS, Java and
+    /// GnuTLS refuse them.
     #[arg(long, default_value_t = 2)]
     primes: u32,
     /// Provable primes: each prime is proven by a chain of Pocklington
@@ -263,7 +265,8 @@ struct DhArgs {
     /// from X9.42 parameters only with FIPS 186-4 sizes of q (160, 224,
     /// 256 bits), so `openssl genpkey -paramfile` fails on these and
     /// `openssl s_server -dhparam` silently uses a built-in group; GnuTLS
-    /// and mbedTLS read them but drop q. Not with --legacy.
+    /// 3.7 and mbedTLS 2.28 refuse the PEM form and read only DER (--der),
+    /// dropping q. Not with --legacy.
     #[arg(long)]
     x942: bool,
     /// Print a named group instead of generating: ffdhe2048 … ffdhe8192
@@ -455,6 +458,19 @@ impl Meter {
         }
         self.last = Instant::now();
         let secs = p.elapsed.as_secs_f64().max(1e-3);
+        const SPIN: [char; 4] = ['|', '/', '-', '\\'];
+        self.spin = (self.spin + 1) % 4;
+        if p.candidates == 0 && p.primes_found == 0 {
+            // A DH search builds its sieve before the first candidate
+            // (seconds at 3072 bits and up): say so, not "0/s".
+            eprint!(
+                "\r\x1b[2K{} setting up the sieve, {} elapsed",
+                SPIN[self.spin],
+                human(secs)
+            );
+            let _ = std::io::stderr().flush();
+            return;
+        }
         let rate = p.candidates as f64 / secs;
         let eta = if (p.candidates as f64) < self.expected && rate > 0.0 {
             format!(
@@ -464,8 +480,6 @@ impl Meter {
         } else {
             "longer than average, still searching".into()
         };
-        const SPIN: [char; 4] = ['|', '/', '-', '\\'];
-        self.spin = (self.spin + 1) % 4;
         eprint!(
             "\r\x1b[2K{} {} {}, {:.0}/s, primes {}/{}, {} elapsed, {}",
             SPIN[self.spin],
@@ -1040,9 +1054,13 @@ fn run_check(file: &Path, passin: Option<&str>) -> Result<bool, Fail> {
         Content::Dh { der, syntax } => (der, syntax),
         // Checked and returned above.
         Content::RsaPrivate { .. } | Content::RsaPublic { .. } => return Ok(false),
-        Content::EncryptedKey { .. } => return Err(named(Error::WrongKind(
-            "an encrypted PKCS#8 private key: give its passphrase (--passin), or decrypt it first",
-        ))),
+        Content::EncryptedKey { legacy } => {
+            return Err(named(Error::WrongKind(if legacy {
+                "an encrypted private key (PEM encryption or OpenSSH): give its passphrase (--passin)"
+            } else {
+                "an encrypted PKCS#8 private key: give its passphrase (--passin)"
+            })))
+        }
     };
     let r = dh::check::check_der(&der, syntax, block).map_err(named)?;
     use dh::check::*;
@@ -1134,9 +1152,58 @@ fn write_man_pages(dir: &Path) -> Result<(), Fail> {
     for (name, page) in pages {
         let mut buf = Vec::new();
         clap_mangen::Man::new(page).render(&mut buf).map_err(io)?;
+        buf.extend_from_slice(man_sections(&name).as_bytes());
         std::fs::write(dir.join(format!("{name}.1")), buf).map_err(io)?;
     }
     Ok(())
+}
+
+/// The sections clap does not write, as openssl-dhparam(1) and
+/// ssh-keygen(1) have them: EXIT STATUS, ENVIRONMENT, FILES, SEE ALSO.
+fn man_sections(page: &str) -> String {
+    let mut s = String::from(
+        ".SH \"EXIT STATUS\"\n\
+         .TP\n0\nSuccess; for \\fBcheck\\fR, the file is valid.\n\
+         .TP\n1\nAn error (unreadable or unwritable file, bad passphrase, a failed \
+         generation); for \\fBcheck\\fR, also a file with problems.\n\
+         .TP\n2\nA usage error: a bad or conflicting option, reported in one line before any work.\n\
+         .TP\n130\nInterrupted (SIGINT or SIGTERM): the generation was cancelled and nothing written.\n\
+         .SH ENVIRONMENT\n\
+         .TP\nVAR\nA passphrase source \\fBenv:\\fIVAR\\fR reads the variable VAR.\n\
+         .TP\nPRIMEFORGE_GMP_CPU\nForces the CPU profile of the bundled GMP \
+         (for diagnosis; the output does not change).\n",
+    );
+    if page == "primeforge" || page == "primeforge-moduli" {
+        s.push_str(
+            ".SH FILES\n.TP\n/etc/ssh/moduli\nOpenSSH's Diffie-Hellman groups \
+             (what \\fBprimeforge moduli\\fR writes and \\fB--screen\\fR reads).\n",
+        );
+    }
+    let see_also: &[&str] = match page {
+        "primeforge-rsa" => &["openssl-genpkey(1)", "openssl-pkey(1)", "ssh-keygen(1)"],
+        "primeforge-dhparam" => &["openssl-dhparam(1)", "openssl-genpkey(1)"],
+        "primeforge-check" => &["openssl-pkey(1)", "openssl-dhparam(1)"],
+        "primeforge-pubkey" => &["openssl-pkey(1)"],
+        "primeforge-moduli" => &["ssh-keygen(1)", "moduli(5)", "sshd_config(5)"],
+        _ => &[
+            "openssl-dhparam(1)",
+            "openssl-genpkey(1)",
+            "ssh-keygen(1)",
+            "moduli(5)",
+        ],
+    };
+    s.push_str(".SH \"SEE ALSO\"\n");
+    let mut refs: Vec<String> = see_also.iter().map(|r| r.to_string()).collect();
+    if page == "primeforge" {
+        for sub in ["rsa", "dhparam", "check", "pubkey", "moduli"] {
+            refs.push(format!("primeforge-{sub}(1)"));
+        }
+    } else {
+        refs.insert(0, "primeforge(1)".into());
+    }
+    s.push_str(&refs.join(",\n"));
+    s.push('\n');
+    s
 }
 
 fn main() -> ExitCode {

@@ -681,3 +681,23 @@ fn output_paths_are_checked_before_any_work() {
         .file_type()
         .is_symlink());
 }
+
+/// While a DH search builds its sieve (the first seconds at 4096 bits),
+/// the progress line says so instead of "0 positions, 0/s … longer than
+/// average, still searching".
+#[test]
+fn progress_shows_the_sieve_set_up_as_such() {
+    let d = dir("tty-setup");
+    let cmd = format!(
+        "timeout -s INT 1.2 {} dhparam 4096 -o {}",
+        env!("CARGO_BIN_EXE_primeforge"),
+        s(&d.join("x.pem"))
+    );
+    let o = Command::new("script")
+        .args(["-qfc", &cmd, "/dev/null"])
+        .output()
+        .unwrap();
+    let text = String::from_utf8_lossy(&o.stdout);
+    assert!(text.contains("setting up the sieve"), "{text}");
+    assert!(!text.contains(" 0 positions, 0/s"), "{text}");
+}

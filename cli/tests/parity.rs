@@ -469,6 +469,25 @@ fn completions_and_man_pages_come_from_the_options() {
     }
     let rsa = std::fs::read_to_string(d.join("primeforge-rsa.1")).unwrap();
     assert!(rsa.contains("passout"));
+    // The sections openssl-dhparam(1) and ssh-keygen(1) have.
+    for (page, refs) in [
+        (
+            "primeforge.1",
+            &["openssl-dhparam(1)", "primeforge-moduli(1)"][..],
+        ),
+        ("primeforge-dhparam.1", &["openssl-dhparam(1)"]),
+        ("primeforge-moduli.1", &["ssh-keygen(1)", "moduli(5)"]),
+    ] {
+        let text = std::fs::read_to_string(d.join(page)).unwrap();
+        for section in [".SH \"EXIT STATUS\"", ".SH ENVIRONMENT", ".SH \"SEE ALSO\""] {
+            assert!(text.contains(section), "{page}: {section}");
+        }
+        for r in refs {
+            assert!(text.contains(r), "{page}: {r}");
+        }
+    }
+    let moduli = std::fs::read_to_string(d.join("primeforge-moduli.1")).unwrap();
+    assert!(moduli.contains(".SH FILES") && moduli.contains("/etc/ssh/moduli"));
 }
 
 /// A passphrase file with a CRLF line end means the same passphrase to us

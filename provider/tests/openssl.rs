@@ -63,7 +63,10 @@ fn ok(args: &[&str]) -> String {
 }
 
 /// `-provider-path DIR -provider primeforge -provider default -propquery
-/// provider=primeforge`: ours for key management, the default for the rest.
+/// ?provider=primeforge`: ours preferred for key management, the default
+/// for the rest (a mandatory `provider=primeforge` would also apply to the
+/// cipher and digest fetches of `genpkey -aes256` or `req -x509`, which
+/// only the default provider has).
 /// The options go right after the subcommand (before `dhparam`'s size).
 fn with_provider<'a>(dir: &'a Path, rest: &[&'a str]) -> Vec<&'a str> {
     let mut v = vec![rest[0]];
@@ -75,7 +78,7 @@ fn with_provider<'a>(dir: &'a Path, rest: &[&'a str]) -> Vec<&'a str> {
         "-provider",
         "default",
         "-propquery",
-        "provider=primeforge",
+        "?provider=primeforge",
     ]);
     v.extend(&rest[1..]);
     v
@@ -617,4 +620,76 @@ fn importing_and_exporting_keys_leaves_no_key_part_behind() {
             "{mode:?}: (5 = the live keys were not found, 6 = key parts left behind)\n{text}"
         );
     }
+}
+
+/// The documented per-command form works for commands that also fetch
+/// ciphers and digests (`genpkey -aes256`, `req -x509 -newkey`), and the
+/// key is ours: with the test-only seed it is the engine's key for that
+/// seed. (The form `-propquery provider=primeforge` made both fail.)
+#[test]
+fn the_per_command_form_covers_encrypted_keys_and_certificates() {
+    let dir = module_dir();
+    let seed = [0x6bu8; 32];
+    let hex: String = seed.iter().map(|b| format!("{b:02x}")).collect();
+    let seed_opt = format!("seed:{hex}");
+    let mut o = Options {
+        threads: 1,
+        seed: Some(&seed),
+        ..Default::default()
+    };
+    let (key, _) = primeforge::rsa::generate(2048, 65537, 2, &mut o).unwrap();
+    let want = rsa_export(&key, RsaFormat::Pkcs8Pem).unwrap();
+    // An encrypted key.
+    let enc = tmp("prov-aes256.pem");
+    ok(&with_provider(
+        &dir,
+        &[
+            "genpkey",
+            "-algorithm",
+            "RSA",
+            "-pkeyopt",
+            "bits:2048",
+            "-pkeyopt",
+            &seed_opt,
+            "-aes256",
+            "-pass",
+            "pass:s3cret",
+            "-out",
+            s(&enc),
+        ],
+    ));
+    let plain = ok(&["pkey", "-in", s(&enc), "-passin", "pass:s3cret"]);
+    assert_eq!(
+        plain.as_bytes(),
+        want.as_slice(),
+        "genpkey -aes256 made another key"
+    );
+    // A self-signed certificate with a new key.
+    let (cert, keyout) = (tmp("prov-req.crt"), tmp("prov-req.key"));
+    ok(&with_provider(
+        &dir,
+        &[
+            "req",
+            "-x509",
+            "-newkey",
+            "rsa:2048",
+            "-pkeyopt",
+            &seed_opt,
+            "-nodes",
+            "-subj",
+            "/CN=primeforge",
+            "-days",
+            "1",
+            "-keyout",
+            s(&keyout),
+            "-out",
+            s(&cert),
+        ],
+    ));
+    assert_eq!(
+        std::fs::read(&keyout).unwrap(),
+        want.as_slice(),
+        "req -newkey made another key"
+    );
+    ok(&["x509", "-in", s(&cert), "-noout", "-subject"]);
 }

@@ -11,6 +11,7 @@ use der::asn1::{BitStringRef, OctetStringRef, UintRef};
 use der::Encode;
 
 pub mod decrypt;
+mod openssh;
 pub mod pbes2;
 pub mod sniff;
 

@@ -47,6 +47,9 @@ pub enum Container {
     /// A PEM block with RFC 1421 encryption (`Proc-Type: 4,ENCRYPTED`,
     /// `DEK-Info`), decrypted with a passphrase.
     EncryptedPem,
+    /// An OpenSSH private key ("OPENSSH PRIVATE KEY"), decrypted with its
+    /// passphrase if it has one.
+    OpenSsh,
 }
 
 impl Container {
@@ -57,6 +60,7 @@ impl Container {
             Container::Pkcs8 => "PKCS#8",
             Container::EncryptedPkcs8 => "encrypted PKCS#8",
             Container::EncryptedPem => "PEM-encrypted PKCS#1",
+            Container::OpenSsh => "OpenSSH",
         }
     }
 }
@@ -92,8 +96,8 @@ pub enum Content {
     /// An encrypted private key, found without a passphrase:
     /// [`sniff_with`] with one decrypts it.
     EncryptedKey {
-        /// True for PEM encryption (`DEK-Info`), false for PKCS#8
-        /// EncryptedPrivateKeyInfo.
+        /// True for PEM encryption (`DEK-Info`) and OpenSSH keys, false for
+        /// PKCS#8 EncryptedPrivateKeyInfo.
         legacy: bool,
     },
     /// DH parameters, as DER (public), and the syntax if the PEM label
@@ -473,9 +477,10 @@ fn from_block(b: &PemBlock<'_>, pass: Option<&[u8]>) -> Result<Option<Content>> 
         }
         "EC PRIVATE KEY" => Err(Error::WrongKind("an EC private key, not RSA")),
         "DSA PRIVATE KEY" => Err(Error::WrongKind("a DSA private key, not RSA")),
-        "OPENSSH PRIVATE KEY" => Err(Error::WrongKind(
-            "an OpenSSH private key; convert it with ssh-keygen -p -m PEM",
-        )),
+        "OPENSSH PRIVATE KEY" => {
+            let bytes = decode_body(b.body)?;
+            super::openssh::read(bytes.as_slice(), pass).map(Some)
+        }
         "DSA PARAMETERS" | "EC PARAMETERS" => {
             Err(Error::WrongKind("DSA or EC parameters, not DH parameters"))
         }

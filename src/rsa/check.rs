@@ -159,7 +159,7 @@ pub fn check_private_key_with(data: &[u8], passphrase: Option<&[u8]>) -> Result<
             "an RSA public key, not a private key (check_public_key reads it)",
         )),
         (Content::EncryptedKey { .. }, _) => Err(Error::WrongKind(
-            "an encrypted PKCS#8 private key: give its passphrase (--passin), or decrypt it first",
+            "an encrypted private key: give its passphrase (--passin), or decrypt it first",
         )),
     }
 }
