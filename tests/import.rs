@@ -896,3 +896,51 @@ fn openssh_private_keys_open() {
     }
     assert!(wrong.is_empty(), "{}", wrong.join("\n"));
 }
+
+/// One rule for a public exponent of 2^64 or more, which primeforge's keys
+/// cannot carry: every reader names it — pf_rsa_import (so `pubkey`) and
+/// `check`'s readers alike. (`check` called such a key valid while import
+/// refused it.)
+#[test]
+fn a_public_exponent_of_2_64_or_more_is_named_by_every_reader() {
+    let path = tmp("big-e.pem");
+    openssl(&[
+        "genpkey",
+        "-algorithm",
+        "RSA",
+        "-pkeyopt",
+        "rsa_keygen_bits:1024",
+        "-pkeyopt",
+        "rsa_keygen_pubexp:18446744073709551629",
+        "-out",
+        s(&path),
+    ]);
+    let pem = std::fs::read(&path).unwrap();
+    assert_eq!(import(&pem, None).unwrap_err(), PF_ERR_DECODE);
+    assert!(
+        last_message().contains("2^64 or more"),
+        "{}",
+        last_message()
+    );
+    for report in [
+        primeforge::rsa::check::check_private_key(&pem).map(|_| ()),
+        primeforge::rsa::check::check_public(
+            &openssl(&[
+                "rsa",
+                "-in",
+                s(&path),
+                "-RSAPublicKey_out",
+                "-outform",
+                "DER",
+            ]),
+            false,
+            None,
+        )
+        .map(|_| ()),
+    ] {
+        assert!(
+            matches!(report, Err(primeforge::Error::WrongKind(m)) if m.contains("2^64 or more")),
+            "{report:?}"
+        );
+    }
+}

@@ -110,7 +110,7 @@ fn encrypt_with_each_passphrase_source() {
                 .stdin
                 .take()
                 .unwrap()
-                .write_all(b"from standard input\r\n")
+                .write_all(b"from standard input\n")
                 .unwrap();
         } else {
             drop(child.stdin.take());

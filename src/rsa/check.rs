@@ -194,6 +194,7 @@ pub fn check_public(
     crate::gmp::init();
     let k = pkcs1::RsaPublicKey::<der::asn1::UintRef<'_>>::from_der(pkcs1_der)
         .map_err(|_| Error::Decode)?;
+    small_exponent(k.public_exponent.as_bytes())?;
     let n = int(k.modulus.as_bytes());
     let e = int(k.public_exponent.as_bytes());
     let bits = n.significant_bits();
@@ -315,9 +316,30 @@ impl Parts {
 }
 
 /// Decodes a PKCS#1 RSAPrivateKey (DER) into its numbers.
+/// The one rule for large public exponents, for every reader (check,
+/// import, pubkey): primeforge's keys carry e below 2^64; a key with a
+/// larger one (FIPS 186-5 allows up to 2^256, OpenSSL reads it) is named,
+/// not read.
+pub(crate) const E_TOO_LARGE: Error = Error::WrongKind(
+    "an RSA key whose public exponent is 2^64 or more, which primeforge does not handle",
+);
+
+/// Refuses a public exponent of 65 bits or more ([`E_TOO_LARGE`]).
+fn small_exponent(e_bytes: &[u8]) -> Result<()> {
+    let significant = &e_bytes[e_bytes
+        .iter()
+        .position(|&b| b != 0)
+        .unwrap_or(e_bytes.len())..];
+    if significant.len() > 8 {
+        return Err(E_TOO_LARGE);
+    }
+    Ok(())
+}
+
 pub(crate) fn parse_pkcs1(pkcs1_der: &[u8]) -> Result<Parts> {
     let k = pkcs1::RsaPrivateKey::<der::asn1::UintRef<'_>>::from_der(pkcs1_der)
         .map_err(|_| Error::Decode)?;
+    small_exponent(k.public_exponent.as_bytes())?;
     let mut parts = Parts {
         n: int(k.modulus.as_bytes()),
         e: int(k.public_exponent.as_bytes()),

@@ -44,9 +44,7 @@ fn import_inner(data: &[u8], passphrase: Option<&[u8]>) -> Result<RsaKey> {
             "an RSA key whose component sizes are impossible for its modulus (primeforge check says which)",
         ));
     }
-    let e = parts.e.to_u64().ok_or(Error::WrongKind(
-        "an RSA key whose public exponent does not fit 64 bits",
-    ))?;
+    let e = parts.e.to_u64().ok_or(super::check::E_TOO_LARGE)?;
     RsaKey::from_parts(
         parts.n.significant_bits(),
         e,
