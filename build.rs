@@ -34,7 +34,11 @@ fn main() {
             (it.next()? == "1").then_some(())?;
             it.next()?.parse::<u32>().ok()
         });
-    if rustc_minor.is_some_and(|m| m >= 89) {
+    // PRIMEFORGE_NO_AVX512=1 builds as an older compiler would: CI checks
+    // that path, which this machine's compiler would never take.
+    println!("cargo:rerun-if-env-changed=PRIMEFORGE_NO_AVX512");
+    let forced_off = env::var("PRIMEFORGE_NO_AVX512").as_deref() == Ok("1");
+    if rustc_minor.is_some_and(|m| m >= 89) && !forced_off {
         println!("cargo:rustc-cfg=pf_avx512");
     }
 

@@ -63,6 +63,8 @@ pub mod gmp;
 pub(crate) mod secure;
 pub(crate) mod threads;
 
+#[cfg(test)]
+mod capability;
 mod fault;
 
 pub use error::{Error, Result};

@@ -102,7 +102,7 @@ fn cores_forbidden() -> Option<String> {
 #[test]
 fn core_dump_holds_no_seed_and_no_key_bytes() {
     if let Some(why) = cores_forbidden() {
-        panic_or_skip("cores", &why);
+        common::skip("cores", &why);
         return;
     }
     for (link, threads) in [("lazy", "2"), ("now", "2"), ("lazy", "1"), ("now", "1")] {
@@ -130,7 +130,7 @@ fn core_dump_holds_no_seed_and_no_key_bytes() {
             .find(|e| e.file_name().to_string_lossy().starts_with("core"))
             .map(|e| e.path());
         let Some(core) = core else {
-            panic_or_skip(
+            common::skip(
                 "cores",
                 &format!("{link}: the kernel wrote no core file (RLIMIT_CORE or policy)"),
             );
@@ -335,11 +335,11 @@ fn fresh_seed() -> [u8; 32] {
 #[test]
 fn cores_taken_during_generation_show_no_secret_in_registers_or_memory() {
     if let Some(why) = cores_forbidden() {
-        panic_or_skip("cores", &why);
+        common::skip("cores", &why);
         return;
     }
     if !cfg!(target_arch = "x86_64") {
-        panic_or_skip(
+        common::skip(
             "core",
             "the register control is planted with x86-64 instructions",
         );
@@ -492,17 +492,6 @@ fn cores_taken_during_generation_show_no_secret_in_registers_or_memory() {
         "secrets in cores taken mid-generation:\n{}",
         leaks.join("\n")
     );
-}
-
-/// A test whose subject cannot run here: fails when `PRIMEFORGE_REQUIRE`
-/// names the capability (CI sets it where the machine has it), else says
-/// so loudly on stderr.
-fn panic_or_skip(capability: &str, why: &str) {
-    let required = std::env::var("PRIMEFORGE_REQUIRE").unwrap_or_default();
-    if required.split(',').any(|c| c.trim() == capability) {
-        panic!("PRIMEFORGE_REQUIRE names {capability}, but: {why}");
-    }
-    eprintln!("\n*** SKIPPED (no {capability}): {why} ***\n");
 }
 
 /// A host's `SA_ONSTACK` handler (as Go's runtime installs on every

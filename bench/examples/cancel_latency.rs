@@ -5,6 +5,8 @@
 //! (issue 17 asks for at most 100 ms of work at any size).
 //!
 //!     cargo run --release --example cancel_latency -- [SAMPLES] [THREADS]
+
+#![deny(clippy::undocumented_unsafe_blocks)]
 use std::time::{Duration, Instant};
 
 use primeforge::ffi::pf_status::*;

@@ -1,6 +1,8 @@
 //! `primeforge`: RSA keys and DH parameters on every core, from the
 //! command line. Uses the Rust core directly (not the C ABI).
 
+#![deny(clippy::undocumented_unsafe_blocks)]
+
 use std::io::{IsTerminal, Write};
 use std::path::{Path, PathBuf};
 use std::process::ExitCode;

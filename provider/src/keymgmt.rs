@@ -77,16 +77,17 @@ fn security_bits(bits: u32) -> i64 {
     }
 }
 
-unsafe fn new_key(kind: Kind) -> *mut c_void {
+/// A new, empty key object of `kind`, owned by OpenSSL until `free`.
+fn new_key(kind: Kind) -> *mut c_void {
     Box::into_raw(Box::new(KeyData::Empty(kind))).cast()
 }
 
 unsafe extern "C" fn rsa_new(_provctx: *mut c_void) -> *mut c_void {
-    guard(std::ptr::null_mut(), || unsafe { new_key(Kind::Rsa) })
+    guard(std::ptr::null_mut(), || new_key(Kind::Rsa))
 }
 
 unsafe extern "C" fn dh_new(_provctx: *mut c_void) -> *mut c_void {
-    guard(std::ptr::null_mut(), || unsafe { new_key(Kind::Dh) })
+    guard(std::ptr::null_mut(), || new_key(Kind::Dh))
 }
 
 unsafe extern "C" fn free(keydata: *mut c_void) {
@@ -132,6 +133,8 @@ unsafe extern "C" fn rsa_gen_init(
     selection: c_int,
     p: *const OSSL_PARAM,
 ) -> *mut c_void {
+    // SAFETY: OpenSSL passes our provider context and NULL or its
+    // terminated parameter array, as gen_init requires.
     guard(std::ptr::null_mut(), || unsafe {
         gen_init(Kind::Rsa, provctx, selection, p)
     })
@@ -142,6 +145,7 @@ unsafe extern "C" fn dh_gen_init(
     selection: c_int,
     p: *const OSSL_PARAM,
 ) -> *mut c_void {
+    // SAFETY: as in rsa_gen_init.
     guard(std::ptr::null_mut(), || unsafe {
         gen_init(Kind::Dh, provctx, selection, p)
     })
@@ -153,6 +157,7 @@ unsafe extern "C" fn gen_set_params(genctx: *mut c_void, p: *const OSSL_PARAM) -
         let Some(g) = (unsafe { genctx.cast::<GenCtx>().as_mut() }) else {
             return 0;
         };
+        // SAFETY: `p` is OpenSSL's terminated array (or NULL).
         match unsafe { apply_gen_params(g, p) } {
             Ok(()) => 1,
             Err(msg) => {
@@ -172,6 +177,7 @@ unsafe fn apply_gen_params(g: &mut GenCtx, p: *const OSSL_PARAM) -> Result<(), S
     let num = |key: &str| -> Option<Result<u64, String>> {
         // SAFETY: per this function's contract.
         unsafe { params::find(p, key) }.map(|r| {
+            // SAFETY: a record of that array, readable for its size.
             unsafe { params::get_u64(r) }
                 .ok_or_else(|| format!("{key}: not a non-negative integer"))
         })
@@ -770,6 +776,8 @@ unsafe extern "C" fn import(keydata: *mut c_void, selection: c_int, p: *const OS
         }
         // SAFETY: our object.
         let slot = unsafe { &mut *keydata.cast::<KeyData>() };
+        // SAFETY: `p` is OpenSSL's terminated array; its records are
+        // readable for their sizes.
         let bn = |key: &str| unsafe { params::find(p, key).and_then(|r| params::get_bn(r)) };
         match slot {
             KeyData::Empty(Kind::Rsa) | KeyData::Rsa(_) => {

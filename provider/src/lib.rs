@@ -9,6 +9,7 @@
 //! linked (the OSSL_PARAM arrays are plain C structures, read and written
 //! in `params`), so one module serves OpenSSL 3.0 and later.
 
+#![cfg_attr(not(test), deny(clippy::undocumented_unsafe_blocks))]
 #![allow(non_camel_case_types)]
 #![allow(clippy::missing_safety_doc)]
 

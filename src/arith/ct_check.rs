@@ -270,7 +270,10 @@ fn secret_arithmetic_has_no_secret_branches() {
         "rsa::key::tests::encoding_workload",
     ] {
         let Some((ok, text)) = under_valgrind(workload) else {
-            eprintln!("valgrind is not installed: skipped (.ci/deps installs it)");
+            crate::capability::skip(
+                "valgrind",
+                "valgrind is not installed (.ci/deps installs it)",
+            );
             return;
         };
         assert!(

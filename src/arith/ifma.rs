@@ -702,7 +702,10 @@ mod tests {
     #[test]
     fn agrees_with_the_reference() {
         if !available() {
-            eprintln!("no AVX-512 IFMA on this CPU: the IFMA test is not exercised here");
+            crate::capability::skip(
+                "ifma",
+                "no AVX-512 IFMA on this CPU: the IFMA test is not exercised",
+            );
             return;
         }
         let mut rng = ChaCha20Rng::seed_from_u64(0x1f3a_5c7e);
@@ -771,7 +774,10 @@ mod tests {
     #[test]
     fn pairs_agree_with_the_reference() {
         if !available() {
-            eprintln!("no AVX-512 IFMA on this CPU: the IFMA pairs are not exercised here");
+            crate::capability::skip(
+                "ifma",
+                "no AVX-512 IFMA on this CPU: the IFMA pairs are not exercised",
+            );
             return;
         }
         let never = AtomicBool::new(false);
@@ -860,7 +866,10 @@ mod tests {
     #[test]
     fn secret_pairs_agree_with_the_single_test() {
         if !available() {
-            eprintln!("no AVX-512 IFMA on this CPU: the IFMA pairs are not exercised here");
+            crate::capability::skip(
+                "ifma",
+                "no AVX-512 IFMA on this CPU: the IFMA pairs are not exercised",
+            );
             return;
         }
         let never = AtomicBool::new(false);
@@ -932,7 +941,10 @@ mod tests {
     #[test]
     fn secret_fermat_agrees_with_powm() {
         if !available() {
-            eprintln!("no AVX-512 IFMA on this CPU: the IFMA test is not exercised here");
+            crate::capability::skip(
+                "ifma",
+                "no AVX-512 IFMA on this CPU: the IFMA test is not exercised",
+            );
             return;
         }
         let never = AtomicBool::new(false);
@@ -1032,7 +1044,10 @@ mod tests {
     #[test]
     fn secret_fermat_takes_one_path_for_every_n() {
         if !available() {
-            eprintln!("no AVX-512 IFMA on this CPU: the IFMA test is not exercised here");
+            crate::capability::skip(
+                "ifma",
+                "no AVX-512 IFMA on this CPU: the IFMA test is not exercised",
+            );
             return;
         }
         let never = AtomicBool::new(false);
@@ -1054,7 +1069,10 @@ mod tests {
                     std::hint::black_box(fermat_base2_secret(limbs, &r, &never));
                 };
                 let Some(t) = trace(&run) else {
-                    eprintln!("ptrace refused: the path is not checked here");
+                    crate::capability::skip(
+                        "ptrace",
+                        "ptrace refused: the instruction path is not checked",
+                    );
                     return;
                 };
                 traces.push(t);
@@ -1078,7 +1096,10 @@ mod tests {
                     ));
                 };
                 let Some(t) = trace(&run) else {
-                    eprintln!("ptrace refused: the path is not checked here");
+                    crate::capability::skip(
+                        "ptrace",
+                        "ptrace refused: the instruction path is not checked",
+                    );
                     return;
                 };
                 pair_traces.push(t);

@@ -231,7 +231,10 @@ mod tests {
     #[test]
     fn unrolled_rows_agree_with_gmp() {
         if !crate::arith::fixed::has_adx() {
-            eprintln!("no BMI2/ADX here: the unrolled rows cannot run");
+            crate::capability::skip(
+                "adx",
+                "no BMI2/ADX on this CPU: the unrolled rows cannot run",
+            );
             return;
         }
         let mut next = crate::gmp::test_words(0x9e37_79b9_7f4a_7c15u64);

@@ -2,8 +2,9 @@
 
 /// User + system CPU seconds of this process so far.
 pub fn cpu_seconds() -> f64 {
-    // SAFETY: getrusage writes the struct we pass.
+    // SAFETY: rusage is plain integers, for which zero is valid.
     let mut ru: libc::rusage = unsafe { std::mem::zeroed() };
+    // SAFETY: getrusage writes the struct we pass.
     unsafe { libc::getrusage(libc::RUSAGE_SELF, &mut ru) };
     let tv = |t: libc::timeval| t.tv_sec as f64 + t.tv_usec as f64 * 1e-6;
     tv(ru.ru_utime) + tv(ru.ru_stime)

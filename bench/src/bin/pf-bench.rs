@@ -9,6 +9,8 @@
 //! run them, and are loaded with dlopen: a missing library is skipped with
 //! a message.
 
+#![deny(clippy::undocumented_unsafe_blocks)]
+
 use std::ffi::{c_char, c_int, c_uint, c_void, CString};
 use std::fmt::Write as _;
 use std::time::Instant;
@@ -177,6 +179,8 @@ impl Lib {
             None
         } else {
             assert_eq!(std::mem::size_of::<T>(), std::mem::size_of::<*mut c_void>());
+            // SAFETY: T is a function pointer type of the symbol's (the
+            // caller's contract), of a pointer's size (asserted).
             Some(unsafe { std::mem::transmute_copy::<*mut c_void, T>(&p) })
         }
     }
