@@ -20,6 +20,17 @@
 //!   errors to `pf_status` and boxes handles. The header
 //!   `include/primeforge.h` is generated from it by cbindgen.
 //!
+//! ## One GMP per program
+//! The C library links GMP statically and exports none of it, so a C host
+//! with its own libgmp is unaffected. A *Rust* program that uses this
+//! crate and `rug` (or `gmp-mpfr-sys`) shares one GMP with it (Cargo links
+//! one copy): primeforge's memory functions (every freed block wiped,
+//! secret blocks in the secret arena) and its completion of GMP's CPU
+//! dispatch table then apply to that program's GMP arithmetic too. Both are
+//! GMP's own contracts kept (the same results, measured faster), but keep
+//! them in mind, e.g. when comparing timings of `rug` with and without
+//! primeforge in the process.
+//!
 //! `prime`, `rsa`, `dh` and `encode` contain no `unsafe` (forbidden);
 //! `gmp`, `secure`, `ffi`, `job` (its descriptor) and a word-division
 //! helper do, each block with

@@ -69,9 +69,10 @@ unsafe impl Sync for Core {}
 pub static CORE: OnceLock<Core> = OnceLock::new();
 
 /// Function ids of the core's error functions.
-pub const NEW_ERROR: c_int = 5;
-pub const SET_ERROR_DEBUG: c_int = 6;
-pub const VSET_ERROR: c_int = 7;
+pub use crate::abi::{
+    OSSL_FUNC_CORE_NEW_ERROR as NEW_ERROR, OSSL_FUNC_CORE_SET_ERROR_DEBUG as SET_ERROR_DEBUG,
+    OSSL_FUNC_CORE_VSET_ERROR as VSET_ERROR,
+};
 
 /// Puts an error with `reason` and `message` on the calling thread's queue.
 pub fn raise(reason: u32, message: &str) {

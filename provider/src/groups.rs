@@ -22,7 +22,7 @@ const GROUPS: [(&CStr, c_uint, c_uint); 5] = [
     (c"ffdhe8192", 260, 192),
 ];
 
-const TLS1_3_VERSION: c_int = 0x0304;
+use crate::abi::TLS1_3_VERSION;
 
 fn text(key: &'static CStr, v: &'static CStr) -> OSSL_PARAM {
     OSSL_PARAM {

@@ -17,9 +17,11 @@ use zeroize::Zeroizing;
 use crate::params::{self, describe, BnParams, OSSL_PARAM, UNSIGNED_INTEGER};
 use crate::{entry, errors, guard, ProvCtx, Static, OSSL_DISPATCH};
 
-const SELECT_PRIVATE_KEY: c_int = 0x01;
-const SELECT_PUBLIC_KEY: c_int = 0x02;
-const SELECT_DOMAIN_PARAMETERS: c_int = 0x04;
+use crate::abi::{
+    OSSL_KEYMGMT_SELECT_DOMAIN_PARAMETERS as SELECT_DOMAIN_PARAMETERS,
+    OSSL_KEYMGMT_SELECT_PRIVATE_KEY as SELECT_PRIVATE_KEY,
+    OSSL_KEYMGMT_SELECT_PUBLIC_KEY as SELECT_PUBLIC_KEY,
+};
 
 type OSSL_CALLBACK = unsafe extern "C" fn(*const OSSL_PARAM, *mut c_void) -> c_int;
 
@@ -884,25 +886,21 @@ unsafe extern "C" fn dh_query_operation_name(_op: c_int) -> *const c_char {
     c"DH".as_ptr()
 }
 
-const NEW: c_int = 1;
-const GEN_INIT: c_int = 2;
-const GEN_SET_TEMPLATE: c_int = 3;
-const GEN_SET_PARAMS: c_int = 4;
-const GEN_SETTABLE_PARAMS: c_int = 5;
-const GEN: c_int = 6;
-const GEN_CLEANUP: c_int = 7;
-const FREE: c_int = 10;
-const GET_PARAMS: c_int = 11;
-const GETTABLE_PARAMS: c_int = 12;
-const SET_PARAMS: c_int = 13;
-const SETTABLE_PARAMS: c_int = 14;
-const QUERY_OPERATION_NAME: c_int = 20;
-const HAS: c_int = 21;
-const MATCH: c_int = 23;
-const IMPORT: c_int = 40;
-const IMPORT_TYPES: c_int = 41;
-const EXPORT: c_int = 42;
-const EXPORT_TYPES: c_int = 43;
+use crate::abi::{
+    OSSL_FUNC_KEYMGMT_EXPORT as EXPORT, OSSL_FUNC_KEYMGMT_EXPORT_TYPES as EXPORT_TYPES,
+    OSSL_FUNC_KEYMGMT_FREE as FREE, OSSL_FUNC_KEYMGMT_GEN as GEN,
+    OSSL_FUNC_KEYMGMT_GEN_CLEANUP as GEN_CLEANUP, OSSL_FUNC_KEYMGMT_GEN_INIT as GEN_INIT,
+    OSSL_FUNC_KEYMGMT_GEN_SETTABLE_PARAMS as GEN_SETTABLE_PARAMS,
+    OSSL_FUNC_KEYMGMT_GEN_SET_PARAMS as GEN_SET_PARAMS,
+    OSSL_FUNC_KEYMGMT_GEN_SET_TEMPLATE as GEN_SET_TEMPLATE,
+    OSSL_FUNC_KEYMGMT_GETTABLE_PARAMS as GETTABLE_PARAMS,
+    OSSL_FUNC_KEYMGMT_GET_PARAMS as GET_PARAMS, OSSL_FUNC_KEYMGMT_HAS as HAS,
+    OSSL_FUNC_KEYMGMT_IMPORT as IMPORT, OSSL_FUNC_KEYMGMT_IMPORT_TYPES as IMPORT_TYPES,
+    OSSL_FUNC_KEYMGMT_MATCH as MATCH, OSSL_FUNC_KEYMGMT_NEW as NEW,
+    OSSL_FUNC_KEYMGMT_QUERY_OPERATION_NAME as QUERY_OPERATION_NAME,
+    OSSL_FUNC_KEYMGMT_SETTABLE_PARAMS as SETTABLE_PARAMS,
+    OSSL_FUNC_KEYMGMT_SET_PARAMS as SET_PARAMS,
+};
 
 pub(crate) static RSA_KEYMGMT: Static<[OSSL_DISPATCH; 17]> = Static([
     entry!(NEW, rsa_new),

@@ -13,6 +13,8 @@
 #![allow(non_camel_case_types)]
 #![allow(clippy::missing_safety_doc)]
 
+#[doc(hidden)]
+pub mod abi;
 mod errors;
 mod groups;
 mod keymgmt;
@@ -67,12 +69,12 @@ pub(crate) const END: OSSL_DISPATCH = OSSL_DISPATCH {
     function: None,
 };
 
-const OSSL_FUNC_CORE_GET_PARAMS: c_int = 2;
-const OSSL_FUNC_PROVIDER_TEARDOWN: c_int = 1024;
-const OSSL_FUNC_PROVIDER_GETTABLE_PARAMS: c_int = 1025;
-const OSSL_FUNC_PROVIDER_GET_PARAMS: c_int = 1026;
-const OSSL_FUNC_PROVIDER_QUERY_OPERATION: c_int = 1027;
-const OSSL_OP_KEYMGMT: c_int = 10;
+use abi::{
+    OSSL_FUNC_CORE_GET_PARAMS, OSSL_FUNC_PROVIDER_GETTABLE_PARAMS,
+    OSSL_FUNC_PROVIDER_GET_CAPABILITIES, OSSL_FUNC_PROVIDER_GET_PARAMS,
+    OSSL_FUNC_PROVIDER_GET_REASON_STRINGS, OSSL_FUNC_PROVIDER_QUERY_OPERATION,
+    OSSL_FUNC_PROVIDER_TEARDOWN, OSSL_OP_KEYMGMT,
+};
 
 /// The provider's context: the configured default thread count.
 pub(crate) struct ProvCtx {
@@ -243,9 +245,6 @@ unsafe extern "C" fn query_operation(
 unsafe extern "C" fn get_reason_strings(_provctx: *mut c_void) -> *const errors::OSSL_ITEM {
     errors::REASONS.0.as_ptr()
 }
-
-const OSSL_FUNC_PROVIDER_GET_REASON_STRINGS: c_int = 1029;
-const OSSL_FUNC_PROVIDER_GET_CAPABILITIES: c_int = 1030;
 
 static PROVIDER: Static<[OSSL_DISPATCH; 7]> = Static([
     entry!(OSSL_FUNC_PROVIDER_TEARDOWN, teardown),

@@ -15,11 +15,11 @@ pub struct OSSL_PARAM {
     pub return_size: usize,
 }
 
-pub const INTEGER: c_uint = 1;
-pub const UNSIGNED_INTEGER: c_uint = 2;
-pub const UTF8_STRING: c_uint = 4;
-pub const OCTET_STRING: c_uint = 5;
-pub const UTF8_PTR: c_uint = 6;
+pub use crate::abi::{
+    OSSL_PARAM_INTEGER as INTEGER, OSSL_PARAM_OCTET_STRING as OCTET_STRING,
+    OSSL_PARAM_UNSIGNED_INTEGER as UNSIGNED_INTEGER, OSSL_PARAM_UTF8_PTR as UTF8_PTR,
+    OSSL_PARAM_UTF8_STRING as UTF8_STRING,
+};
 /// `OSSL_PARAM_UNMODIFIED`.
 const UNMODIFIED: usize = usize::MAX;
 

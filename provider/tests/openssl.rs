@@ -693,3 +693,48 @@ fn the_per_command_form_covers_encrypted_keys_and_certificates() {
     );
     ok(&["x509", "-in", s(&cert), "-noout", "-subject"]);
 }
+
+/// Every OpenSSL ABI number the module copies by hand (`abi.rs`) is the
+/// installed headers' own: a C program includes them and prints each
+/// macro, and every one must match (a wrong one would make OpenSSL call
+/// the wrong function or read a parameter as another type).
+#[test]
+fn the_copied_abi_numbers_are_the_installed_headers() {
+    let table = primeforge_provider::abi::TABLE;
+    let mut src = String::from(
+        "#include <stdio.h>\n#include <openssl/core.h>\n#include <openssl/core_dispatch.h>\n\
+         #include <openssl/core_names.h>\n#include <openssl/tls1.h>\nint main(void) {\n",
+    );
+    for (name, _) in table {
+        src.push_str(&format!(
+            "    printf(\"%s %ld\\n\", \"{name}\", (long)({name}));\n"
+        ));
+    }
+    src.push_str("    return 0;\n}\n");
+    let c = tmp("prov-abi.c");
+    std::fs::write(&c, src).unwrap();
+    let exe = tmp("prov-abi");
+    let cc = Command::new("cc")
+        .args(["-std=c11", "-Wall", "-Werror"])
+        .arg(&c)
+        .arg("-o")
+        .arg(&exe)
+        .output()
+        .expect("cc");
+    assert!(
+        cc.status.success(),
+        "{}",
+        String::from_utf8_lossy(&cc.stderr)
+    );
+    let out = Command::new(&exe).output().unwrap();
+    let text = String::from_utf8(out.stdout).unwrap();
+    let mut wrong = Vec::new();
+    for ((name, ours), line) in table.iter().zip(text.lines()) {
+        let theirs: i64 = line.rsplit(' ').next().unwrap().parse().unwrap();
+        if *ours != theirs {
+            wrong.push(format!("{name}: ours {ours}, the headers' {theirs}"));
+        }
+    }
+    assert_eq!(text.lines().count(), table.len());
+    assert!(wrong.is_empty(), "{}", wrong.join("\n"));
+}

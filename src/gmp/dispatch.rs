@@ -280,8 +280,11 @@ enum Found {
     Zen,
     /// GMP's generic table: it did not recognise the CPU.
     Generic,
-    /// Anything else: a CPU GMP knows (or a table we do not).
+    /// Anything else of GMP 6.3's layout: a CPU GMP knows.
     Other,
+    /// A table whose layout is not GMP 6.3's ([`layout_ok`] fails): never
+    /// patched.
+    Foreign,
 }
 
 /// The CPU, as far as the choice depends on it.
@@ -292,9 +295,19 @@ struct Cpu {
     pentium_or_celeron: bool,
 }
 
-/// The profile for a table and a CPU, with `PRIMEFORGE_GMP_CPU`'s value.
+/// Whether `t` has the shape of GMP 6.3's `struct cpuvec_t`, whose
+/// indices this module hard-codes: 37 function pointers (non-null, not
+/// small numbers), then 5 thresholds (small numbers). A GMP with another
+/// layout fails it, and is left alone whatever `PRIMEFORGE_GMP_CPU` says.
+fn layout_ok(t: &[usize; SLOTS]) -> bool {
+    const SMALL: usize = 1 << 16;
+    t[..MUL_TOOM22].iter().all(|&f| f >= SMALL) && t[MUL_TOOM22..].iter().all(|&v| v < SMALL)
+}
+
+/// The profile for a table and a CPU, with `PRIMEFORGE_GMP_CPU`'s value:
+/// a profile is forced only onto a table of the expected layout.
 fn choose(found: Found, cpu: Cpu, forced: Option<&str>) -> Profile {
-    if !cpu.bmi2_adx || cpu.pentium_or_celeron {
+    if !cpu.bmi2_adx || cpu.pentium_or_celeron || found == Found::Foreign {
         return Profile::Gmp;
     }
     match forced {
@@ -307,11 +320,14 @@ fn choose(found: Found, cpu: Cpu, forced: Option<&str>) -> Profile {
         Found::Zen => Profile::Amd,
         Found::Generic if cpu.amd => Profile::Amd,
         Found::Generic => Profile::Intel,
-        Found::Other => Profile::Gmp,
+        Found::Other | Found::Foreign => Profile::Gmp,
     }
 }
 
 fn classify(t: &[usize; SLOTS]) -> Found {
+    if !layout_ok(t) {
+        return Found::Foreign;
+    }
     let zen = t[ADDMUL_2] == addr(__gmpn_addmul_2_fat)
         && t[REDC_2] == addr(__gmpn_redc_2_fat)
         && t[SQR_BASECASE] == addr(__gmpn_sqr_basecase_zen)
@@ -463,6 +479,33 @@ mod tests {
         assert_eq!(choose(Found::Generic, amd, Some("intel")), Profile::Intel);
         assert_eq!(choose(Found::Other, MODERN, Some("amd")), Profile::Amd);
         assert_eq!(choose(Found::Generic, amd, Some("zen5")), Profile::Amd);
+        // A table of another layout is never patched, forced or not.
+        for forced in [None, Some("amd"), Some("intel")] {
+            assert_eq!(choose(Found::Foreign, amd, forced), Profile::Gmp);
+            assert_eq!(choose(Found::Foreign, MODERN, forced), Profile::Gmp);
+        }
+    }
+
+    /// The layout check: GMP's own table passes; tables whose pointers and
+    /// thresholds sit elsewhere (another GMP's struct) fail and are
+    /// classified as foreign.
+    #[test]
+    fn a_table_of_another_layout_is_foreign() {
+        super::super::init();
+        // SAFETY: reads aligned words of GMP's table, filled by init().
+        let table: [usize; SLOTS] = unsafe {
+            let t = addr_of_mut!(__gmpn_cpuvec) as *const usize;
+            std::array::from_fn(|i| std::ptr::read_volatile(t.add(i)))
+        };
+        assert!(layout_ok(&table), "GMP's own table: {table:x?}");
+        // One slot more before the thresholds, or one fewer.
+        let mut shifted = [0usize; SLOTS];
+        shifted[1..].copy_from_slice(&table[..SLOTS - 1]);
+        shifted[0] = table[0];
+        assert_eq!(classify(&shifted), Found::Foreign);
+        let mut fewer = [0usize; SLOTS];
+        fewer[..SLOTS - 1].copy_from_slice(&table[1..]);
+        assert_eq!(classify(&fewer), Found::Foreign);
     }
 
     /// No CPU with BMI2 and ADX is left on GMP's generic table (on Zen 5,

@@ -185,10 +185,29 @@ pub(crate) fn check_generated(path: &str, want: &str) {
         std::fs::write(&full, want).expect("write the generated file");
     }
     let have = std::fs::read_to_string(&full).unwrap_or_default();
-    assert!(
-        have == want,
-        "{path} is stale: run the test with PRIMEFORGE_UPDATE_ASM=1"
-    );
+    if have != want {
+        let (h, w): (Vec<&str>, Vec<&str>) = (have.lines().collect(), want.lines().collect());
+        let first = h
+            .iter()
+            .zip(&w)
+            .position(|(a, b)| a != b)
+            .unwrap_or(h.len().min(w.len()));
+        let show = |v: &[&str]| {
+            v.iter()
+                .skip(first)
+                .take(3)
+                .copied()
+                .collect::<Vec<_>>()
+                .join("\n")
+        };
+        panic!(
+            "{path} is stale: run the test with PRIMEFORGE_UPDATE_ASM=1 (see the README's \
+             'Generated code'). First difference at line {}:\n--- committed\n{}\n+++ generated\n{}",
+            first + 1,
+            show(&h),
+            show(&w)
+        );
+    }
 }
 
 /// A xorshift64 stream of test words from `seed` (non-zero): operands for
@@ -206,6 +225,30 @@ pub(crate) fn test_words(mut seed: u64) -> impl FnMut() -> u64 {
 #[cfg(test)]
 mod tests {
     use rug::Integer;
+
+    /// A stale generated file is reported with its first differing lines.
+    #[test]
+    fn a_stale_generated_file_shows_where_it_differs() {
+        if std::env::var_os("PRIMEFORGE_UPDATE_ASM").is_some() {
+            return; // the check would rewrite the file
+        }
+        let committed = std::fs::read_to_string(format!(
+            "{}/src/gmp/redc/unrolled.rs",
+            env!("CARGO_MANIFEST_DIR")
+        ))
+        .unwrap();
+        let mut lines: Vec<&str> = committed.lines().collect();
+        lines[5] = "    changed line";
+        let want = lines.join("\n") + "\n";
+        let r =
+            std::panic::catch_unwind(|| super::check_generated("src/gmp/redc/unrolled.rs", &want));
+        let msg = r.unwrap_err();
+        let msg = msg.downcast_ref::<String>().unwrap();
+        assert!(
+            msg.contains("line 6") && msg.contains("+++ generated\n    changed line"),
+            "{msg}"
+        );
+    }
 
     #[test]
     fn rem_limb_agrees_with_fdiv_ui() {
