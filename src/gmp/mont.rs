@@ -49,6 +49,7 @@ impl Residue {
 
     /// 1 when equal, 0 when not, by a full-length XOR (no early exit).
     pub(crate) fn ct_eq(&self, other: &Residue) -> u64 {
+        assert_eq!(self.0.len(), other.0.len(), "residues of two sizes");
         let diff = self
             .0
             .iter()
@@ -226,7 +227,19 @@ impl<'n> Mont<'n> {
 
     /// x ← x²·R⁻¹ mod n. `redc` leaves cy·R + x < 2n: one masked
     /// subtraction brings it below n.
+    /// Every residue handed in must be of this context's size: a residue
+    /// of another (a `Mont` of another modulus length) would have GMP read
+    /// and write past its buffer. Its length is public; checked always.
+    fn own(&self, x: &Residue) {
+        assert_eq!(
+            x.0.len(),
+            self.len(),
+            "a residue of another Montgomery context (another modulus size)"
+        );
+    }
+
     pub(crate) fn square(&mut self, x: &mut Residue) {
+        self.own(x);
         self.square_into_prod(x);
         self.reduce_product_into(x);
     }
@@ -282,6 +295,7 @@ impl<'n> Mont<'n> {
 
     /// x ← x·R⁻¹ mod n: out of Montgomery form, by the reduction alone.
     pub(crate) fn out_of_form(&mut self, x: &mut Residue) {
+        self.own(x);
         let len = self.len();
         self.prod[..len].copy_from_slice(&x.0);
         self.prod[len..].fill(0);
@@ -292,6 +306,8 @@ impl<'n> Mont<'n> {
     /// data-dependent branch at any size), then the reduction of
     /// [`Mont::square`].
     pub(crate) fn mul(&mut self, x: &mut Residue, y: &Residue) {
+        self.own(x);
+        self.own(y);
         let len = self.len();
         let n_l = len as gmp::size_t;
         let xp = x.0.as_mut_ptr();
@@ -314,6 +330,7 @@ impl<'n> Mont<'n> {
     /// fastest squaring at every size and a branch for the final
     /// subtraction, instead of the masked passes of [`Mont::square`].
     pub(crate) fn square_public(&mut self, x: &mut Residue) {
+        self.own(x);
         let len = self.len();
         let n_l = len as gmp::size_t;
         let xp = x.0.as_mut_ptr();
@@ -336,6 +353,7 @@ impl<'n> Mont<'n> {
 
     /// x ← 2x mod n for a public n and x (see [`Mont::square_public`]).
     pub(crate) fn double_public(&mut self, x: &mut Residue) {
+        self.own(x);
         let n_l = self.len() as gmp::size_t;
         let xp = x.0.as_mut_ptr();
         // SAFETY: `x` and the modulus have len limbs; mpn_lshift and
@@ -352,6 +370,7 @@ impl<'n> Mont<'n> {
     /// way: [`Mont::square`] then [`Mont::double_if`], their finishing
     /// passes fused where the CPU and the size allow.
     pub(crate) fn square_double_if(&mut self, x: &mut Residue, bit: u64) {
+        self.own(x);
         self.square_into_prod(x);
         let Some(f) = &self.fused else {
             self.reduce_product_into(x);
@@ -373,6 +392,7 @@ impl<'n> Mont<'n> {
 
     /// x ← 2^bit·x mod n for `bit` 0 or 1, the same work either way.
     pub(crate) fn double_if(&mut self, x: &mut Residue, bit: u64) {
+        self.own(x);
         let n_l = self.len() as gmp::size_t;
         let xp = x.0.as_ptr();
         // SAFETY: `tmp` and `x` have `len` limbs.
@@ -387,6 +407,35 @@ impl<'n> Mont<'n> {
 mod tests {
     use super::*;
     use rug::integer::Order;
+
+    /// A residue of one context handed to another of another size is
+    /// refused (it read and wrote past its buffer), by every operation.
+    #[test]
+    fn a_residue_of_another_size_is_refused() {
+        crate::gmp::init();
+        let small = (Integer::from(1u32) << 190u32) + 1u32; // 3 limbs
+        let big = (Integer::from(1u32) << 510u32) + 1u32; // 8 limbs
+        let mut a = Mont::new(&small).unwrap();
+        let mut b = Mont::new(&big).unwrap();
+        type Op<'a> = &'a dyn Fn(&mut Mont<'_>, &mut Residue);
+        let ops: [Op<'_>; 5] = [
+            &|m, x| m.square(x),
+            &|m, x| m.square_public(x),
+            &|m, x| m.double_if(x, 1),
+            &|m, x| m.square_double_if(x, 0),
+            &|m, x| m.out_of_form(x),
+        ];
+        for (i, op) in ops.iter().enumerate() {
+            let mut foreign = a.one();
+            let r =
+                std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| op(&mut b, &mut foreign)));
+            assert!(r.is_err(), "operation {i} took a residue of another size");
+        }
+        let mut x = b.one();
+        let y = a.one();
+        let r = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| b.mul(&mut x, &y)));
+        assert!(r.is_err(), "mul took a residue of another size");
+    }
 
     fn value(r: &Residue) -> Integer {
         Integer::from_digits(r.limbs(), Order::Lsf)

@@ -79,7 +79,9 @@ pub(crate) unsafe fn sec_div_r(
 /// `x mod m` for `x ≥ 0` and `m > 0` with [`sec_div_r`]: the time
 /// depends on the limb counts of `x` and `m` only. Scratch is wiped.
 pub(crate) fn rem(x: &Integer, m: &Integer) -> Integer {
-    debug_assert!(*x >= 0 && *m > 0);
+    // A public precondition (the sign and the size), checked always: an
+    // empty divisor would have GMP read before its buffer.
+    assert!(*x >= 0 && *m > 0, "sec::rem: x < 0 or m <= 0");
     let (xl, ml) = (x.as_limbs(), m.as_limbs());
     if xl.len() < ml.len() {
         return x.clone();
@@ -105,6 +107,11 @@ pub(crate) fn mul(a: &Integer, b: &Integer) -> Integer {
 /// The a.len() + b.len() limbs of a·b for non-empty a and b, by
 /// `mpn_sec_mul`.
 pub(crate) fn mul_limbs(a: &[Limb], b: &[Limb]) -> SecretVec<Limb> {
+    // Public lengths, checked always: mpn_sec_mul needs both non-empty.
+    assert!(
+        !a.is_empty() && !b.is_empty(),
+        "sec::mul_limbs: an empty operand"
+    );
     // mpn_sec_mul wants the longer operand first.
     let (x, y) = if a.len() >= b.len() { (a, b) } else { (b, a) };
     let mut prod = buf(x.len() + y.len());
@@ -262,6 +269,14 @@ fn padded(x: &Integer, len: usize) -> SecretVec<Limb> {
 /// time depends on the lengths only.
 pub(crate) fn rem_into(x: &[Limb], r: &[Limb], out: &mut [Limb]) {
     let k = r.len();
+    // Public preconditions, checked always (the top limb of a divisor of
+    // public size is non-zero by construction; a zero one would make GMP
+    // shift by 64 and read outside): a non-empty divisor with a non-zero
+    // top limb, and room for the remainder.
+    assert!(
+        k > 0 && r[k - 1] != 0 && out.len() == k,
+        "sec::rem_into: an empty divisor, a zero top limb, or out of another length"
+    );
     let nn = x.len().max(k);
     let mut num = buf(nn);
     num[..x.len()].copy_from_slice(x);
@@ -441,6 +456,32 @@ pub(crate) fn mr_round_core(
 #[cfg(test)]
 pub(crate) mod tests {
     use super::*;
+
+    /// The public preconditions GMP relies on are checked in every build:
+    /// an empty or zero divisor, a zero top limb, an empty factor (before,
+    /// reads before or past the buffers in a release build).
+    #[test]
+    fn the_preconditions_gmp_relies_on_are_checked() {
+        crate::gmp::init();
+        let refused =
+            |f: &dyn Fn()| std::panic::catch_unwind(std::panic::AssertUnwindSafe(f)).is_err();
+        assert!(refused(&|| {
+            rem(&Integer::from(5u32), &Integer::new());
+        }));
+        assert!(refused(&|| rem_into(&[5], &[], &mut [])));
+        assert!(refused(&|| rem_into(&[5, 6], &[3, 0], &mut [0, 0])));
+        assert!(refused(&|| rem_into(&[5, 6], &[3, 1], &mut [0])));
+        assert!(refused(&|| {
+            mul_limbs(&[], &[1]);
+        }));
+        assert!(refused(&|| {
+            mul_limbs(&[1], &[]);
+        }));
+        // The checks pass what is valid.
+        let mut out = [0, 0];
+        rem_into(&[5, 6, 7], &[3, 1], &mut out);
+        assert_eq!(mul_limbs(&[3], &[4])[..], [12, 0]);
+    }
 
     /// The message m of a key with primes `ps`, its CRT parts and the
     /// coefficients of [`crt_matches`] (by rug's inverses: a test helper).
