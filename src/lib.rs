@@ -70,6 +70,10 @@
 mod arith;
 pub mod error;
 pub mod ffi;
+/// The door to GMP. Public only for the benchmarks and the dispatch test
+/// of this workspace: hidden from the documentation and not covered by
+/// semver.
+#[doc(hidden)]
 pub mod gmp;
 pub(crate) mod secure;
 pub(crate) mod threads;

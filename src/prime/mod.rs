@@ -3,10 +3,15 @@
 
 #![forbid(unsafe_code)]
 
+// The tests' building blocks are public only for the benchmarks of this
+// workspace: hidden from the documentation and not covered by semver.
+#[doc(hidden)]
 pub mod fermat;
 pub(crate) mod lucas;
+#[doc(hidden)]
 pub mod mr;
 pub(crate) mod search;
+#[doc(hidden)]
 pub mod small;
 pub(crate) mod stream;
 
