@@ -57,6 +57,7 @@
 //! `intel` applies that profile whatever the CPU's vendor (still only
 //! with BMI2 and ADX present); anything else, or unset, is automatic.
 
+use super::sys::*;
 use std::ptr::addr_of_mut;
 use std::sync::atomic::{AtomicU8, Ordering};
 
@@ -115,7 +116,7 @@ const SUBMUL_1: usize = 36;
 const MUL_TOOM22: usize = 37;
 const SQR_TOOM2: usize = 39;
 const SQR_TOOM3: usize = 40;
-const SLOTS: usize = 42;
+const SLOTS: usize = super::sys::CPUVEC_WORDS;
 
 /// GMP's fat-build defaults (x86_64/fat/gmp-mparam.h), which its generic
 /// table carries: mul_toom22, mul_toom33, sqr_toom2, sqr_toom3, bmod_1.
@@ -128,73 +129,6 @@ const OUR_SQR_TOOM2: usize = 33;
 /// sqr_toom2 raised to ours.
 const ZEN_THRESHOLDS: [usize; 5] = [16, 107, OUR_SQR_TOOM2, 114, 22];
 const SKYLAKE_THRESHOLDS: [usize; 5] = [26, 73, OUR_SQR_TOOM2, 117, 20];
-
-macro_rules! gmp_fns {
-    ($($name:ident),* $(,)?) => {
-        extern "C" { $(fn $name();)* }
-    };
-}
-
-gmp_fns!(
-    __gmpn_cpuvec_init,
-    __gmpn_addmul_1_x86_64,
-    __gmpn_addmul_2_fat,
-    __gmpn_mul_basecase_fat,
-    __gmpn_redc_1_fat,
-    __gmpn_redc_2_fat,
-    __gmpn_sqr_basecase_fat,
-    __gmpn_sqr_basecase_zen,
-    // Zen
-    __gmpn_addlsh1_n_zen,
-    __gmpn_addmul_1_zen,
-    __gmpn_com_zen,
-    __gmpn_copyd_zen,
-    __gmpn_copyi_zen,
-    __gmpn_gcd_11_zen,
-    __gmpn_lshift_zen,
-    __gmpn_lshiftc_zen,
-    __gmpn_mul_1_zen,
-    __gmpn_mul_basecase_zen,
-    __gmpn_mullo_basecase_zen,
-    __gmpn_rshift_zen,
-    __gmpn_sublsh1_n_zen,
-    __gmpn_submul_1_zen,
-    // Intel: Core 2, Sandy Bridge, Haswell, Broadwell
-    __gmpn_com_core2,
-    __gmpn_copyd_core2,
-    __gmpn_copyi_core2,
-    __gmpn_sublsh1_n_core2,
-    __gmpn_addlsh1_n_coreisbr,
-    __gmpn_addlsh2_n_coreisbr,
-    __gmpn_cnd_add_n_coreisbr,
-    __gmpn_cnd_sub_n_coreisbr,
-    __gmpn_divrem_1_coreisbr,
-    __gmpn_gcd_11_coreisbr,
-    __gmpn_lshift_coreisbr,
-    __gmpn_lshiftc_coreisbr,
-    __gmpn_preinv_divrem_1_coreisbr,
-    __gmpn_rshift_coreisbr,
-    __gmpn_add_n_coreihwl,
-    __gmpn_addmul_2_coreihwl,
-    __gmpn_sub_n_coreihwl,
-    __gmpn_submul_1_coreihwl,
-    __gmpn_mul_1_coreibwl,
-    __gmpn_mul_basecase_coreibwl,
-    __gmpn_mullo_basecase_coreibwl,
-    __gmpn_sqr_basecase_coreibwl,
-);
-
-extern "C" {
-    static mut __gmpn_cpuvec: [usize; SLOTS];
-    /// GMP's mulx-based Montgomery reduction (needs BMI2).
-    pub(super) fn __gmpn_redc_1_coreihwl(
-        rp: *mut Limb,
-        up: *mut Limb,
-        mp: *const Limb,
-        n: isize,
-        invm: Limb,
-    ) -> Limb;
-}
 
 /// `mpn_redc_2` contract on top of the assembly `mpn_redc_1`.
 unsafe extern "C" fn redc_2_via_redc_1(
@@ -248,7 +182,7 @@ fn intel_slots() -> Vec<(usize, usize)> {
         (ADDLSH2_N, addr(__gmpn_addlsh2_n_coreisbr)),
         (
             ADDMUL_1,
-            super::redc::__gmpn_addmul_1_coreibwl as *const () as usize,
+            super::sys::__gmpn_addmul_1_coreibwl as *const () as usize,
         ),
         (ADDMUL_2, addr(__gmpn_addmul_2_coreihwl)),
         (CND_ADD_N, addr(__gmpn_cnd_add_n_coreisbr)),

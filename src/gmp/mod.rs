@@ -12,8 +12,10 @@ pub(crate) mod mont;
 pub mod pubpow;
 mod redc;
 pub(crate) mod sec;
+pub(crate) mod sys;
 
 use std::sync::Once;
+use sys::*;
 
 use rug::Integer;
 
@@ -102,21 +104,6 @@ pub(crate) fn rem_u64(n: &Integer, d: u64) -> u64 {
     // SAFETY: `n` is a valid, initialised mpz owned by rug; mpz_fdiv_ui only
     // reads it. c_ulong is 64 bits on the LP64 targets we build for.
     unsafe { gmp_mpfr_sys::gmp::mpz_fdiv_ui(n.as_raw(), d as _) as u64 }
-}
-
-extern "C" {
-    // GMP's remainder by a single limb, four limbs per step (internal but
-    // exported from the static library; `mpn_mod_1` picks it only above a
-    // per-CPU threshold, and otherwise runs a loop several times slower
-    // at the 16-32 limbs of a DH start). `cps` receives b's normalising
-    // shift and the constants B^k mod b; b ≤ B/4.
-    fn __gmpn_mod_1s_4p_cps(cps: *mut gmp_mpfr_sys::gmp::limb_t, b: gmp_mpfr_sys::gmp::limb_t);
-    fn __gmpn_mod_1s_4p(
-        ap: *const gmp_mpfr_sys::gmp::limb_t,
-        n: gmp_mpfr_sys::gmp::size_t,
-        b: gmp_mpfr_sys::gmp::limb_t,
-        cps: *const gmp_mpfr_sys::gmp::limb_t,
-    ) -> gmp_mpfr_sys::gmp::limb_t;
 }
 
 /// The largest divisor [`rem_limb`] takes.

@@ -13,6 +13,7 @@
 //! routines on sizes. Only for values that are public (DH candidates,
 //! their Miller–Rabin bases); secret candidates use `mont`/`sec`.
 
+use super::sys::*;
 use std::sync::atomic::{AtomicBool, Ordering};
 
 use gmp_mpfr_sys::gmp;
@@ -20,24 +21,6 @@ use rug::integer::Order;
 use rug::Integer;
 
 type Limb = gmp::limb_t;
-
-extern "C" {
-    // GMP's subquadratic Montgomery reduction (internal but exported from
-    // the static library, as `mpn_redc_1` in `redc.rs`): rp = up / B^n mod
-    // mp, fully reduced, for up < mp·B^n with 2n limbs (clobbered) and
-    // ip = mp⁻¹ mod B^n; needs n > 8.
-    fn __gmpn_redc_n(
-        rp: *mut Limb,
-        up: *mut Limb,
-        mp: *const Limb,
-        n: gmp::size_t,
-        ip: *const Limb,
-    );
-    // rp = up⁻¹ mod B^n for odd up, with `__gmpn_binvert_itch(n)` limbs of
-    // scratch.
-    fn __gmpn_binvert(rp: *mut Limb, up: *const Limb, n: gmp::size_t, scratch: *mut Limb);
-    fn __gmpn_binvert_itch(n: gmp::size_t) -> gmp::size_t;
-}
 
 /// Moduli of at most this many limbs go to `mpz_powm` (uninterrupted but
 /// short: one call at 2048 bits takes under 5 ms here); `mpn_redc_n`

@@ -5,6 +5,7 @@
 //! rows at 16 and 32 limbs on Zen 3, where the calls' and loops' overhead
 //! per row is a sixth of the row), and GMP's `addmul_1` rows above.
 
+use super::sys::*;
 use gmp_mpfr_sys::gmp;
 
 type Limb = u64;
@@ -25,26 +26,6 @@ mod unrolled;
 /// The sizes `unrolled.rs` has code for (its generator's list).
 #[cfg(test)]
 const UNROLLED: std::ops::RangeInclusive<usize> = 2..=32;
-
-extern "C" {
-    // GMP's Montgomery reduction (internal but exported from the static
-    // library; `mpn_sec_powm` reaches it through `mpn_redc_2`, see the
-    // parent module): rp = up / B^n mod mp (up has 2n limbs and is
-    // clobbered), returning the carry out of the top limb; invm = −mp⁻¹
-    // mod B. The fat entry point dispatches to a CPU-specific version —
-    // on Zen, to the portable C loop over `addmul_1`.
-    fn __gmpn_redc_1(rp: *mut Limb, up: *mut Limb, mp: *const Limb, n: isize, invm: Limb) -> Limb;
-    // GMP's row multiply-add for Broadwell and later (mulx with the adcx
-    // and adox carry chains; needs BMI2 and ADX): rp[..n] += up[..n]·v,
-    // returning the carry limb.
-    #[cfg(all(target_arch = "x86_64", target_os = "linux"))]
-    pub(super) fn __gmpn_addmul_1_coreibwl(
-        rp: *mut Limb,
-        up: *const Limb,
-        n: isize,
-        v: Limb,
-    ) -> Limb;
-}
 
 /// `mpn_redc_1` as n rows of the ADX `addmul_1`, the algorithm of GMP's
 /// portable redc_1: row i zeroes limb i with q = `up[i]·invm`, whose carry is
@@ -88,7 +69,7 @@ pub(super) fn redc(len: usize) -> Redc {
     }
     #[cfg(all(target_arch = "x86_64", target_os = "linux"))]
     if std::arch::is_x86_feature_detected!("bmi2") {
-        return super::dispatch::__gmpn_redc_1_coreihwl;
+        return super::sys::__gmpn_redc_1_coreihwl;
     }
     let _ = len;
     __gmpn_redc_1

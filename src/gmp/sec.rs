@@ -2,6 +2,7 @@
 //! functions: a remainder by a secret modulus and a Miller–Rabin round on
 //! a secret candidate, both in time that depends only on public sizes.
 
+use super::sys::*;
 use std::sync::atomic::{AtomicBool, Ordering};
 
 use crate::secure::SecretVec;
@@ -14,21 +15,6 @@ type Limb = u64;
 
 fn buf(l: usize) -> SecretVec<Limb> {
     SecretVec::zeroed(l.max(1))
-}
-
-extern "C" {
-    // GMP's division core behind mpn_sec_div_r (internal but exported from
-    // the static library): np[..dn] = np mod dp for a normalised dp (top
-    // bit set), given the reciprocal of dp's top limb plus one; tp has
-    // dn + 1 limbs. Its time and addresses depend on nn and dn only.
-    fn __gmpn_sec_pi1_div_r(
-        np: *mut Limb,
-        nn: gmp::size_t,
-        dp: *const Limb,
-        dn: gmp::size_t,
-        dinv: Limb,
-        tp: *mut Limb,
-    );
 }
 
 /// `mpn_sec_div_r` without its table look-up: np[..dn] = np[..nn] mod
