@@ -701,3 +701,36 @@ fn progress_shows_the_sieve_set_up_as_such() {
     assert!(text.contains("setting up the sieve"), "{text}");
     assert!(!text.contains(" 0 positions, 0/s"), "{text}");
 }
+
+/// A regular file over 64 MiB is refused from its size, unread: under an
+/// address-space limit of 48 MiB (too small to read 64 MiB into memory)
+/// the answer is still "larger than 64 MiB". Before, the file was read up
+/// to the cap first (about 100 MB resident).
+#[test]
+fn a_file_over_64_mib_is_refused_unread() {
+    let d = dir("big-input");
+    let big = d.join("big.pem");
+    let f = std::fs::File::create(&big).unwrap();
+    f.set_len((64 << 20) + 1).unwrap(); // sparse
+    drop(f);
+    let mut cmd = bin();
+    cmd.args(["check", s(&big)]);
+    use std::os::unix::process::CommandExt;
+    // SAFETY: setrlimit is async-signal-safe; only the child is limited.
+    unsafe {
+        cmd.pre_exec(|| {
+            let r = libc::rlimit {
+                rlim_cur: 48 << 20,
+                rlim_max: 48 << 20,
+            };
+            if libc::setrlimit(libc::RLIMIT_AS, &r) != 0 {
+                return Err(std::io::Error::last_os_error());
+            }
+            Ok(())
+        });
+    }
+    let o = cmd.output().unwrap();
+    let err = String::from_utf8_lossy(&o.stderr);
+    assert_eq!(o.status.code(), Some(1), "{err}");
+    assert!(err.contains("larger than 64 MiB"), "{err}");
+}

@@ -541,3 +541,25 @@ fn a_crlf_passphrase_file_means_what_it_means_to_openssl() {
         "passphrase",
     );
 }
+
+/// What the X9.42 notes say of GnuTLS holds for the certtool here: it
+/// refuses "X9.42 DH PARAMETERS" in PEM and reads the DER (earlier notes
+/// said GnuTLS read the PEM and dropped q).
+#[test]
+fn gnutls_reads_x942_parameters_only_as_der() {
+    let d = dir("parity-x942-gnutls");
+    let (pem, der) = (d.join("x.pem"), d.join("x.der"));
+    ok(&["dhparam", "512", "--x942", "-q", "--out", s(&pem)]);
+    ok(&["dhparam", "512", "--x942", "--der", "-q", "--out", s(&der)]);
+    let certtool = |args: &[&str]| {
+        let o = Command::new("certtool")
+            .args(args)
+            .output()
+            .expect("certtool (gnutls-bin, installed by .ci/deps)");
+        String::from_utf8_lossy(&o.stdout).into_owned() + &String::from_utf8_lossy(&o.stderr)
+    };
+    let from_pem = certtool(&["--dh-info", "--infile", s(&pem)]);
+    assert!(from_pem.contains("Error parsing dh params"), "{from_pem}");
+    let from_der = certtool(&["--dh-info", "--inder", "--infile", s(&der)]);
+    assert!(from_der.contains("generator"), "{from_der}");
+}
