@@ -563,3 +563,37 @@ fn gnutls_reads_x942_parameters_only_as_der() {
     let from_der = certtool(&["--dh-info", "--inder", "--infile", s(&der)]);
     assert!(from_der.contains("generator"), "{from_der}");
 }
+
+/// What the multi-prime note says of pyca `cryptography` holds: a key of
+/// three primes (OpenSSL reads it) is refused there.
+#[test]
+fn pyca_refuses_multi_prime_keys_as_the_note_says() {
+    let d = dir("parity-multiprime");
+    let key = d.join("k3.pem");
+    ok(&["rsa", "2048", "--primes", "3", "-q", "--out", s(&key)]);
+    tool("openssl", &["pkey", "-in", s(&key), "-check", "-noout"]);
+    let script = format!(
+        "from cryptography.hazmat.primitives.serialization import load_pem_private_key as l\n\
+         try:\n    l(open({:?}, 'rb').read(), None); print('loaded')\n\
+         except ValueError as e:\n    print('refused')\n",
+        s(&key)
+    );
+    let o = Command::new("python3")
+        .args(["-c", &script])
+        .output()
+        .unwrap();
+    let out = String::from_utf8_lossy(&o.stdout);
+    if !o.status.success() {
+        // No pyca here: the note cannot be checked (it is not a
+        // dependency of the library).
+        common::skip(
+            "pyca",
+            &format!(
+                "pyca cryptography is not importable: {}",
+                String::from_utf8_lossy(&o.stderr)
+            ),
+        );
+        return;
+    }
+    assert_eq!(out.trim(), "refused");
+}

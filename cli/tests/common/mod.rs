@@ -37,3 +37,18 @@ pub fn ok(args: &[&str]) -> Output {
 pub fn s(p: &Path) -> &str {
     p.to_str().unwrap()
 }
+
+/// A test whose subject cannot run here: says so past the harness's
+/// capture, and fails where `PRIMEFORGE_REQUIRE` names the capability (CI
+/// sets it from what the machine has).
+pub fn skip(capability: &str, why: &str) {
+    use std::io::Write;
+    let required = std::env::var("PRIMEFORGE_REQUIRE").unwrap_or_default();
+    if required.split(',').any(|c| c.trim() == capability) {
+        panic!("PRIMEFORGE_REQUIRE names {capability}, but: {why}");
+    }
+    let _ = writeln!(
+        std::io::stderr(),
+        "\n*** SKIPPED (no {capability}): {why} ***"
+    );
+}
