@@ -154,7 +154,7 @@ fn parsers_survive_mutated_input() {
 #[test]
 fn regressions_from_cargo_fuzz() {
     use primeforge::dh::DhParams;
-    use primeforge::encode::{dh_decode, dh_export, DhFormat};
+    use primeforge::encode::{dh_decode, DhFormat};
     let cases: [(&str, &[u8]); 1] = [(
         // dh_roundtrip: g = 0 decoded, but re-encoded as `02 00` (an
         // INTEGER with no content octets), which no DER parser accepts.
@@ -169,7 +169,7 @@ fn regressions_from_cargo_fuzz() {
         let d = dh_decode(input).unwrap_or_else(|e| panic!("{name}: {e:?}"));
         let params = DhParams::from_bytes(&d.p, &d.g, d.q.as_deref());
         for f in [DhFormat::Pkcs3Der, DhFormat::Pkcs3Pem] {
-            let buf = dh_export(&params, f).unwrap();
+            let buf = params.export(f).unwrap();
             let again =
                 dh_decode(buf.as_slice()).unwrap_or_else(|e| panic!("{name}, {f:?}: {e:?}"));
             assert_eq!(again.p, d.p, "{name}");

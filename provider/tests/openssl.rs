@@ -7,7 +7,7 @@
 use std::path::{Path, PathBuf};
 use std::process::Command;
 
-use primeforge::encode::{dh_export, rsa_export, DhFormat, RsaFormat};
+use primeforge::encode::{DhFormat, RsaFormat};
 use primeforge::prime::Options;
 
 /// This build's module, copied as `primeforge.so` into a directory of its
@@ -164,7 +164,7 @@ fn seeded_keys_are_the_engines() {
         ..Default::default()
     };
     let (key, _) = primeforge::rsa::generate(2048, 65537, 2, &mut o).unwrap();
-    let want = rsa_export(&key, RsaFormat::Pkcs8Pem).unwrap();
+    let want = key.export(RsaFormat::Pkcs8Pem).unwrap();
     assert_eq!(std::fs::read(&out).unwrap(), want.as_slice());
     // DH-1024 parameters.
     let out = tmp("prov-seeded-dh.pem");
@@ -188,7 +188,7 @@ fn seeded_keys_are_the_engines() {
         ..Default::default()
     };
     let (params, _) = primeforge::dh::generate(1024, 2, 0, &mut o).unwrap();
-    let want = dh_export(&params, DhFormat::Pkcs3Pem).unwrap();
+    let want = params.export(DhFormat::Pkcs3Pem).unwrap();
     assert_eq!(std::fs::read(&out).unwrap(), want.as_slice());
 }
 
@@ -638,7 +638,7 @@ fn the_per_command_form_covers_encrypted_keys_and_certificates() {
         ..Default::default()
     };
     let (key, _) = primeforge::rsa::generate(2048, 65537, 2, &mut o).unwrap();
-    let want = rsa_export(&key, RsaFormat::Pkcs8Pem).unwrap();
+    let want = key.export(RsaFormat::Pkcs8Pem).unwrap();
     // An encrypted key.
     let enc = tmp("prov-aes256.pem");
     ok(&with_provider(

@@ -143,6 +143,37 @@ pub enum DhPart {
 }
 
 impl DhParams {
+    /// Encodes the parameters in `format` ([`crate::encode::DhFormat`]).
+    /// X9.42 needs q and g in the subgroup of order q (else
+    /// [`Error::Unsupported`], saying which: the file would declare a
+    /// wrong q).
+    pub fn export(&self, format: crate::encode::DhFormat) -> Result<crate::secure::SecureBuf> {
+        use crate::encode::DhFormat::{X942Der, X942Pem};
+        if matches!(format, X942Pem | X942Der) {
+            if self.q.is_none() {
+                return Err(Error::Unsupported(
+                    "X9.42 parameters carry q, and these parameters have none; export them as PKCS#3",
+                ));
+            }
+            if !self.g_in_q_subgroup() {
+                return Err(Error::Unsupported(
+                    "X9.42 parameters need g in the subgroup of order q, and this g is not; export them as PKCS#3",
+                ));
+            }
+        }
+        let p = self.part_bytes(DhPart::P).ok_or(Error::Internal)?;
+        let g = self.part_bytes(DhPart::G).ok_or(Error::Internal)?;
+        let q = self.part_bytes(DhPart::Q);
+        crate::encode::dh_encode(
+            &crate::encode::DhParts {
+                p: &p,
+                g: &g,
+                q: q.as_deref(),
+            },
+            format,
+        )
+    }
+
     /// Big-endian unsigned bytes of a component (`None`: q is unknown).
     pub fn part_bytes(&self, part: DhPart) -> Option<Vec<u8>> {
         let v = match part {
@@ -816,7 +847,7 @@ mod tests {
                 };
                 let (p, _) = generate(256, g, FLAG_X942, &mut o).unwrap();
                 assert!(p.g_in_q_subgroup(), "g = {g}");
-                assert!(crate::encode::dh_export(&p, crate::encode::DhFormat::X942Der).is_ok());
+                assert!(p.export(crate::encode::DhFormat::X942Der).is_ok());
                 let mut o = Options {
                     threads: 1,
                     seed: Some(&seed),

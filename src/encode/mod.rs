@@ -3,6 +3,10 @@
 //! `pem-rfc7468`, whose base64 is constant-time. Every encoding is computed
 //! to its exact length first and then written straight into a
 //! [`SecureBuf`]; secrets never pass through an ordinary heap buffer.
+//!
+//! This module speaks plain parts ([`RsaParts`], [`DhParts`]) and knows
+//! nothing of `rsa` or `dh`, which call it (`RsaKey::export`,
+//! `DhParams::export`): the dependency runs one way.
 
 #![forbid(unsafe_code)]
 
@@ -16,7 +20,6 @@ pub mod pbes2;
 pub mod sniff;
 
 use crate::error::{Error, Result};
-use crate::rsa::RsaKey;
 use crate::secure::SecureBuf;
 
 /// Output formats for RSA keys.
@@ -110,40 +113,72 @@ fn uint(bytes: &[u8]) -> Result<UintRef<'_>> {
     UintRef::new(bytes).map_err(der_err)
 }
 
-fn pkcs1_private_der(key: &RsaKey) -> Result<SecureBuf> {
+/// An RSA private key's numbers, big-endian, as the encoders read them:
+/// plain parts, so that this module knows nothing of `rsa::RsaKey` (the
+/// key hands its parts in: `RsaKey::export`).
+pub struct RsaParts<'a> {
+    /// The modulus.
+    pub n: &'a [u8],
+    /// The public exponent (every key primeforge holds has e < 2^64).
+    pub e: u64,
+    /// The private exponent.
+    pub d: &'a [u8],
+    /// p, q, then the other primes.
+    pub primes: Vec<&'a [u8]>,
+    /// d mod (r − 1) for each prime, in the same order.
+    pub exps: Vec<&'a [u8]>,
+    /// q⁻¹ mod p, then each other prime's (r_1···r_{i−1})⁻¹ mod r_i.
+    pub coeffs: Vec<&'a [u8]>,
+}
+
+impl RsaParts<'_> {
+    fn e_bytes(&self) -> Vec<u8> {
+        let b = self.e.to_be_bytes();
+        let skip = b.iter().position(|&x| x != 0).unwrap_or(7);
+        b[skip..].to_vec()
+    }
+}
+
+fn pkcs1_private_der(key: &RsaParts<'_>) -> Result<SecureBuf> {
     let e = key.e_bytes();
-    let others = if key.other_primes().is_empty() {
+    if key.primes.len() < 2
+        || key.exps.len() != key.primes.len()
+        || key.coeffs.len() + 1 != key.primes.len()
+    {
+        return Err(Error::Internal);
+    }
+    let others = if key.primes.len() == 2 {
         None
     } else {
-        let mut v = Vec::with_capacity(key.other_primes().len());
-        for o in key.other_primes() {
+        let mut v = Vec::with_capacity(key.primes.len() - 2);
+        for i in 2..key.primes.len() {
             v.push(pkcs1::OtherPrimeInfo {
-                prime: uint(o.r)?,
-                exponent: uint(o.d)?,
-                coefficient: uint(o.t)?,
+                prime: uint(key.primes[i])?,
+                exponent: uint(key.exps[i])?,
+                coefficient: uint(key.coeffs[i - 1])?,
             });
         }
         Some(v)
     };
     let pk = pkcs1::RsaPrivateKey {
-        modulus: uint(key.n())?,
+        modulus: uint(key.n)?,
         public_exponent: uint(&e)?,
-        private_exponent: uint(key.d())?,
-        prime1: uint(key.p())?,
-        prime2: uint(key.q())?,
-        exponent1: uint(key.dp())?,
-        exponent2: uint(key.dq())?,
-        coefficient: uint(key.qinv())?,
+        private_exponent: uint(key.d)?,
+        prime1: uint(key.primes[0])?,
+        prime2: uint(key.primes[1])?,
+        exponent1: uint(key.exps[0])?,
+        exponent2: uint(key.exps[1])?,
+        coefficient: uint(key.coeffs[0])?,
         other_prime_infos: others,
     };
     der_to_secure(&pk)
 }
 
-/// Encodes `key` as a PKCS#8 EncryptedPrivateKeyInfo (PBES2 with `kdf` and
+/// Encodes a key as a PKCS#8 EncryptedPrivateKeyInfo (PBES2 with `kdf` and
 /// AES-256-CBC) under `passphrase` (not empty: [`Error::InvalidArgument`]),
 /// PEM ("ENCRYPTED PRIVATE KEY") or DER.
-pub fn rsa_export_encrypted(
-    key: &RsaKey,
+pub fn rsa_encode_encrypted(
+    key: &RsaParts<'_>,
     pem: bool,
     passphrase: &[u8],
     kdf: pbes2::Kdf,
@@ -151,7 +186,7 @@ pub fn rsa_export_encrypted(
     if passphrase.is_empty() {
         return Err(Error::InvalidArgument("the passphrase is empty"));
     }
-    let info = rsa_export(key, RsaFormat::Pkcs8Der)?;
+    let info = rsa_encode(key, RsaFormat::Pkcs8Der)?;
     let der = pbes2::encrypt(info.as_slice(), passphrase, kdf)?;
     if pem {
         pem_to_secure("ENCRYPTED PRIVATE KEY", der.as_slice())
@@ -160,18 +195,17 @@ pub fn rsa_export_encrypted(
     }
 }
 
-fn pkcs1_public_der(key: &RsaKey) -> Result<SecureBuf> {
+fn pkcs1_public_der(key: &RsaParts<'_>) -> Result<SecureBuf> {
     let e = key.e_bytes();
     der_to_secure(&pkcs1::RsaPublicKey {
-        modulus: uint(key.n())?,
+        modulus: uint(key.n)?,
         public_exponent: uint(&e)?,
     })
 }
 
-/// Encodes `key` in `format`.
-pub fn rsa_export(key: &RsaKey, format: RsaFormat) -> Result<SecureBuf> {
+/// Encodes a key's parts in `format`.
+pub fn rsa_encode(key: &RsaParts<'_>, format: RsaFormat) -> Result<SecureBuf> {
     use RsaFormat::*;
-    key.usable()?;
     match format {
         Pkcs1Der => pkcs1_private_der(key),
         Pkcs1Pem => pem_to_secure("RSA PRIVATE KEY", pkcs1_private_der(key)?.as_slice()),
@@ -255,30 +289,24 @@ pub struct DecodedDh {
     pub j: Option<Vec<u8>>,
 }
 
-/// Encodes DH parameters. X9.42 needs q and g in the subgroup of order q
-/// (else [`Error::Unsupported`], saying which: the file would declare a
-/// wrong q).
-pub fn dh_export(params: &crate::dh::DhParams, format: DhFormat) -> Result<SecureBuf> {
+/// DH parameters' numbers, big-endian (plain parts: `DhParams::export`
+/// hands them in).
+pub struct DhParts<'a> {
+    /// The prime p.
+    pub p: &'a [u8],
+    /// The generator g.
+    pub g: &'a [u8],
+    /// The subgroup order q, if the parameters carry it (X9.42 needs it).
+    pub q: Option<&'a [u8]>,
+}
+
+/// Encodes DH parameters. X9.42 needs q ([`Error::Unsupported`] without).
+pub fn dh_encode(params: &DhParts<'_>, format: DhFormat) -> Result<SecureBuf> {
+    let mut ints = vec![uint(params.p)?, uint(params.g)?];
     if matches!(format, DhFormat::X942Pem | DhFormat::X942Der) {
-        if params.q.is_none() {
-            return Err(Error::Unsupported(
-                "X9.42 parameters carry q, and these parameters have none; export them as PKCS#3",
-            ));
-        }
-        if !params.g_in_q_subgroup() {
-            return Err(Error::Unsupported(
-                "X9.42 parameters need g in the subgroup of order q, and this g is not; export them as PKCS#3",
-            ));
-        }
-    }
-    use crate::dh::DhPart;
-    let p = params.part_bytes(DhPart::P).ok_or(Error::Internal)?;
-    let g = params.part_bytes(DhPart::G).ok_or(Error::Internal)?;
-    let q = params.part_bytes(DhPart::Q);
-    let mut ints = vec![uint(&p)?, uint(&g)?];
-    let x942 = matches!(format, DhFormat::X942Pem | DhFormat::X942Der);
-    if x942 {
-        ints.push(uint(q.as_deref().ok_or(Error::Internal)?)?);
+        ints.push(uint(params.q.ok_or(Error::Unsupported(
+            "X9.42 parameters carry q, and these parameters have none; export them as PKCS#3",
+        ))?)?);
     }
     let der = der_to_secure(&IntSeq(ints))?;
     match format {

@@ -7,7 +7,7 @@ use super::job::{pf_job, start_job};
 use super::options::{check_options, pf_options, CheckedOptions};
 use super::{guard_generate, guard_secret, guard_value, pf_status, write_out};
 use crate::dh::{self, check, named::Group, DhParams, DhPart};
-use crate::encode::{dh_export, DhFormat};
+use crate::encode::DhFormat;
 use crate::job::Work;
 use crate::secure::SecureBuf;
 
@@ -460,7 +460,7 @@ pub unsafe extern "C" fn pf_dh_export(
             buffer_from(params, out, |p| {
                 let fmt = dh_format(format)
                     .ok_or_else(|| invalid("not a DH format (PKCS#3 or X9.42)"))?;
-                Ok(dh_export(&p.inner, fmt))
+                Ok(p.inner.export(fmt))
             })
         }
     })

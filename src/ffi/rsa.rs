@@ -7,7 +7,7 @@ use super::job::{pf_job, start_job};
 use super::options::{check_options, pf_options, CheckedOptions};
 use super::{guard_generate, guard_secret, guard_value, pf_status, write_out};
 use crate::encode::pbes2::Kdf;
-use crate::encode::{rsa_export, rsa_export_encrypted, RsaFormat};
+use crate::encode::RsaFormat;
 use crate::job::Work;
 use crate::rsa::check::ProblemKind;
 use crate::rsa::{self, RsaKey};
@@ -466,7 +466,7 @@ pub unsafe extern "C" fn pf_rsa_export_encrypted(
                     pf_kdf::PF_KDF_SCRYPT => Kdf::Scrypt,
                     pf_kdf::PF_KDF_PBKDF2_SHA256 => Kdf::Pbkdf2Sha256,
                 };
-                Ok(rsa_export_encrypted(&k.inner, pem, passphrase, kdf))
+                Ok(k.inner.export_encrypted(pem, passphrase, kdf))
             })
         }
     })
@@ -549,7 +549,7 @@ pub unsafe extern "C" fn pf_rsa_export(
             buffer_from(key, out, |k| {
                 let fmt = rsa_format(format)
                     .ok_or_else(|| invalid("not an RSA key format (a DH format?)"))?;
-                Ok(rsa_export(&k.inner, fmt))
+                Ok(k.inner.export(fmt))
             })
         }
     })

@@ -267,8 +267,23 @@ pub fn check_public(
 /// Checks a key in hand (generated or imported) as [`check_private_key`]
 /// checks a file.
 pub fn check_key(key: &super::RsaKey) -> Result<RsaReport> {
-    let der = crate::encode::rsa_export(key, crate::encode::RsaFormat::Pkcs1Der)?;
-    check_pkcs1(der.as_slice(), Container::Pkcs1, None)
+    key.usable()?;
+    crate::gmp::init();
+    // Its numbers straight from the key, not encoded and parsed again.
+    crate::secure::fiber::run_secret(|| {
+        crate::gmp::secret_scope(|| {
+            let k = key.parts();
+            let parts = Parts {
+                n: int(k.n),
+                e: Integer::from(k.e),
+                d: int(k.d),
+                ps: k.primes.iter().map(|v| int(v)).collect(),
+                exps: k.exps.iter().map(|v| int(v)).collect(),
+                coeffs: k.coeffs.iter().map(|v| int(v)).collect(),
+            };
+            check_parts(parts, Container::Pkcs1, None)
+        })
+    })
 }
 
 /// Checks a PKCS#1 RSAPrivateKey already found by
@@ -315,7 +330,6 @@ impl Parts {
     }
 }
 
-/// Decodes a PKCS#1 RSAPrivateKey (DER) into its numbers.
 /// The one rule for large public exponents, for every reader (check,
 /// import, pubkey): primeforge's keys carry e below 2^64; a key with a
 /// larger one (FIPS 186-5 allows up to 2^256, OpenSSL reads it) is named,
@@ -336,6 +350,7 @@ fn small_exponent(e_bytes: &[u8]) -> Result<()> {
     Ok(())
 }
 
+/// Decodes a PKCS#1 RSAPrivateKey (DER) into its numbers.
 pub(crate) fn parse_pkcs1(pkcs1_der: &[u8]) -> Result<Parts> {
     let k = pkcs1::RsaPrivateKey::<der::asn1::UintRef<'_>>::from_der(pkcs1_der)
         .map_err(|_| Error::Decode)?;
@@ -363,6 +378,14 @@ fn check_pkcs1_inner(
     container: Container,
     block: Option<(usize, usize)>,
 ) -> Result<RsaReport> {
+    check_parts(parse_pkcs1(pkcs1_der)?, container, block)
+}
+
+fn check_parts(
+    parts: Parts,
+    container: Container,
+    block: Option<(usize, usize)>,
+) -> Result<RsaReport> {
     let Parts {
         n,
         e,
@@ -370,7 +393,7 @@ fn check_pkcs1_inner(
         ps,
         exps,
         coeffs,
-    } = parse_pkcs1(pkcs1_der)?;
+    } = parts;
     let bits = n.significant_bits();
     let report = |problems: Vec<Problem>, fips: Vec<Problem>| RsaReport {
         container,

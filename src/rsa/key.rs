@@ -157,12 +157,51 @@ impl RsaKey {
     pub fn prime_count(&self) -> usize {
         2 + (self.spans.len() - FIXED) / 3
     }
+
+    /// The key's numbers, as the encoders take them.
+    pub fn parts(&self) -> crate::encode::RsaParts<'_> {
+        let others = self.other_primes();
+        let mut parts = crate::encode::RsaParts {
+            n: self.n(),
+            e: self.e,
+            d: self.d(),
+            primes: vec![self.p(), self.q()],
+            exps: vec![self.dp(), self.dq()],
+            coeffs: vec![self.qinv()],
+        };
+        for o in others {
+            parts.primes.push(o.r);
+            parts.exps.push(o.d);
+            parts.coeffs.push(o.t);
+        }
+        parts
+    }
+
+    /// Encodes the key in `format` ([`crate::encode::RsaFormat`]): PKCS#1,
+    /// PKCS#8 or, for the public half, SPKI and PKCS#1, in PEM or DER; into
+    /// secure memory. `Err(Forked)` for a key inherited through `fork()`.
+    pub fn export(&self, format: crate::encode::RsaFormat) -> Result<SecureBuf> {
+        self.usable()?;
+        crate::encode::rsa_encode(&self.parts(), format)
+    }
+
+    /// Encodes the key as encrypted PKCS#8 (see
+    /// [`crate::encode::rsa_encode_encrypted`]).
+    pub fn export_encrypted(
+        &self,
+        pem: bool,
+        passphrase: &[u8],
+        kdf: crate::encode::pbes2::Kdf,
+    ) -> Result<SecureBuf> {
+        self.usable()?;
+        crate::encode::rsa_encode_encrypted(&self.parts(), pem, passphrase, kdf)
+    }
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::encode::{rsa_export, RsaFormat};
+    use crate::encode::RsaFormat;
 
     /// The key's storage and every private encoding with the key's
     /// secret parts marked undefined but each part's top limb: a part's
@@ -209,11 +248,11 @@ mod tests {
                 RsaFormat::Pkcs8Der,
                 RsaFormat::Pkcs8Pem,
             ] {
-                let mut out = rsa_export(&again, format).unwrap();
+                let mut out = again.export(format).unwrap();
                 defined_slice(out.as_mut_slice());
                 assert_eq!(
                     out.as_slice(),
-                    rsa_export(&key, format).unwrap().as_slice(),
+                    key.export(format).unwrap().as_slice(),
                     "{format:?}"
                 );
             }

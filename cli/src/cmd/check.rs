@@ -84,51 +84,49 @@ pub(crate) fn run_check(file: &Path, passin: Option<&str>) -> Result<bool, Fail>
         other => from_core(other),
     };
     // The file is decoded once: the sniffer says what it holds.
-    use primeforge::encode::sniff::{sniff_with, Content};
-    let (content, block) = sniff_with(data, passphrase.as_ref().map(|p| p.as_slice()))
-        .map_err(named)?
-        .content_with_block();
-    if let Content::RsaPublic { pkcs1, spki } = &content {
-        let r = primeforge::rsa::check::check_public(pkcs1, *spki, block).map_err(named)?;
-        let e = r.e.map_or("(over 64 bits)".to_string(), |e| e.to_string());
-        let head = format!(
-            "RSA public key ({}{}), {} bits, e = {e}: ",
-            if r.spki {
-                "SubjectPublicKeyInfo"
-            } else {
-                "PKCS#1"
-            },
-            block_note(r.block),
-            r.bits,
-        );
-        return Ok(say_rsa_verdict(head, &r.problems, &r.fips));
-    }
-    if let Content::RsaPrivate { pkcs1, container } = &content {
-        let r = primeforge::rsa::check::check_pkcs1(pkcs1.as_slice(), *container, block)
-            .map_err(named)?;
-        let e = r.e.map_or("(over 64 bits)".to_string(), |e| e.to_string());
-        let head = format!(
-            "RSA private key ({}{}), {} bits, {} primes, e = {e}: ",
-            r.container.name(),
-            block_note(r.block),
-            r.bits,
-            r.primes
-        );
-        return Ok(say_rsa_verdict(head, &r.problems, &r.fips));
-    }
-    let (der, syntax) = match content {
-        Content::Dh { der, syntax } => (der, syntax),
-        // Checked and returned above.
-        Content::RsaPrivate { .. } | Content::RsaPublic { .. } => return Ok(false),
-        Content::EncryptedKey { legacy } => {
+    let report = match primeforge::file::check(data, passphrase.as_ref().map(|p| p.as_slice())) {
+        Err(Error::Passphrase) if passphrase.is_none() => {
+            // Encrypted: say which kind, and ask for the passphrase.
+            let legacy = matches!(
+                primeforge::encode::sniff::sniff(data).map(|s| s.content),
+                Ok(primeforge::encode::sniff::Content::EncryptedKey { legacy: true })
+            );
             return Err(named(Error::WrongKind(if legacy {
                 "an encrypted private key (PEM encryption or OpenSSH): give its passphrase (--passin)"
             } else {
                 "an encrypted PKCS#8 private key: give its passphrase (--passin)"
-            })))
+            })));
         }
+        other => other.map_err(named)?,
     };
-    let r = dh::check::check_der(&der, syntax, block).map_err(named)?;
+    let r = match report {
+        primeforge::file::Report::RsaPublic(r) => {
+            let e = r.e.map_or("(over 64 bits)".to_string(), |e| e.to_string());
+            let head = format!(
+                "RSA public key ({}{}), {} bits, e = {e}: ",
+                if r.spki {
+                    "SubjectPublicKeyInfo"
+                } else {
+                    "PKCS#1"
+                },
+                block_note(r.block),
+                r.bits,
+            );
+            return Ok(say_rsa_verdict(head, &r.problems, &r.fips));
+        }
+        primeforge::file::Report::RsaPrivate(r) => {
+            let e = r.e.map_or("(over 64 bits)".to_string(), |e| e.to_string());
+            let head = format!(
+                "RSA private key ({}{}), {} bits, {} primes, e = {e}: ",
+                r.container.name(),
+                block_note(r.block),
+                r.bits,
+                r.primes
+            );
+            return Ok(say_rsa_verdict(head, &r.problems, &r.fips));
+        }
+        primeforge::file::Report::Dh(r) => r,
+    };
     use dh::check::*;
     use primeforge::encode::sniff::DhSyntax;
     let kind = match r.syntax {

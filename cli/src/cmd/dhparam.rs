@@ -1,7 +1,7 @@
 //! `primeforge dhparam`.
 
 use primeforge::dh;
-use primeforge::encode::{dh_export, DhFormat};
+use primeforge::encode::DhFormat;
 
 use crate::args::DhArgs;
 use crate::cmd::moduli::group_by_name;
@@ -48,7 +48,7 @@ pub(crate) fn run_dh(a: DhArgs) -> Result<(), Fail> {
     if a.text && a.der {
         return Err(usage("--text prints text before PEM; not with --der"));
     }
-    let mut out = dh_export(&params, format).map_err(from_core)?;
+    let mut out = params.export(format).map_err(from_core)?;
     if a.text {
         out = with_text(&text::dh(&params, a.x942), &out)?;
     }

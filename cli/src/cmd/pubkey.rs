@@ -1,6 +1,6 @@
 //! `primeforge pubkey`.
 
-use primeforge::encode::{rsa_export, RsaFormat};
+use primeforge::encode::RsaFormat;
 
 use crate::args::PubkeyArgs;
 use crate::common::{check_outputs, emit, from_core, key_error, read_secret, Fail};
@@ -21,6 +21,6 @@ pub(crate) fn run_pubkey(a: PubkeyArgs) -> Result<(), Fail> {
         (true, false) => RsaFormat::RsaPublicPem,
         (true, true) => RsaFormat::RsaPublicDer,
     };
-    let public = rsa_export(&key, format).map_err(from_core)?;
+    let public = key.export(format).map_err(from_core)?;
     emit(public.as_slice(), a.out.as_deref(), false, a.der)
 }

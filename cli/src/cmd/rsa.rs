@@ -1,7 +1,7 @@
 //! `primeforge rsa`.
 
 use primeforge::encode::pbes2::Kdf;
-use primeforge::encode::{rsa_export, rsa_export_encrypted, RsaFormat};
+use primeforge::encode::RsaFormat;
 use primeforge::SecureBuf;
 
 use crate::args::{KdfArg, KeyFormat, RsaArgs};
@@ -63,9 +63,10 @@ pub(crate) fn run_rsa(a: RsaArgs) -> Result<(), Fail> {
                 KdfArg::Scrypt => Kdf::Scrypt,
                 KdfArg::Pbkdf2 => Kdf::Pbkdf2Sha256,
             };
-            rsa_export_encrypted(&key, !a.der, p.as_slice(), kdf).map_err(from_core)?
+            key.export_encrypted(!a.der, p.as_slice(), kdf)
+                .map_err(from_core)?
         }
-        None => rsa_export(&key, format).map_err(from_core)?,
+        None => key.export(format).map_err(from_core)?,
     };
     if a.text {
         private = with_text(&text::rsa(&key), &private)?;
@@ -76,7 +77,7 @@ pub(crate) fn run_rsa(a: RsaArgs) -> Result<(), Fail> {
         } else {
             RsaFormat::SpkiPem
         };
-        let public = rsa_export(&key, f).map_err(from_core)?;
+        let public = key.export(f).map_err(from_core)?;
         emit(public.as_slice(), Some(pubpath), false, a.der)?;
     }
     emit(private.as_slice(), c.out.as_deref(), true, a.der)

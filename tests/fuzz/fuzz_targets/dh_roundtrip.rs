@@ -5,7 +5,7 @@
 
 use libfuzzer_sys::fuzz_target;
 use primeforge::dh::DhParams;
-use primeforge::encode::{dh_decode, dh_export, DhFormat};
+use primeforge::encode::{dh_decode, DhFormat};
 use rug::Integer;
 
 fn int(b: &[u8]) -> Integer {
@@ -20,7 +20,7 @@ fuzz_target!(|data: &[u8]| {
         formats.extend([DhFormat::X942Pem, DhFormat::X942Der]);
     }
     for f in formats {
-        let Ok(buf) = dh_export(&params, f) else {
+        let Ok(buf) = params.export(f) else {
             panic!("decoded parameters do not re-encode as {f:?}")
         };
         let again = dh_decode(buf.as_slice()).expect("our own encoding decodes");
