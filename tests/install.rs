@@ -82,6 +82,41 @@ fn installed_tree_works_through_pkg_config() {
             "{f} missing or empty"
         );
     }
+    // Stripped, with the debug information split into lib/debug.
+    for (installed, debug) in [
+        (
+            format!("lib/libprimeforge.so.{version}"),
+            format!("lib/debug/libprimeforge.so.{version}.debug"),
+        ),
+        ("bin/primeforge".into(), "lib/debug/primeforge.debug".into()),
+        (
+            "lib/ossl-modules/primeforge.so".into(),
+            "lib/debug/primeforge.so.debug".into(),
+        ),
+    ] {
+        let sections = sh(Command::new("readelf")
+            .arg("-S")
+            .arg(prefix.join(&installed)));
+        assert!(
+            !sections.contains(".debug_info"),
+            "{installed} is not stripped"
+        );
+        assert!(
+            sections.contains(".gnu_debuglink"),
+            "{installed} has no debuglink"
+        );
+        let split = sh(Command::new("readelf").arg("-S").arg(prefix.join(&debug)));
+        assert!(
+            split.contains(".debug_info"),
+            "{debug} holds no debug information"
+        );
+    }
+    let so = std::fs::metadata(prefix.join(format!("lib/libprimeforge.so.{version}"))).unwrap();
+    assert!(
+        so.len() < 8 << 20,
+        "the installed library is {} bytes",
+        so.len()
+    );
     let man = std::fs::read_to_string(prefix.join("share/man/man1/primeforge-rsa.1")).unwrap();
     assert!(man.contains(".TH") && man.contains("passout"), "{man}");
 
@@ -90,8 +125,18 @@ fn installed_tree_works_through_pkg_config() {
         .args(["--cflags", "--libs", "primeforge"])
         .env("PKG_CONFIG_PATH", &pc));
     assert!(flags.contains("-lprimeforge"), "{flags}");
+    // The .pc files are relocatable: ${prefix}-relative directories.
+    let pc_text = std::fs::read_to_string(pc.join("primeforge.pc")).unwrap();
+    assert!(
+        pc_text.contains("libdir=${prefix}/lib")
+            && pc_text.contains("includedir=${prefix}/include"),
+        "{pc_text}"
+    );
+    // The static link goes through primeforge-static.pc, which names the
+    // archive by path (the linker would pick the shared library for
+    // -lprimeforge, both being in one directory).
     let static_flags = sh(Command::new("pkg-config")
-        .args(["--static", "--cflags", "--libs", "primeforge"])
+        .args(["--static", "--cflags", "--libs", "primeforge-static"])
         .env("PKG_CONFIG_PATH", &pc));
     let example = root.join("c-examples/basics.c");
     // `-lgcc_s` must not be in Libs.private: `cc -static` has no static
@@ -109,18 +154,19 @@ fn installed_tree_works_through_pkg_config() {
             .arg(&example)
             .arg("-o")
             .arg(&exe);
-        if name != "shared" {
-            // Link the archive, not the shared object, from the same flags.
-            let f = flags.replace(
-                "-lprimeforge",
-                &format!("{}/libprimeforge.a", libdir.display()),
-            );
-            cc.args(f.split_whitespace());
-        } else {
-            cc.args(flags.split_whitespace());
-        }
+        cc.args(flags.split_whitespace());
         cc.args(&extra);
         sh(&mut cc);
+        let dynamic = sh(Command::new("readelf")
+            .arg("-d")
+            .arg(&exe)
+            .env("LC_ALL", "C"));
+        assert_eq!(
+            dynamic.contains("libprimeforge.so"),
+            name == "shared",
+            "{name}: NEEDED of {}:\n{dynamic}",
+            exe.display()
+        );
         let out = sh(Command::new(&exe).env("LD_LIBRARY_PATH", &libdir));
         assert!(out.trim_end().ends_with("basics: ok"), "{name}: {out}");
     }
@@ -169,4 +215,36 @@ fn walk(dir: &std::path::Path) -> Vec<std::path::PathBuf> {
         }
     }
     out
+}
+
+/// `make install` builds what it installs when it is missing (a fresh
+/// clone's `make install` failed with make's "No rule to make target"),
+/// and with PREFIX=/usr puts the provider where the system OpenSSL looks
+/// for modules.
+#[test]
+fn make_install_builds_what_is_missing_and_finds_the_modules_directory() {
+    let root = common::manifest_dir();
+    let dry = sh(Command::new("make").arg("-C").arg(&root).args([
+        "-n",
+        "install",
+        "PREFIX=/usr",
+        "TARGET=/nonexistent/target",
+    ]));
+    assert!(dry.contains("cargo build --release"), "{dry}");
+    let system = Command::new("pkg-config")
+        .args(["--variable=modulesdir", "libcrypto"])
+        .output()
+        .ok()
+        .map(|o| String::from_utf8_lossy(&o.stdout).trim().to_string())
+        .filter(|s| s.starts_with("/usr/"));
+    match system {
+        Some(dir) => assert!(
+            dry.contains(&format!("{dir}/primeforge.so")),
+            "{dir}:\n{dry}"
+        ),
+        None => common::skip(
+            "libcrypto.pc",
+            "no system modulesdir under /usr to compare with",
+        ),
+    }
 }

@@ -127,3 +127,32 @@ fn licence_files_are_present() {
     let third = std::fs::read_to_string(root.join("THIRD-PARTY.md")).unwrap();
     assert!(third.contains(&v), "THIRD-PARTY.md does not name GMP {v}");
 }
+
+/// The package metadata points where the Go module says the project lives,
+/// and SECURITY.md names a reporting channel there (it pointed to a
+/// "repository's contact" that did not exist).
+#[test]
+fn metadata_and_the_security_contact_agree_with_the_module_path() {
+    let root = common::manifest_dir();
+    let go_mod = std::fs::read_to_string(root.join("bindings/go/go.mod")).unwrap();
+    let module = go_mod
+        .lines()
+        .find_map(|l| l.strip_prefix("module "))
+        .unwrap()
+        .trim();
+    let repo = format!("https://{}", module.trim_end_matches("/bindings/go"));
+    let cargo = std::fs::read_to_string(root.join("Cargo.toml")).unwrap();
+    for key in ["repository", "homepage"] {
+        assert!(
+            cargo.contains(&format!("{key} = \"{repo}\"")),
+            "{key} is not {repo}"
+        );
+    }
+    assert!(cargo.contains("documentation = \"https://docs.rs/primeforge\""));
+    let security = std::fs::read_to_string(root.join("SECURITY.md")).unwrap();
+    assert!(
+        security.contains(&repo),
+        "SECURITY.md names no channel at {repo}"
+    );
+    assert!(!security.contains("repository's contact"));
+}
