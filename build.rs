@@ -18,6 +18,24 @@ fn main() {
     println!("cargo:rerun-if-changed=cbindgen.toml");
     println!("cargo:rerun-if-changed=build.rs");
     println!("cargo:rerun-if-env-changed=PRIMEFORGE_UPDATE_HEADER");
+    // The commit for `build_info` (bug reports): from git when this is a
+    // checkout, else PRIMEFORGE_COMMIT (a release tarball's builder sets
+    // it), else "unknown".
+    println!("cargo:rerun-if-env-changed=PRIMEFORGE_COMMIT");
+    println!("cargo:rerun-if-changed=.git/HEAD");
+    println!("cargo:rerun-if-changed=.git/refs");
+    let commit = env::var("PRIMEFORGE_COMMIT").ok().or_else(|| {
+        std::process::Command::new("git")
+            .args(["rev-parse", "--short=12", "HEAD"])
+            .output()
+            .ok()
+            .filter(|o| o.status.success())
+            .map(|o| String::from_utf8_lossy(&o.stdout).trim().to_string())
+    });
+    println!(
+        "cargo:rustc-env=PRIMEFORGE_COMMIT={}",
+        commit.unwrap_or_else(|| "unknown".into())
+    );
 
     // AVX-512 intrinsics and target features are stable from Rust 1.89;
     // the crate's MSRV is 1.85 (Debian 13's rustc). `arith::ifma` is

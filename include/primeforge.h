@@ -870,6 +870,16 @@ const char *pf_status_str(uint32_t status);
 const char *pf_version(void);
 
 /**
+ * Returns one line for bug reports: the library version, the commit it
+ * was built from, the bundled GMP's version, and which arithmetic this CPU
+ * takes (AVX-512 IFMA, BMI2/ADX or portable) with GMP's dispatch profile,
+ * e.g. "primeforge 0.2.0 (commit 1c11ca8f0e2a), GMP 6.3.0, arithmetic
+ * BMI2/ADX, GMP dispatch amd". Static text computed once, never NULL,
+ * never free it. Thread-safe.
+ */
+const char *pf_build_info(void);
+
+/**
  * Returns a message for the last call on this thread that returned a
  * `pf_status`: the detail primeforge knows ("invalid argument: bits must
  * be even, 512..=16384", "internal error: a panic: ..."), or the status

@@ -86,6 +86,34 @@ mod capability;
 mod fault;
 
 pub use error::{Error, Result};
+
+/// What a bug report needs to say about this build and machine, one line:
+/// the version, the commit it was built from, the bundled GMP's version
+/// and which arithmetic this CPU takes — AVX-512 IFMA for the first test
+/// on RSA candidates, else BMI2/ADX assembly, else portable code — with
+/// GMP's dispatch profile (see `gmp::dispatch_profile`).
+pub fn build_info() -> String {
+    let gmp_version = {
+        gmp::init();
+        // SAFETY: GMP's version string is a static NUL-terminated C string.
+        unsafe { std::ffi::CStr::from_ptr(gmp_mpfr_sys::gmp::version) }
+            .to_string_lossy()
+            .into_owned()
+    };
+    let path = if arith::ifma_available() {
+        "AVX-512 IFMA"
+    } else if arith::adx_available() {
+        "BMI2/ADX"
+    } else {
+        "portable"
+    };
+    format!(
+        "primeforge {} (commit {}), GMP {gmp_version}, arithmetic {path}, GMP dispatch {}",
+        env!("CARGO_PKG_VERSION"),
+        env!("PRIMEFORGE_COMMIT"),
+        gmp::dispatch_profile()
+    )
+}
 pub use secure::SecureBuf;
 pub mod dh;
 pub mod encode;

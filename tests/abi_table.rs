@@ -650,15 +650,29 @@ fn every_export_rejects_bad_arguments_as_documented() {
         assert!(!unsafe { std::ffi::CStr::from_ptr(p) }.to_bytes().is_empty());
     }
     assert!(!pf_version().is_null());
+    let info = unsafe { std::ffi::CStr::from_ptr(pf_build_info()) }
+        .to_str()
+        .unwrap();
+    assert!(
+        info.starts_with(&format!(
+            "primeforge {} (commit ",
+            env!("CARGO_PKG_VERSION")
+        )) && info.contains("GMP 6.")
+            && info.contains("arithmetic "),
+        "{info}"
+    );
     assert!(!pf_last_error_message().is_null());
     covered.borrow_mut().insert("pf_last_error_message");
     assert_eq!(
         pf_options_default().struct_size as usize,
         std::mem::size_of::<pf_options>()
     );
-    covered
-        .borrow_mut()
-        .extend(["pf_status_str", "pf_version", "pf_options_default"]);
+    covered.borrow_mut().extend([
+        "pf_status_str",
+        "pf_version",
+        "pf_build_info",
+        "pf_options_default",
+    ]);
 
     unsafe { pf_rsa_free(key) };
     unsafe { pf_dh_free(dh) };

@@ -60,13 +60,14 @@ fn header_functions_are_ordered_for_a_reader() {
         else {
             continue;
         };
-        // pf_version and pf_last_error_message belong to the opening
+        // pf_version, pf_build_info and pf_last_error_message belong to the opening
         // (status) section.
-        let object = if name == "pf_version" || name == "pf_last_error_message" {
-            "status"
-        } else {
-            name.trim_start_matches("pf_").split('_').next().unwrap()
-        };
+        let object =
+            if name == "pf_version" || name == "pf_build_info" || name == "pf_last_error_message" {
+                "status"
+            } else {
+                name.trim_start_matches("pf_").split('_').next().unwrap()
+            };
         let index = sections
             .iter()
             .position(|s| *s == object)

@@ -6,8 +6,6 @@
 use std::io::IsTerminal;
 use std::process::ExitCode;
 
-use clap::Parser;
-
 use args::{Cli, Command};
 use common::Fail;
 
@@ -28,7 +26,22 @@ fn main() -> ExitCode {
         eprintln!("primeforge: {msg}");
         return ExitCode::from(2);
     }
-    let cli = match Cli::try_parse_from(&args) {
+    // --version says what a bug report needs (build_info), not just the
+    // version number.
+    let info = primeforge::build_info();
+    let info: &'static str = Box::leak(
+        info.strip_prefix("primeforge ")
+            .unwrap_or(&info)
+            .to_string()
+            .into_boxed_str(),
+    );
+    let command = <Cli as clap::CommandFactory>::command()
+        .version(info)
+        .long_version(info);
+    let cli = match command
+        .try_get_matches_from(&args)
+        .and_then(|m| <Cli as clap::FromArgMatches>::from_arg_matches(&m))
+    {
         Ok(c) => c,
         Err(e) => {
             // Help and version go to stdout with exit 0; usage errors are

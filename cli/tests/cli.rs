@@ -734,3 +734,20 @@ fn a_file_over_64_mib_is_refused_unread() {
     assert_eq!(o.status.code(), Some(1), "{err}");
     assert!(err.contains("larger than 64 MiB"), "{err}");
 }
+
+/// `--version` says what a bug report needs: the version, the commit, the
+/// bundled GMP's version and the arithmetic this CPU takes.
+#[test]
+fn version_says_what_a_bug_report_needs() {
+    let v = String::from_utf8(ok(&["--version"]).stdout).unwrap();
+    assert!(
+        v.starts_with(&format!(
+            "primeforge {} (commit ",
+            env!("CARGO_PKG_VERSION")
+        )),
+        "{v}"
+    );
+    for part in ["GMP 6.", "arithmetic ", "GMP dispatch "] {
+        assert!(v.contains(part), "{part}: {v}");
+    }
+}

@@ -104,6 +104,16 @@ pub(crate) fn reciprocal_word(d: u64) -> u64 {
     v3.wrapping_sub(t as u64).wrapping_sub(d)
 }
 
+/// Whether this CPU runs the AVX-512 IFMA first test.
+pub(crate) fn ifma_available() -> bool {
+    ifma::available()
+}
+
+/// Whether this CPU runs the BMI2/ADX assembly.
+pub(crate) fn adx_available() -> bool {
+    fixed::has_adx()
+}
+
 #[cfg(all(test, target_arch = "x86_64", target_os = "linux"))]
 pub(crate) mod ct_check;
 pub(crate) mod fixed;

@@ -144,6 +144,23 @@ pub extern "C" fn pf_version() -> *const c_char {
     super::guard_value(VERSION.as_ptr().cast(), || VERSION.as_ptr().cast())
 }
 
+/// Returns one line for bug reports: the library version, the commit it
+/// was built from, the bundled GMP's version, and which arithmetic this CPU
+/// takes (AVX-512 IFMA, BMI2/ADX or portable) with GMP's dispatch profile,
+/// e.g. "primeforge 0.2.0 (commit 1c11ca8f0e2a), GMP 6.3.0, arithmetic
+/// BMI2/ADX, GMP dispatch amd". Static text computed once, never NULL,
+/// never free it. Thread-safe.
+#[no_mangle]
+pub extern "C" fn pf_build_info() -> *const c_char {
+    static INFO: std::sync::OnceLock<std::ffi::CString> = std::sync::OnceLock::new();
+    super::guard_value(VERSION.as_ptr().cast(), || {
+        INFO.get_or_init(|| {
+            std::ffi::CString::new(crate::build_info()).unwrap_or_else(|_| c"primeforge".into())
+        })
+        .as_ptr()
+    })
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
