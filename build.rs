@@ -22,8 +22,13 @@ fn main() {
     // checkout, else PRIMEFORGE_COMMIT (a release tarball's builder sets
     // it), else "unknown".
     println!("cargo:rerun-if-env-changed=PRIMEFORGE_COMMIT");
-    println!("cargo:rerun-if-changed=.git/HEAD");
-    println!("cargo:rerun-if-changed=.git/refs");
+    for git in [".git/HEAD", ".git/refs"] {
+        // Only where they exist: a missing path would rerun this script on
+        // every build.
+        if std::path::Path::new(git).exists() {
+            println!("cargo:rerun-if-changed={git}");
+        }
+    }
     let commit = env::var("PRIMEFORGE_COMMIT").ok().or_else(|| {
         std::process::Command::new("git")
             .args(["rev-parse", "--short=12", "HEAD"])
