@@ -2,7 +2,7 @@
 //! committed copy in include/ when PRIMEFORGE_UPDATE_HEADER=1. Also gives the
 //! cdylib its SONAME: libprimeforge.so.0.MINOR while the version is 0.x (a
 //! 0.x minor release may change the ABI, as Cargo's semver rules allow),
-//! libprimeforge.so.MAJOR from 1.0 (see the README's "ABI policy").
+//! libprimeforge.so.MAJOR from 1.0 (see docs/abi.md).
 
 use std::env;
 use std::path::PathBuf;
@@ -22,7 +22,7 @@ fn main() {
     // checkout, else PRIMEFORGE_COMMIT (a release tarball's builder sets
     // it), else "unknown".
     println!("cargo:rerun-if-env-changed=PRIMEFORGE_COMMIT");
-    for git in [".git/HEAD", ".git/refs"] {
+    for git in [".git/HEAD", ".git/refs", ".git/packed-refs"] {
         // Only where they exist: a missing path would rerun this script on
         // every build.
         if std::path::Path::new(git).exists() {

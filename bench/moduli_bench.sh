@@ -1,6 +1,6 @@
 #!/bin/sh
 # primeforge moduli against ssh-keygen -M generate / -M screen: safe primes
-# per CPU-hour at one size (BENCHMARKS.md, "OpenSSH moduli"). CPU seconds
+# per CPU-hour at one size (docs/measurements/benchmarks-archive.md, "OpenSSH moduli"). CPU seconds
 # (user + system) from /usr/bin/time. ssh-keygen's sieve runs whole; its
 # screen is bounded to the first LINES candidates, and its sieve's CPU is
 # charged in proportion (LINES / candidates).

@@ -1,6 +1,6 @@
 #!/usr/bin/env python3
 # Whole-command timings of openssl genpkey/dhparam with and without the
-# primeforge provider, and of the primeforge CLI, interleaved (BENCHMARKS.md).
+# primeforge provider, and of the primeforge CLI, interleaved (docs/measurements/benchmarks-archive.md).
 # Needs: cargo build --release, and the module copied as /tmp/prov/primeforge.so.
 import subprocess, time, statistics as st, sys
 P = ["-provider-path", "/tmp/prov", "-provider", "primeforge", "-provider", "default", "-propquery", "provider=primeforge"]
@@ -16,7 +16,7 @@ def series(name, cmds, n):
     base = st.mean(res[list(cmds)[0]])
     for k, v in res.items():
         print(f"  {k:34s} mean {st.mean(v):.4f} s  median {st.median(v):.4f} s  sd {st.stdev(v):.4f}  ratio to first {st.mean(v)/base:.3f}")
-# Arguments: rsa:BITS:N and dh:BITS:N rows (default: the BENCHMARKS.md set).
+# Arguments: rsa:BITS:N and dh:BITS:N rows (default: the docs/measurements/benchmarks-archive.md set).
 rows = sys.argv[1:] or ["rsa:2048:30", "rsa:3072:15", "dh:1024:10"]
 for row in rows:
     kind, bits, n = row.split(":")

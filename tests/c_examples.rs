@@ -38,6 +38,7 @@ fn every_example_has_a_test() {
         "tls_dhe_server",
         "dh_job",
         "dh_batch",
+        "key_check",
     ];
     for entry in std::fs::read_dir(common::manifest_dir().join("c-examples")).unwrap() {
         let path = entry.unwrap().path();
@@ -203,6 +204,158 @@ fn dh_batch_writes_distinct_parameters_openssl_accepts() {
         "{}",
         r.stderr
     );
+}
+
+/// Runs `exe` with `env` set (and KEY_PASSIN/KEY_PASSOUT otherwise unset).
+fn run_env(exe: &std::path::Path, args: &[&str], env: &[(&str, &str)]) -> common::Run {
+    let mut cmd = std::process::Command::new(exe);
+    cmd.args(args)
+        .env_remove("KEY_PASSIN")
+        .env_remove("KEY_PASSOUT");
+    for (k, v) in env {
+        cmd.env(k, v);
+    }
+    let out = cmd.output().unwrap();
+    common::Run {
+        code: out.status.code(),
+        stdout: String::from_utf8_lossy(&out.stdout).into_owned(),
+        stderr: String::from_utf8_lossy(&out.stderr).into_owned(),
+    }
+}
+
+#[test]
+fn key_check_reads_checks_and_reencrypts_an_existing_key() {
+    use der::{Decode, Encode};
+    let exe = common::compile_c("key_check", &[&example("key_check")], &[]);
+    let dir = std::path::PathBuf::from(env!("CARGO_TARGET_TMPDIR")).join("key_check");
+    std::fs::create_dir_all(&dir).unwrap();
+    let path = |name: &str| dir.join(name).to_str().unwrap().to_owned();
+    let (enc, out, dh, bad) = (
+        path("openssl.pem"),
+        path("reencrypted.pem"),
+        path("dh.pem"),
+        path("bad.der"),
+    );
+    // A key OpenSSL made and encrypted (AES-256, PBKDF2), as users have them.
+    openssl(&[
+        "genpkey",
+        "-algorithm",
+        "RSA",
+        "-pkeyopt",
+        "rsa_keygen_bits:2048",
+    ])
+    .args(["-aes256", "-pass", "pass:old secret", "-out", &enc])
+    .run();
+    let _ = std::fs::remove_file(&out);
+    let r = run_env(
+        &exe,
+        &[&enc, &out],
+        &[("KEY_PASSIN", "old secret"), ("KEY_PASSOUT", "new secret")],
+    );
+    assert_eq!(
+        r.code,
+        Some(0),
+        "stdout:\n{}\nstderr:\n{}",
+        r.stdout,
+        r.stderr
+    );
+    assert!(
+        r.stdout
+            .contains("2048-bit RSA key, 2 primes: consistent, meets FIPS 186-5"),
+        "{}",
+        r.stdout
+    );
+    assert!(
+        r.stdout.contains("key_check: secret limbs "),
+        "{}",
+        r.stdout
+    );
+    let pem = std::fs::read_to_string(&out).unwrap();
+    assert!(
+        pem.starts_with("-----BEGIN ENCRYPTED PRIVATE KEY-----\n"),
+        "{pem}"
+    );
+    // OpenSSL reads it under the new passphrase, and it is the same key.
+    let modulus = |file: &str, pass: &str| {
+        openssl(&["rsa", "-noout", "-modulus", "-in", file])
+            .args(["-passin", &format!("pass:{pass}")])
+            .run()
+    };
+    assert_eq!(modulus(&out, "new secret"), modulus(&enc, "old secret"));
+
+    // A wrong passphrase: exit 1 with the status and the library's message.
+    let r = run_env(&exe, &[&enc], &[("KEY_PASSIN", "wrong")]);
+    assert_eq!(r.code, Some(1), "{}", r.stdout);
+    assert!(r.stderr.contains("passphrase"), "{}", r.stderr);
+    // Not a key at all: the message names what the file is.
+    openssl(&[
+        "genpkey",
+        "-genparam",
+        "-algorithm",
+        "DH",
+        "-pkeyopt",
+        "group:ffdhe2048",
+    ])
+    .args(["-out", &dh])
+    .run();
+    let r = run_env(&exe, &[&dh], &[]);
+    assert_eq!(r.code, Some(1), "{}", r.stdout);
+    assert!(r.stderr.contains("DH parameters"), "{}", r.stderr);
+
+    // An inconsistent key (d changed): exit 2, the problem named, nothing
+    // written.
+    let plain = openssl(&["rsa", "-traditional", "-outform", "DER", "-in", &enc])
+        .args(["-passin", "pass:old secret"])
+        .run();
+    let mut key = pkcs1::RsaPrivateKey::<der::asn1::UintRef<'_>>::from_der(&plain).unwrap();
+    let mut d = key.private_exponent.as_bytes().to_vec();
+    *d.last_mut().unwrap() ^= 2;
+    key.private_exponent = der::asn1::UintRef::new(&d).unwrap();
+    std::fs::write(&bad, key.to_der().unwrap()).unwrap();
+    let _ = std::fs::remove_file(&out);
+    let r = run_env(&exe, &[&bad, &out], &[("KEY_PASSOUT", "x")]);
+    assert_eq!(
+        r.code,
+        Some(2),
+        "stdout:\n{}\nstderr:\n{}",
+        r.stdout,
+        r.stderr
+    );
+    assert!(r.stdout.contains("INCONSISTENT"), "{}", r.stdout);
+    assert!(r.stdout.contains("bad private exponent"), "{}", r.stdout);
+    assert!(
+        !std::path::Path::new(&out).exists(),
+        "an inconsistent key was written"
+    );
+}
+
+/// An `openssl` command line that must succeed.
+struct OpensslCmd(std::process::Command);
+
+fn openssl(args: &[&str]) -> OpensslCmd {
+    let mut cmd = std::process::Command::new("openssl");
+    cmd.args(args);
+    OpensslCmd(cmd)
+}
+
+impl OpensslCmd {
+    fn args<const N: usize>(mut self, args: [&str; N]) -> Self {
+        self.0.args(args);
+        self
+    }
+
+    /// Runs it; fails the test with OpenSSL's message unless it succeeds.
+    /// Returns its standard output.
+    fn run(mut self) -> Vec<u8> {
+        let out = self.0.output().expect("openssl");
+        assert!(
+            out.status.success(),
+            "{:?}: {}",
+            self.0,
+            String::from_utf8_lossy(&out.stderr)
+        );
+        out.stdout
+    }
 }
 
 #[test]

@@ -240,7 +240,7 @@ pub fn validate(bits: u32, generator: u32, flags: u32) -> Result<(u64, u64)> {
 /// only mark a window's bitmap). A prime r is worth sieving while the
 /// exponentiations it saves, 2/r of those a search does, cost more than
 /// its set-up; the bounds below are that model's optimum with the
-/// measured costs (BENCHMARKS.md, "Design measurements").
+/// measured costs (docs/measurements/benchmarks-archive.md, "Design measurements").
 pub fn sieve_bound(bits: u32) -> u32 {
     match bits {
         0..=511 => 1 << 16,

@@ -45,7 +45,7 @@
 //! nothing measurable at 32 limbs. [`basecase_sqr_below`] reports it, so
 //! that secret squarings know when `mpn_sqr` is safe.
 //!
-//! (What each change bought is in BENCHMARKS.md, "Design measurements"
+//! (What each change bought is in docs/measurements/benchmarks-archive.md, "Design measurements"
 //! and "GMP on CPUs it does not know".)
 //!
 //! The table is changed only when it holds exactly what we expect (GMP's

@@ -25,7 +25,7 @@
 //! (`arith::ct_check`) runs it with the modulus undefined.
 //!
 //! Measured on Zen 3 (2026-12-01, old and new builds alternated; figures
-//! in BENCHMARKS.md): the secret base-2 Fermat test −13 % at 512 bits,
+//! in docs/measurements/benchmarks-archive.md): the secret base-2 Fermat test −13 % at 512 bits,
 //! −6.5 % at 1024, −3 % at 2048; CPU per RSA key (same seeds, paired
 //! runs) −7 % at 1024 bits, −8 % at 2048, −2 % at 4096.
 

@@ -188,7 +188,7 @@ pub(crate) fn check_generated(path: &str, want: &str) {
                 .join("\n")
         };
         panic!(
-            "{path} is stale: run the test with PRIMEFORGE_UPDATE_ASM=1 (see the README's \
+            "{path} is stale: run the test with PRIMEFORGE_UPDATE_ASM=1 (see docs/development.md, \
              'Generated code'). First difference at line {}:\n--- committed\n{}\n+++ generated\n{}",
             first + 1,
             show(&h),

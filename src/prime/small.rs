@@ -87,7 +87,7 @@ pub fn batches(primes: &[u32]) -> Vec<Batch> {
 /// pass that every survivor pays longer (linear in the number of primes).
 /// The modelled cost per prime is flat within a few percent around the
 /// minimum, where the table sits (the measured model costs per bound are
-/// in BENCHMARKS.md, "Design measurements").
+/// in docs/measurements/benchmarks-archive.md, "Design measurements").
 ///
 /// | prime size | bound |
 /// |---|---|
