@@ -52,6 +52,16 @@ $(TARGET)/libprimeforge.a $(TARGET)/libprimeforge.so $(TARGET)/primeforge $(TARG
 # The .pc files' directories, relative to ${prefix} where they lie in it.
 PC_LIBDIR     := $(patsubst $(PREFIX)/%,$${prefix}/%,$(LIBDIR))
 PC_INCLUDEDIR := $(patsubst $(PREFIX)/%,$${prefix}/%,$(INCLUDEDIR))
+# A LIBDIR outside the dynamic linker's default directories is found at run
+# time only through an rpath, so primeforge.pc carries one there: a program
+# built from `pkg-config --libs primeforge` alone (a cgo package's
+# `#cgo pkg-config:` line, a Makefile) then runs with nothing set. A
+# system LIBDIR (PREFIX=/usr) gets none, as distributions require.
+# PC_RPATH= leaves it out.
+comma := ,
+SYSTEM_LIBDIRS := /lib /lib64 /usr/lib /usr/lib64 \
+    $(foreach t,$(shell $(or $(CC),cc) -print-multiarch 2>/dev/null),/lib/$(t) /usr/lib/$(t))
+PC_RPATH ?= $(if $(filter $(SYSTEM_LIBDIRS),$(patsubst %/,%,$(LIBDIR))),,-Wl$(comma)-rpath$(comma)$${libdir})
 
 # install_bin SOURCE DEST: installs an executable or shared object, stripped
 # with its debug information split into $(DEBUGDIR) unless STRIP is empty.
@@ -89,7 +99,7 @@ install: $(TARGET)/libprimeforge-private.a $(TARGET)/libprimeforge.so $(TARGET)/
 	install -m 0644 include/primeforge.h include/primeforge.hpp $(DESTDIR)$(INCLUDEDIR)/
 	for pc in primeforge primeforge-static; do \
 	    sed -e 's|@PREFIX@|$(PREFIX)|' -e 's|@LIBDIR@|$(PC_LIBDIR)|' -e 's|@INCLUDEDIR@|$(PC_INCLUDEDIR)|' \
-	        -e 's|@VERSION@|$(VERSION)|' -e 's|@PRIVATE_LIBS@|$(PRIVATE_LIBS)|' \
+	        -e 's|@VERSION@|$(VERSION)|' -e 's|@PRIVATE_LIBS@|$(PRIVATE_LIBS)|' -e 's|@RPATH@ |$(if $(PC_RPATH),$(PC_RPATH) ,)|' \
 	        $$pc.pc.in > $(DESTDIR)$(LIBDIR)/pkgconfig/$$pc.pc; done
 	install -d $(DESTDIR)$(BINDIR) $(DESTDIR)$(MANDIR)/man1 \
 	    $(DESTDIR)$(DATADIR)/bash-completion/completions $(DESTDIR)$(DATADIR)/zsh/site-functions \

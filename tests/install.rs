@@ -19,36 +19,7 @@ fn installed_tree_works_through_pkg_config() {
     let prefix = std::path::PathBuf::from(env!("CARGO_TARGET_TMPDIR")).join("prefix");
     let _ = std::fs::remove_dir_all(&prefix);
     let root = common::manifest_dir();
-    // The build directory of this run (the library cargo built for the tests).
-    let lib = common::cdylib();
-    // Stage this run's libraries (cargo test leaves them in deps/) and
-    // install from there.
-    let stage = std::path::PathBuf::from(env!("CARGO_TARGET_TMPDIR")).join("stage");
-    std::fs::create_dir_all(&stage).unwrap();
-    std::fs::copy(&lib, stage.join("libprimeforge.so")).unwrap();
-    let staticlib = common::staticlib();
-    std::fs::copy(&staticlib, stage.join("libprimeforge.a")).unwrap();
-    // The CLI of this build (the README's test command builds every
-    // workspace member).
-    let cli = common::profile_dir().join("primeforge");
-    assert!(
-        cli.exists(),
-        "{} is missing: the workspace's CLI is built by `cargo test --release`",
-        cli.display()
-    );
-    std::fs::copy(&cli, stage.join("primeforge")).unwrap();
-    // And the OpenSSL provider module.
-    std::fs::copy(
-        common::provider_module(),
-        stage.join("libprimeforge_provider.so"),
-    )
-    .unwrap();
-    sh(Command::new("make")
-        .arg("-C")
-        .arg(&root)
-        .arg("install")
-        .arg(format!("TARGET={}", stage.display()))
-        .arg(format!("PREFIX={}", prefix.display())));
+    let stage = common::make_install("prefix", &prefix, &[]);
     let libdir = prefix.join("lib");
     let version = env!("CARGO_PKG_VERSION");
     assert!(libdir.join(format!("libprimeforge.so.{version}")).exists());
@@ -167,20 +138,15 @@ fn installed_tree_works_through_pkg_config() {
             "{name}: NEEDED of {}:\n{dynamic}",
             exe.display()
         );
-        let out = sh(Command::new(&exe).env("LD_LIBRARY_PATH", &libdir));
+        // Nothing set at run time: the shared link found the library
+        // through the rpath primeforge.pc gives a non-system prefix.
+        let out = sh(Command::new(&exe).env_remove("LD_LIBRARY_PATH"));
         assert!(out.trim_end().ends_with("basics: ok"), "{name}: {out}");
     }
-    // The README's quick start: pkg-config plus an rpath, no environment
-    // needed at run time.
-    let exe = std::path::PathBuf::from(env!("CARGO_TARGET_TMPDIR")).join("quickstart");
-    sh(Command::new("cc")
-        .arg(&example)
-        .args(flags.split_whitespace())
-        .arg(format!("-Wl,-rpath,{}", libdir.display()))
-        .arg("-o")
-        .arg(&exe));
-    let out = sh(Command::new(&exe).env_remove("LD_LIBRARY_PATH"));
-    assert!(out.trim_end().ends_with("basics: ok"), "quick start: {out}");
+    assert!(
+        flags.contains(&format!("-Wl,-rpath,{}", libdir.display())),
+        "a non-system prefix's primeforge.pc carries an rpath: {flags}"
+    );
     // make uninstall leaves nothing of ours behind.
     sh(Command::new("make")
         .arg("-C")
@@ -196,11 +162,34 @@ fn installed_tree_works_through_pkg_config() {
         })
         .collect();
     assert!(left.is_empty(), "left after uninstall: {left:?}");
+    // The README's quick start is what was just tested: pkg-config alone.
     let readme = std::fs::read_to_string(root.join("README.md")).unwrap();
     assert!(
-        readme.contains("pkg-config --cflags --libs primeforge) -Wl,-rpath,"),
+        readme.contains("cc app.c $(PKG_CONFIG_PATH=$HOME/.local/lib/pkgconfig pkg-config --cflags --libs primeforge)\n"),
         "the README's quick start changed: update this test"
     );
+
+    // A system prefix gets no rpath (distributions forbid them), and
+    // PC_RPATH= leaves it out anywhere.
+    for (prefix, rpath_off) in [("/usr", false), ("/opt/pf", true)] {
+        let dest = std::path::PathBuf::from(env!("CARGO_TARGET_TMPDIR")).join("destdir");
+        let _ = std::fs::remove_dir_all(&dest);
+        let destdir = format!("DESTDIR={}", dest.display());
+        let mut extra = vec![destdir.as_str()];
+        if rpath_off {
+            extra.push("PC_RPATH=");
+        }
+        common::make_install("destdir", std::path::Path::new(prefix), &extra);
+        let pc = dest
+            .join(prefix.trim_start_matches('/'))
+            .join("lib/pkgconfig/primeforge.pc");
+        let pc = std::fs::read_to_string(pc).unwrap();
+        assert!(
+            pc.contains("Libs: -L${libdir} -lprimeforge\n"),
+            "PREFIX={prefix} (PC_RPATH= {rpath_off}): {pc}"
+        );
+        let _ = std::fs::remove_dir_all(&dest);
+    }
 }
 
 /// Every file and symbolic link below `dir`.

@@ -210,3 +210,41 @@ pub fn skip(capability: &str, why: &str) {
         "\n*** SKIPPED (no {capability}): {why} ***"
     );
 }
+
+/// Runs `make install PREFIX=prefix` (plus `extra` make arguments) from
+/// this test run's artifacts: the cdylib and static library cargo built
+/// for the tests, the workspace's CLI and the provider module, staged in
+/// `CARGO_TARGET_TMPDIR/stage-NAME` as the Makefile's TARGET. Returns the
+/// staging directory. Fails the test with make's output on error.
+pub fn make_install(name: &str, prefix: &Path, extra: &[&str]) -> PathBuf {
+    let stage = PathBuf::from(env!("CARGO_TARGET_TMPDIR")).join(format!("stage-{name}"));
+    std::fs::create_dir_all(&stage).unwrap();
+    std::fs::copy(cdylib(), stage.join("libprimeforge.so")).unwrap();
+    std::fs::copy(staticlib(), stage.join("libprimeforge.a")).unwrap();
+    // The README's test command builds every workspace member.
+    let cli = profile_dir().join("primeforge");
+    assert!(
+        cli.exists(),
+        "{} is missing: the workspace's CLI is built by `cargo test --release`",
+        cli.display()
+    );
+    std::fs::copy(&cli, stage.join("primeforge")).unwrap();
+    std::fs::copy(provider_module(), stage.join("libprimeforge_provider.so")).unwrap();
+    let out = Command::new("make")
+        .arg("-C")
+        .arg(manifest_dir())
+        .arg("install")
+        .arg(format!("TARGET={}", stage.display()))
+        .arg(format!("PREFIX={}", prefix.display()))
+        .args(extra)
+        .output()
+        .expect("make");
+    assert!(
+        out.status.success(),
+        "make install PREFIX={}: {}{}",
+        prefix.display(),
+        String::from_utf8_lossy(&out.stdout),
+        String::from_utf8_lossy(&out.stderr)
+    );
+    stage
+}

@@ -1,13 +1,13 @@
 // A cgo example for primeforge: generate an RSA key with a Go progress
 // callback (Go state reaches it through cgo.Handle), export PKCS#8 PEM,
-// and use a named DH group. Built and run by tests/go.rs when a Go
-// toolchain is installed:
+// and use a named DH group. Built and run by tests/go.rs; by hand, with
+// the library installed and PKG_CONFIG_PATH pointing at its .pc file:
 //
-//	CGO_CFLAGS="-I../../include" CGO_LDFLAGS="-L<libdir> -lprimeforge" go run ./example
+//	go run ./example
 package main
 
 /*
-#cgo LDFLAGS: -lprimeforge
+#cgo pkg-config: primeforge
 #include <stdlib.h>
 #include "primeforge.h"
 extern int goProgress(void *user, pf_progress *ev); // cgo exports cannot take const

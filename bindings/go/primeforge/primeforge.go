@@ -1,11 +1,17 @@
 // Package primeforge generates RSA keys and Diffie-Hellman parameters on
 // every core through libprimeforge (cgo).
 //
-// Build against an installed library (make install) with pkg-config:
+// The package finds the library through pkg-config: install it (from the
+// primeforge source tree, `make install PREFIX=$HOME/.local`), point
+// pkg-config at it if the prefix is not a system one, and build:
 //
-//	CGO_CFLAGS="$(pkg-config --cflags primeforge)" CGO_LDFLAGS="$(pkg-config --libs primeforge)" go build
+//	export PKG_CONFIG_PATH=$HOME/.local/lib/pkgconfig
+//	go get github.com/primeforge/primeforge/bindings/go/primeforge
+//	go build
 //
-// or point CGO_CFLAGS at include/ and CGO_LDFLAGS at the library directory.
+// The pkg-config file of a prefix outside the system's library
+// directories carries an rpath, so the program finds
+// libprimeforge.so.0.MINOR at run time with nothing set.
 //
 // Generation runs as a background job in the library: the calling
 // goroutine waits for it and a cancelled context cancels it (it ends
@@ -14,7 +20,7 @@
 package primeforge
 
 /*
-#cgo LDFLAGS: -lprimeforge
+#cgo pkg-config: primeforge
 #include <stdlib.h>
 #include "primeforge.h"
 */

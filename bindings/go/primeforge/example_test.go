@@ -5,7 +5,7 @@ import (
 	"fmt"
 	"time"
 
-	primeforge "github.com/primeforge/primeforge/bindings/go"
+	"github.com/primeforge/primeforge/bindings/go/primeforge"
 )
 
 // Generate 2048-bit DH parameters, giving up after a minute.
