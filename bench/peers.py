@@ -56,7 +56,7 @@ def row(kind, bits, n, first=0):
         }
     else:
         peers = {
-            "primeforge": lambda i: primeforge.generate_dh(bits, 2, threads=1, seed=seed(1, bits, i)),
+            "primeforge": lambda i: primeforge.generate_dh(bits, generator=2, threads=1, seed=seed(1, bits, i)),
             "OpenSSL 4.0": lambda i: dh.generate_parameters(2, bits),
             "openssl dhparam (3.0 CLI)": lambda i: subprocess.run(
                 ["openssl", "dhparam", "-out", "/dev/null", str(bits)],

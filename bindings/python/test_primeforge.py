@@ -3,6 +3,8 @@ or by hand: PRIMEFORGE_LIB=target/release/libprimeforge.so python3 -m
 unittest -v test_primeforge)."""
 
 import asyncio
+import ctypes
+import inspect
 import math
 import os
 import selectors
@@ -62,7 +64,7 @@ class Rsa(unittest.TestCase):
         with self.assertRaises(pf.InvalidArgument):
             pf.generate_rsa(1024, fips=True)
         with self.assertRaises(pf.InvalidArgument):
-            pf.generate_rsa(2048, exponent=3, fips=True)
+            pf.generate_rsa(2048, public_exponent=3, fips=True)
         key = pf.generate_rsa(2048, threads=2, fips=True)
         self.assertEqual(key.bits, 2048)
 
@@ -80,7 +82,7 @@ class Rsa(unittest.TestCase):
         with self.assertRaises(pf.InvalidArgument):
             pf.generate_rsa(1001)
         with self.assertRaises(pf.InvalidArgument):
-            pf.generate_rsa(1024, exponent=4)
+            pf.generate_rsa(1024, public_exponent=4)
         with self.assertRaises(pf.InvalidArgument):
             pf.generate_rsa(1024, seed=b"short")
         with self.assertRaises(pf.InvalidArgument):
@@ -230,7 +232,7 @@ class Jobs(unittest.TestCase):
     def test_pending_cancel_and_wrong_use(self):
         job = pf.start_rsa(8192, threads=1)
         self.assertFalse(job.done())
-        with self.assertRaises(pf.Error) as cm:
+        with self.assertRaises(pf.Pending) as cm:
             job.result()
         self.assertEqual(cm.exception.status, 13)
         self.assertFalse(job.wait(0.01))
@@ -349,6 +351,68 @@ class Import(unittest.TestCase):
             pf.import_dh(b"nonsense")
 
 
+class Arguments(unittest.TestCase):
+    def test_pyca_keywords_in_every_form(self):
+        key = pf.generate_rsa(key_size=1024, public_exponent=3, threads=2)
+        self.assertEqual((key.key_size, key.public_exponent), (1024, 3))
+        dh = pf.generate_dh(key_size=512, generator=5, threads=2)
+        self.assertEqual((dh.key_size, dh.g), (512, 5))
+        # The blocking, background and asyncio functions take the same
+        # keywords (the background ones without progress), all but the
+        # size keyword-only.
+        def params(fn):
+            return {n: (p.kind, p.default) for n, p in inspect.signature(fn).parameters.items()
+                    if n not in ("progress", "interval")}
+        for blocking, start, coro in ((pf.generate_rsa, pf.start_rsa, pf.generate_rsa_async),
+                                      (pf.generate_dh, pf.start_dh, pf.generate_dh_async)):
+            self.assertEqual(params(blocking), params(start))
+            self.assertEqual(params(blocking), params(coro))
+            kinds = [p.kind for p in inspect.signature(blocking).parameters.values()]
+            self.assertEqual(kinds[0], inspect.Parameter.POSITIONAL_OR_KEYWORD)
+            self.assertEqual(set(kinds[1:]), {inspect.Parameter.KEYWORD_ONLY})
+        with self.assertRaises(TypeError):
+            pf.generate_rsa(1024, 65537)  # keywords only after the size
+
+    def test_bad_types_and_ranges_are_named_before_the_library_is_called(self):
+        # ctypes would truncate 2^32 + 1024 to 1024 and make a key.
+        with self.assertRaises(pf.InvalidArgument) as cm:
+            pf.generate_rsa(2**32 + 1024)
+        self.assertIn("key_size", str(cm.exception))
+        with self.assertRaises(pf.InvalidArgument) as cm:
+            pf.generate_rsa(1024, public_exponent=2**64 + 65537)
+        self.assertIn("public_exponent", str(cm.exception))
+        with self.assertRaises(pf.InvalidArgument) as cm:
+            pf.generate_dh(512, threads=-1)
+        self.assertIn("threads", str(cm.exception))
+        for call, name in ((lambda: pf.generate_rsa("2048"), "key_size"),
+                           (lambda: pf.generate_rsa(1024, threads=1.5), "threads"),
+                           (lambda: pf.generate_dh(512, generator=True), "generator"),
+                           (lambda: pf.generate_rsa(1024, seed="x" * 32), "seed"),
+                           (lambda: pf.generate_dh(512, progress="no"), "progress"),
+                           (lambda: pf.import_rsa("-----BEGIN PRIVATE KEY-----"), "data"),
+                           (lambda: pf.import_rsa(b"x", password=7), "password"),
+                           (lambda: pf.check_dh(None), "data"),
+                           (lambda: pf.named_group(2048), "name"),
+                           (lambda: pf.start_rsa(1024, primes="2"), "primes"),
+                           (lambda: pf.DhBatch(512, expected=None), "expected")):
+            with self.assertRaises(TypeError) as cm:
+                call()
+            self.assertIn(name, str(cm.exception))
+            self.assertNotIsInstance(cm.exception, ctypes.ArgumentError)
+        with self.assertRaises(pf.InvalidArgument) as cm:
+            pf.generate_rsa(1024).pem_encrypted("pw", kdf="md5")
+        self.assertIn("kdf", str(cm.exception))
+
+    def test_closed_objects_say_so(self):
+        dh = pf.named_group("ffdhe2048")
+        dh.close()
+        with self.assertRaises(ValueError) as cm:
+            dh.pem()
+        self.assertIn("closed", str(cm.exception))
+        with pf.named_group("ffdhe3072") as ff:
+            self.assertEqual(ff.bits, 3072)
+
+
 class Misc(unittest.TestCase):
     def test_errors_carry_the_library_message(self):
         with self.assertRaises(pf.InvalidArgument) as cm:
@@ -364,6 +428,8 @@ class Misc(unittest.TestCase):
 
     def test_version(self):
         self.assertRegex(pf.version(), r"^\d+\.\d+\.\d+")
+        self.assertTrue(pf.build_info().startswith("primeforge " + pf.version()))
+        self.assertTrue(pf.secure_memory_status() & pf.SECURE_ARENA)
 
 
 if __name__ == "__main__":
