@@ -1032,6 +1032,46 @@ mod tests {
         }
     }
 
+    /// The three numbers the path tests compare at the smallest size the
+    /// secret test takes (9 limbs: single-stepping costs microseconds per
+    /// instruction): a prime, a sparse and a dense composite.
+    #[cfg(all(target_os = "linux", target_arch = "x86_64"))]
+    fn path_inputs() -> [Integer; 3] {
+        let mut rng = ChaCha20Rng::seed_from_u64(7);
+        let bits = 521u32;
+        let top = Integer::from(Integer::ONE << (bits - 1));
+        [
+            random(bits - 1, &mut rng).next_prime() | &top,
+            Integer::from(&top + 1u32),
+            Integer::from(Integer::ONE << bits) - 1u32,
+        ]
+    }
+
+    /// The traces of `runs`, or `None` (said loudly) where the CPU or
+    /// ptrace does not allow them.
+    #[cfg(all(target_os = "linux", target_arch = "x86_64"))]
+    fn traces(runs: &[&dyn Fn()]) -> Option<Vec<(u64, u64)>> {
+        if !available() {
+            crate::capability::skip(
+                "ifma",
+                "no AVX-512 IFMA on this CPU: the IFMA test is not exercised",
+            );
+            return None;
+        }
+        let mut out = Vec::new();
+        for run in runs {
+            let Some(t) = trace(run) else {
+                crate::capability::skip(
+                    "ptrace",
+                    "ptrace refused: the instruction path is not checked",
+                );
+                return None;
+            };
+            out.push(t);
+        }
+        Some(out)
+    }
+
     /// The secret test takes the same path through the same instructions
     /// whatever the secret is: every instruction's address, single-stepped,
     /// is the same sequence for a prime, a sparse and a dense composite of
@@ -1039,82 +1079,86 @@ mod tests {
     /// bit of n or on a value would change it; making the doubling's
     /// select a branch does, tried). valgrind cannot run AVX-512 code, so
     /// `arith::ct_check` does not cover this path; no index into memory
-    /// here depends on a value either (all are loop positions).
+    /// here depends on a value either (all are loop positions). The pairs
+    /// are a test of their own, so that the two (each minutes of
+    /// single-stepping) run side by side.
     #[cfg(all(target_os = "linux", target_arch = "x86_64"))]
     #[test]
     fn secret_fermat_takes_one_path_for_every_n() {
-        if !available() {
-            crate::capability::skip(
-                "ifma",
-                "no AVX-512 IFMA on this CPU: the IFMA test is not exercised",
-            );
-            return;
-        }
         let never = AtomicBool::new(false);
-        let mut rng = ChaCha20Rng::seed_from_u64(7);
-        // The smallest size taken (9 limbs): single-stepping costs
-        // microseconds per instruction.
-        for bits in [521u32] {
-            let top = Integer::from(Integer::ONE << (bits - 1));
-            let ns = [
-                random(bits - 1, &mut rng).next_prime() | &top,
-                Integer::from(&top + 1u32),
-                Integer::from(Integer::ONE << bits) - 1u32,
-            ];
-            let mut traces = Vec::new();
-            for n in &ns {
-                let limbs = n.as_limbs();
-                let r = r_mod(n);
-                let run = || {
-                    std::hint::black_box(fermat_base2_secret(limbs, &r, &never));
-                };
-                let Some(t) = trace(&run) else {
-                    crate::capability::skip(
-                        "ptrace",
-                        "ptrace refused: the instruction path is not checked",
-                    );
-                    return;
-                };
-                traces.push(t);
-            }
-            assert!(traces[0].0 > 100_000, "{traces:?}");
-            assert!(
-                traces.iter().all(|t| *t == traces[0]),
-                "{bits} bits: {traces:?}"
-            );
-            // The same for two at once: two pairs whose lanes both differ
-            // (each trace single-steps for about a minute).
-            let mut pair_traces = Vec::new();
-            for (a, b) in [(0, 1), (2, 0)] {
-                let (na, nb) = (&ns[a], &ns[b]);
-                let (ra, rb) = (r_mod(na), r_mod(nb));
-                let run = || {
+        let ns = path_inputs();
+        let rs: Vec<Vec<u64>> = ns.iter().map(r_mod).collect();
+        let runs: Vec<Box<dyn Fn()>> = (0..3)
+            .map(|i| {
+                let (n, r, never) = (&ns[i], &rs[i], &never);
+                Box::new(move || {
+                    std::hint::black_box(fermat_base2_secret(n.as_limbs(), r, never));
+                }) as Box<dyn Fn()>
+            })
+            .collect();
+        let runs: Vec<&dyn Fn()> = runs.iter().map(|b| b.as_ref()).collect();
+        let Some(traces) = traces(&runs) else {
+            return;
+        };
+        // What was traced is the real test: the prime passes.
+        assert_eq!(
+            fermat_base2_secret(ns[0].as_limbs(), &rs[0], &never),
+            Some(1)
+        );
+        assert!(traces[0].0 > 100_000, "{traces:?}");
+        assert!(
+            traces.iter().all(|t| *t == traces[0]),
+            "521 bits: {traces:?}"
+        );
+    }
+
+    /// The same for two at once: two pairs whose lanes both differ (each
+    /// trace single-steps for about a minute).
+    #[cfg(all(target_os = "linux", target_arch = "x86_64"))]
+    #[test]
+    fn secret_fermat_pairs_take_one_path_for_every_n() {
+        let never = AtomicBool::new(false);
+        let ns = path_inputs();
+        let rs: Vec<Vec<u64>> = ns.iter().map(r_mod).collect();
+        let runs: Vec<Box<dyn Fn()>> = [(0, 1), (2, 0)]
+            .into_iter()
+            .map(|(a, b)| {
+                let (na, nb, ra, rb, never) = (&ns[a], &ns[b], &rs[a], &rs[b], &never);
+                Box::new(move || {
                     std::hint::black_box(fermat_base2_secret_pair(
                         [na.as_limbs(), nb.as_limbs()],
-                        [&ra, &rb],
-                        &never,
+                        [ra, rb],
+                        never,
                     ));
-                };
-                let Some(t) = trace(&run) else {
-                    crate::capability::skip(
-                        "ptrace",
-                        "ptrace refused: the instruction path is not checked",
-                    );
-                    return;
-                };
-                pair_traces.push(t);
-            }
-            assert!(pair_traces[0].0 > traces[0].0, "{pair_traces:?}");
-            assert!(
-                pair_traces.iter().all(|t| *t == pair_traces[0]),
-                "{bits} bits, pairs: {pair_traces:?}"
-            );
-        }
+                }) as Box<dyn Fn()>
+            })
+            .collect();
+        let runs: Vec<&dyn Fn()> = runs.iter().map(|b| b.as_ref()).collect();
+        let Some(traces) = traces(&runs) else {
+            return;
+        };
+        // What was traced is the real pair test (not a refusal): the
+        // prime lane passes.
+        let pair = fermat_base2_secret_pair(
+            [ns[0].as_limbs(), ns[1].as_limbs()],
+            [&rs[0], &rs[1]],
+            &never,
+        );
+        assert_eq!(pair.map(|v| v[0]), Some(1));
+        assert!(traces[0].0 > 200_000, "{traces:?}");
+        assert!(
+            traces.iter().all(|t| *t == traces[0]),
+            "521 bits, pairs: {traces:?}"
+        );
     }
 
     #[test]
     fn a_set_flag_stops_it() {
         if !available() {
+            crate::capability::skip(
+                "ifma",
+                "no AVX-512 IFMA on this CPU: the IFMA test's stop flag is not exercised",
+            );
             return;
         }
         let p = Integer::from(Integer::ONE << 2047u32).next_prime();
