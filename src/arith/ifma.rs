@@ -1040,11 +1040,16 @@ mod tests {
         let mut rng = ChaCha20Rng::seed_from_u64(7);
         let bits = 521u32;
         let top = Integer::from(Integer::ONE << (bits - 1));
-        [
-            random(bits - 1, &mut rng).next_prime() | &top,
+        let ns = [
+            (random(bits - 1, &mut rng) | &top).next_prime(),
             Integer::from(&top + 1u32),
             Integer::from(Integer::ONE << bits) - 1u32,
-        ]
+        ];
+        // The first is prime and all three have the same length (setting
+        // the top bit of a prime after the fact made a composite once).
+        assert_ne!(ns[0].is_probably_prime(40), rug::integer::IsPrime::No);
+        assert!(ns.iter().all(|n| n.significant_bits() == bits));
+        ns
     }
 
     /// The traces of `runs`, or `None` (said loudly) where the CPU or
