@@ -387,6 +387,23 @@ inline uint32_t secure_memory_status() {
     return flags;
 }
 
+/** Worker threads running generations now (busy) and parked for the
+ *  next one (idle): see pf_options.threads. */
+struct WorkerCounts {
+    uint32_t busy = 0;
+    uint32_t idle = 0;
+};
+
+inline WorkerCounts workers() {
+    WorkerCounts c;
+    detail::check(pf_workers_count(&c.busy, &c.idle));
+    return c;
+}
+
+/** Joins every parked worker now (before dlclose, a sandbox, or a fork
+ *  without exec); generations still running keep theirs. */
+inline void release_workers() { detail::check(pf_workers_release()); }
+
 /** "primeforge 0.2.0 (commit …), GMP 6.3.0, arithmetic …": for bug
  *  reports. */
 inline std::string_view build_info() noexcept { return pf_build_info(); }

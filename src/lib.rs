@@ -115,6 +115,16 @@ pub fn build_info() -> String {
     )
 }
 pub use secure::SecureBuf;
+
+/// Joins every worker thread parked between generations now, instead of
+/// after their quiet period (see [`prime::Options::threads`] and
+/// [`prime::Options::per_call_threads`]); returns how many were joined.
+/// Before unloading code that contains this crate (a provider module), or
+/// entering a sandbox. Thread-safe.
+pub fn release_workers() -> usize {
+    threads::release_idle()
+}
+
 pub mod dh;
 pub mod encode;
 pub mod file;

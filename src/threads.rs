@@ -1,11 +1,53 @@
-//! Private worker pools. primeforge never touches rayon's global pool: every
-//! generation builds its own pool sized by the caller, so a host application
-//! that uses rayon itself keeps full control of its pool.
+//! Private worker pools, kept between generations. primeforge never
+//! touches rayon's global pool: every generation runs on a pool of its own
+//! sized by the caller, so a host application that uses rayon itself keeps
+//! full control of its pool.
+//!
+//! Starting a pool's threads, shielding their stacks and joining them
+//! again costs a few hundred microseconds of CPU per call: a few per cent
+//! of an RSA-2048 key on two threads, more at small sizes and high thread
+//! counts. So a pool a generation is done with is not joined but parked in
+//! a process-wide cache ([`lease`]), keyed by its exact thread count, for
+//! the next generation that asks for as many threads; a pool left unused
+//! for [`QUIET`] is joined by a reaper thread, which exits itself when no
+//! pool is left. A parked pool holds nothing of the generations it ran:
+//! every job its workers run ends with the part of the stack it used wiped
+//! and the registers cleared (`secure::wipe_stack`), the stacks stay
+//! shielded (`MADV_WIPEONFORK`, `MADV_DONTDUMP`) for the thread's whole
+//! life, and GMP's blocks of the workers are in the secret arena.
+//!
+//! The cache never holds more threads than callers asked for at once: a
+//! generation that needs a pool of a size nobody parked first joins idle
+//! pools until the threads alive, its own included, fit under the most
+//! ever leased at one time. Pools above [`KEEP_MAX_THREADS`] and pools of
+//! callers that opt out (`Options::per_call_threads`) are joined when the
+//! generation ends, as before.
+//!
+//! A `fork()` child has none of the parent's threads: a `pthread_atfork`
+//! child handler empties the cache (the parked pools are forgotten, never
+//! joined: their threads do not exist there), and a pool leased when the
+//! process forked is forgotten when its lease ends in the child. The
+//! child starts its own pools on first use.
+
+use std::cell::UnsafeCell;
+use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
+use std::time::{Duration, Instant};
 
 use crate::error::{Error, Result};
 
 /// The largest thread count a caller may ask for.
 pub(crate) const MAX_THREADS: u32 = 1024;
+
+/// How long a parked pool waits for its next generation before it is
+/// joined.
+pub(crate) const QUIET: Duration = Duration::from_secs(2);
+
+/// The largest pool kept between generations; larger ones (hosts that
+/// ask for hundreds of threads) are joined when their generation ends.
+pub(crate) const KEEP_MAX_THREADS: usize = 64;
+
+/// The most threads parked at once, whatever callers asked for.
+const KEEP_MAX_IDLE: usize = 256;
 
 /// Resolves a caller's thread count: 0 means "all available cores".
 pub(crate) fn resolve_threads(threads: u32) -> Result<usize> {
@@ -16,18 +58,22 @@ pub(crate) fn resolve_threads(threads: u32) -> Result<usize> {
     }
 }
 
-/// A generation's private pool. Every worker is a thread of our own
-/// (rayon's `spawn_handler`) with every asynchronous signal blocked
-/// (`secure::signals`): while it runs, the part of its stack its
-/// jobs use is shielded ([`crate::secure::run_shielded`]: wiped in a fork
+/// Counts the `fork()` children this process is, down its line: a pool
+/// records the value it was built at, and one built before a fork is
+/// forgotten instead of joined (its threads stayed in the parent).
+static FORK_EPOCH: AtomicU64 = AtomicU64::new(0);
+
+/// A generation's pool. Every worker is a thread of our own (rayon's
+/// `spawn_handler`) with every asynchronous signal blocked
+/// (`secure::signals`): for its whole life the part of its stack its jobs
+/// use is shielded ([`crate::secure::run_shielded`]: wiped in a fork
 /// child, excluded from core dumps), its GMP blocks are in the secret
 /// arena ([`crate::gmp::secret_scope`]), and before it exits it wipes its
-/// stack.
-/// Dropping the pool joins every worker, so when a generation returns no
-/// thread of it is alive and no stack of it holds anything.
+/// stack. Dropping the pool joins every worker.
 pub(crate) struct Pool {
     pool: Option<rayon::ThreadPool>,
     workers: Vec<std::thread::JoinHandle<()>>,
+    epoch: u64,
 }
 
 impl std::ops::Deref for Pool {
@@ -39,6 +85,14 @@ impl std::ops::Deref for Pool {
 
 impl Drop for Pool {
     fn drop(&mut self) {
+        if self.epoch != FORK_EPOCH.load(Ordering::Acquire) {
+            // Built before this process forked: its threads live on in the
+            // parent only. Joining them here would wait for threads that
+            // do not exist; the bookkeeping is left as it is.
+            std::mem::forget(self.pool.take());
+            std::mem::forget(std::mem::take(&mut self.workers));
+            return;
+        }
         // Dropping rayon's pool tells its threads to finish; each leaves
         // its main loop once idle, wipes its stack and exits.
         drop(self.pool.take());
@@ -48,19 +102,316 @@ impl Drop for Pool {
     }
 }
 
+impl Pool {
+    fn size(&self) -> usize {
+        self.workers.len()
+    }
+}
+
+/// Pools parked between generations, and what is leased.
+struct Cache {
+    /// Parked pools with the time each was parked, oldest first.
+    idle: Vec<(Pool, Instant)>,
+    /// Threads of the pools leased now.
+    busy: usize,
+    /// The most threads leased at one time so far.
+    peak: usize,
+    /// The number of the reaper thread that runs, if one does, and its
+    /// handle once it has started.
+    reaper: Option<u64>,
+    reaper_handle: Option<std::thread::JoinHandle<()>>,
+    /// Numbers the reapers.
+    reapers: u64,
+}
+
+impl Cache {
+    fn idle_threads(&self) -> usize {
+        self.idle.iter().map(|(p, _)| p.size()).sum()
+    }
+
+    /// Takes the oldest parked pools out until at most `room` threads are
+    /// parked; the caller joins them after the lock is released.
+    fn trim_to(&mut self, room: usize, out: &mut Vec<Pool>) {
+        let mut idle = self.idle_threads();
+        while idle > room && !self.idle.is_empty() {
+            let (p, _) = self.idle.remove(0);
+            idle -= p.size();
+            out.push(p);
+        }
+    }
+}
+
+/// The cache behind a spin lock: held for a few list operations at most
+/// (nothing is joined or built under it), and reset by the fork-child
+/// handler, which a `std` mutex could not be.
+struct Locked {
+    lock: AtomicBool,
+    cache: UnsafeCell<Cache>,
+}
+
+// SAFETY: `cache` is only reached through `with_cache`, under `lock` (or
+// in the fork child's handler, where no other thread exists).
+unsafe impl Sync for Locked {}
+
+static CACHE: Locked = Locked {
+    lock: AtomicBool::new(false),
+    cache: UnsafeCell::new(Cache {
+        idle: Vec::new(),
+        busy: 0,
+        peak: 0,
+        reaper: None,
+        reaper_handle: None,
+        reapers: 0,
+    }),
+};
+
+fn with_cache<T>(f: impl FnOnce(&mut Cache) -> T) -> T {
+    struct Unlock;
+    impl Drop for Unlock {
+        fn drop(&mut self) {
+            CACHE.lock.store(false, Ordering::Release);
+        }
+    }
+    while CACHE
+        .lock
+        .compare_exchange_weak(false, true, Ordering::Acquire, Ordering::Relaxed)
+        .is_err()
+    {
+        std::thread::yield_now();
+    }
+    let _unlock = Unlock;
+    // SAFETY: the lock is held until `_unlock` drops, after `f` returns.
+    f(unsafe { &mut *CACHE.cache.get() })
+}
+
+/// The `pthread_atfork` child handler: in the child only the forking
+/// thread exists, so the parked pools, the reaper and whatever another
+/// thread was doing under the lock are forgotten (never joined, never
+/// dropped: the list may have been mid-change), and the next generation
+/// starts pools of its own.
+extern "C" fn forget_in_child() {
+    FORK_EPOCH.fetch_add(1, Ordering::AcqRel);
+    let cache = CACHE.cache.get();
+    // SAFETY: the child is single-threaded here; the fields are
+    // overwritten without reading or dropping what they held.
+    unsafe {
+        std::ptr::write(std::ptr::addr_of_mut!((*cache).idle), Vec::new());
+        std::ptr::write(std::ptr::addr_of_mut!((*cache).reaper_handle), None);
+        (*cache).reaper = None;
+        (*cache).busy = 0;
+        (*cache).peak = 0;
+    }
+    CACHE.lock.store(false, Ordering::Release);
+}
+
+fn register_fork_handler() {
+    static ONCE: std::sync::Once = std::sync::Once::new();
+    ONCE.call_once(|| {
+        #[cfg(unix)]
+        // SAFETY: registers a handler that only writes this module's statics.
+        unsafe {
+            libc::pthread_atfork(None, None, Some(forget_in_child));
+        }
+    });
+}
+
+/// A pool lent to one generation. When the lease ends the pool is parked
+/// for the next generation that asks for as many threads, or joined (a
+/// caller that opted out, a pool above [`KEEP_MAX_THREADS`], a generation
+/// that panicked, a lease that began before this process forked).
+pub(crate) struct Lease {
+    pool: Option<Pool>,
+    keep: bool,
+}
+
+impl std::ops::Deref for Lease {
+    type Target = rayon::ThreadPool;
+    fn deref(&self) -> &rayon::ThreadPool {
+        self.pool.as_ref().expect("leased until dropped")
+    }
+}
+
+impl Drop for Lease {
+    fn drop(&mut self) {
+        let Some(pool) = self.pool.take() else {
+            return;
+        };
+        if pool.epoch != FORK_EPOCH.load(Ordering::Acquire) {
+            // Leased in the parent; this child's cache never counted it.
+            drop(pool);
+            return;
+        }
+        let n = pool.size();
+        let keep = self.keep && !std::thread::panicking();
+        let mut gone = Vec::new();
+        let start_reaper = with_cache(|c| {
+            c.busy = c.busy.saturating_sub(n);
+            if !keep {
+                gone.push(pool);
+                return None;
+            }
+            c.idle.push((pool, Instant::now()));
+            c.trim_to(KEEP_MAX_IDLE, &mut gone);
+            if c.reaper.is_some() {
+                return None;
+            }
+            c.reapers += 1;
+            c.reaper = Some(c.reapers);
+            c.reaper
+        });
+        drop(gone);
+        if let Some(id) = start_reaper {
+            start_reaper_thread(id);
+        }
+    }
+}
+
+/// A pool of `threads` workers (0 = available cores) for one generation:
+/// a parked one of that size if there is one, else a new one (after
+/// joining the parked pools that would put more threads alive than were
+/// ever leased at once). `per_call`: the pool is joined when the lease
+/// ends, never parked.
+///
+/// Fails with [`Error::InvalidArgument`] above [`MAX_THREADS`] and with
+/// [`Error::Threads`] when the operating system refuses to start a thread.
+pub(crate) fn lease(threads: u32, per_call: bool) -> Result<Lease> {
+    let n = resolve_threads(threads)?;
+    register_fork_handler();
+    let keep = !per_call && n <= KEEP_MAX_THREADS;
+    let mut gone = Vec::new();
+    let found = with_cache(|c| {
+        c.busy += n;
+        c.peak = c.peak.max(c.busy);
+        if keep {
+            if let Some(i) = c.idle.iter().rposition(|(p, _)| p.size() == n) {
+                return Some(c.idle.remove(i).0);
+            }
+        }
+        let room = c.peak - c.busy;
+        c.trim_to(room, &mut gone);
+        None
+    });
+    drop(gone);
+    let pool = match found {
+        Some(pool) => pool,
+        None => match build_pool_of(n) {
+            Ok(pool) => pool,
+            Err(e) => {
+                with_cache(|c| c.busy = c.busy.saturating_sub(n));
+                return Err(e);
+            }
+        },
+    };
+    Ok(Lease {
+        pool: Some(pool),
+        keep,
+    })
+}
+
+/// Joins every parked pool now (and the reaper): afterwards no thread of
+/// the library is alive but those of generations still running. Returns
+/// the number of worker threads joined.
+pub(crate) fn release_idle() -> usize {
+    let (pools, reaper) = with_cache(|c| {
+        c.reaper = None;
+        (std::mem::take(&mut c.idle), c.reaper_handle.take())
+    });
+    let n = pools.iter().map(|(p, _)| p.size()).sum();
+    drop(pools);
+    if let Some(h) = reaper {
+        h.thread().unpark();
+        let _ = h.join();
+    }
+    n
+}
+
+/// Threads of pools leased now and of pools parked.
+pub(crate) fn counts() -> (usize, usize) {
+    with_cache(|c| (c.busy, c.idle_threads()))
+}
+
+/// Starts the reaper number `id` (already recorded as the one that
+/// runs): a thread (asynchronous signals blocked, nothing secret on it)
+/// that wakes every quarter of [`QUIET`], joins the pools parked for
+/// longer, and exits once none is parked, or once it is no longer the
+/// recorded reaper ([`release_idle`]). Where the system refuses the thread,
+/// parked pools wait for the next lease's trim or [`release_idle`], and
+/// the next parked pool tries again.
+fn start_reaper_thread(id: u64) {
+    let spawned = std::thread::Builder::new()
+        .name("primeforge-idle".into())
+        .stack_size(64 * 1024)
+        .spawn(move || {
+            crate::secure::signals::block_for_thread();
+            loop {
+                std::thread::park_timeout(QUIET / 4);
+                let mut gone = Vec::new();
+                let done = with_cache(|c| {
+                    if c.reaper != Some(id) {
+                        return true;
+                    }
+                    let now = Instant::now();
+                    let mut i = 0;
+                    while i < c.idle.len() {
+                        if now.duration_since(c.idle[i].1) >= QUIET {
+                            gone.push(c.idle.remove(i).0);
+                        } else {
+                            i += 1;
+                        }
+                    }
+                    if c.idle.is_empty() {
+                        // This thread ends by itself: its handle detaches.
+                        c.reaper = None;
+                        gone_handle(c.reaper_handle.take());
+                        return true;
+                    }
+                    false
+                });
+                drop(gone);
+                if done {
+                    return;
+                }
+            }
+        });
+    let orphan = with_cache(|c| match spawned {
+        Ok(h) if c.reaper == Some(id) => {
+            c.reaper_handle = Some(h);
+            None
+        }
+        Ok(h) => Some(h),
+        Err(_) => {
+            if c.reaper == Some(id) {
+                c.reaper = None;
+            }
+            None
+        }
+    });
+    // Released before it was recorded: it sees so at its next wake-up.
+    if let Some(h) = orphan {
+        h.thread().unpark();
+    }
+}
+
+/// Drops a reaper's own handle (detaching it) outside any borrow.
+fn gone_handle(h: Option<std::thread::JoinHandle<()>>) {
+    drop(h);
+}
+
 /// Where a generation's work runs.
 pub(crate) enum Workers {
-    /// A private pool of worker threads ([`build_pool`]).
-    Pool(Pool),
+    /// A private pool of worker threads, leased ([`lease`]).
+    Pool(Lease),
     /// The calling thread itself, one worker: a one-thread RSA generation
     /// on a private stack (`secure::fiber::on_private_stack`).
     Here,
 }
 
 impl Workers {
-    /// A private pool with `threads` workers (0 = available cores).
-    pub(crate) fn pool(threads: u32) -> Result<Workers> {
-        build_pool(threads).map(Workers::Pool)
+    /// A private pool with `threads` workers (0 = available cores),
+    /// joined when dropped if `per_call`, else parked for the next
+    /// generation ([`lease`]).
+    pub(crate) fn pool(threads: u32, per_call: bool) -> Result<Workers> {
+        lease(threads, per_call).map(Workers::Pool)
     }
 
     /// How many workers run the searches.
@@ -78,17 +429,22 @@ impl Workers {
     pub(crate) fn for_test(threads: u32) -> Workers {
         match threads {
             0 => Workers::Here,
-            n => Workers::pool(n).expect("a pool"),
+            n => Workers::pool(n, false).expect("a pool"),
         }
     }
 }
 
-/// Builds a private pool with `threads` workers (0 = available cores).
+/// Builds a pool with `threads` workers (0 = available cores) that is
+/// joined when dropped, never parked.
 ///
 /// Fails with [`Error::InvalidArgument`] above [`MAX_THREADS`] and with
 /// [`Error::Threads`] when the operating system refuses to start a thread.
 pub(crate) fn build_pool(threads: u32) -> Result<Pool> {
-    let n = resolve_threads(threads)?;
+    build_pool_of(resolve_threads(threads)?)
+}
+
+fn build_pool_of(n: usize) -> Result<Pool> {
+    let epoch = FORK_EPOCH.load(Ordering::Acquire);
     let mut workers = Vec::with_capacity(n);
     let built = rayon::ThreadPoolBuilder::new()
         .num_threads(n)
@@ -107,6 +463,7 @@ pub(crate) fn build_pool(threads: u32) -> Result<Pool> {
         Ok(pool) => Ok(Pool {
             pool: Some(pool),
             workers,
+            epoch,
         }),
         Err(_) => {
             // rayon has told the threads it did start to terminate.

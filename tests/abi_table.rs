@@ -76,6 +76,13 @@ fn every_export_rejects_bad_arguments_as_documented() {
         unsafe { pf_secure_memory_status(std::ptr::null_mut()) },
         PF_ERR_NULL_ARGUMENT,
     );
+    // Both out-pointers may be NULL (that count is not written).
+    row(
+        "pf_workers_count",
+        unsafe { pf_workers_count(std::ptr::null_mut(), std::ptr::null_mut()) },
+        PF_OK,
+    );
+    row("pf_workers_release", pf_workers_release(), PF_OK);
     assert!(unsafe { pf_buffer_data(std::ptr::null()) }.is_null());
     assert!(unsafe { pf_buffer_data_mut(std::ptr::null_mut()) }.is_null());
     assert_eq!(unsafe { pf_buffer_len(std::ptr::null()) }, 0);

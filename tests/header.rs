@@ -39,14 +39,16 @@ fn header_carries_version_macros_from_cargo() {
 }
 
 /// The functions are presented in the order a reader needs them: status
-/// codes first, then buffers and secure memory, options, RSA and DH
+/// codes first, then buffers and secure memory, options, worker threads, RSA and DH
 /// (later: jobs). Every
 /// function of one object sits in one contiguous block.
 #[test]
 fn header_functions_are_ordered_for_a_reader() {
     let h = std::fs::read_to_string(concat!(env!("CARGO_MANIFEST_DIR"), "/include/primeforge.h"))
         .unwrap();
-    let sections = ["status", "buffer", "secure", "options", "rsa", "dh", "job"];
+    let sections = [
+        "status", "buffer", "secure", "options", "workers", "rsa", "dh", "job",
+    ];
     let mut seen: Vec<usize> = Vec::new();
     for line in h.lines() {
         // Function declarations: "<type> pf_<object>_<verb>(...);".

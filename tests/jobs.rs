@@ -286,14 +286,33 @@ fn cancel_at_random_points() {
     eprintln!("cancel: {cancelled}/16 cancelled, slowest end {worst:?}");
 }
 
-/// Freeing a running job cancels it, joins every thread it started and
-/// returns: no library thread is left.
+/// (busy, parked) worker threads (`pf_workers_count`).
+fn worker_counts() -> (u32, u32) {
+    let (mut busy, mut idle) = (0, 0);
+    assert_eq!(unsafe { pf_workers_count(&mut busy, &mut idle) }, PF_OK);
+    (busy, idle)
+}
+
+/// Freeing a running job cancels it, ends its thread and its workers'
+/// work and returns: the job's thread is gone and every worker is parked
+/// (none busy), or, with `PF_THREADS_PER_CALL`, no library thread is left.
 #[test]
 fn free_while_running_leaves_no_thread() {
     let _s = serial();
-    for threads in [1u32, 4, 16] {
-        let j1 = start_rsa(4096, &common::opts(threads, None));
-        let j2 = start_dh(4096, &common::opts(threads, None));
+    let per_call = pf_options_flag::PF_THREADS_PER_CALL as u32;
+    for (threads, flags) in [
+        (1u32, 0),
+        (4, 0),
+        (16, 0),
+        (1, per_call),
+        (4, per_call),
+        (16, per_call),
+    ] {
+        assert_eq!(pf_workers_release(), PF_OK);
+        let mut o = common::opts(threads, None);
+        o.flags = flags;
+        let j1 = start_rsa(4096, &o);
+        let j2 = start_dh(4096, &o);
         std::thread::sleep(Duration::from_millis(60));
         assert!(!library_threads().is_empty());
         let t = Instant::now();
@@ -302,17 +321,30 @@ fn free_while_running_leaves_no_thread() {
             pf_job_free(j2);
         }
         let left = library_threads();
-        assert!(
-            left.is_empty(),
-            "threads={threads}: alive after free: {left:?}"
-        );
+        let (busy, parked) = worker_counts();
+        assert_eq!(busy, 0, "threads={threads}: workers busy after free");
+        if flags == per_call {
+            assert!(
+                left.is_empty(),
+                "threads={threads}: alive after free: {left:?}"
+            );
+        } else {
+            // Parked workers only (and the helper that ends them).
+            assert!(!left.iter().any(|n| n == "primeforge-job"), "{left:?}");
+            let workers = left.iter().filter(|n| *n != "primeforge-idle").count();
+            assert_eq!(workers, parked as usize, "threads={threads}: {left:?}");
+        }
         assert!(t.elapsed() < Duration::from_secs(2), "{:?}", t.elapsed());
     }
-    // A finished job that is never taken: its threads are gone too, and
+    // A finished job that is never taken: its thread is gone too, and
     // freeing it wipes the key.
+    assert_eq!(pf_workers_release(), PF_OK);
     let j = start_rsa(512, &common::opts(2, None));
     assert_eq!(unsafe { pf_job_wait(j, u64::MAX) }, PF_OK);
     unsafe { pf_job_free(j) };
+    assert!(!library_threads().iter().any(|n| n == "primeforge-job"));
+    assert_eq!(worker_counts(), (0, 2));
+    assert_eq!(pf_workers_release(), PF_OK);
     assert!(library_threads().is_empty());
 }
 

@@ -66,6 +66,9 @@ unsafe extern "C" fn watch(user: *mut c_void, _ev: *const pf_progress) -> c_int 
 
 fn generate(bits: u32, threads: u32, seed: Option<&[u8; 32]>, seen: &mut Seen) -> pf_status {
     let mut o = opts(threads, seed);
+    // Threads started for the call and joined before it returns, so that
+    // the process's thread count tells what ran (no pool stays parked).
+    o.flags = pf_options_flag::PF_THREADS_PER_CALL as u32;
     o.progress = Some(watch);
     o.user_data = seen as *mut Seen as *mut c_void;
     let mut key = std::ptr::null_mut();
@@ -129,6 +132,7 @@ fn one_thread_rsa_runs_on_the_calling_thread() {
     // DH below 768 bits: no thread either; from 768 bits a worker runs.
     let dh = |bits: u32, threads: u32, seen: &mut Seen| {
         let mut o = opts(threads, Some(&[0x5Au8; 32]));
+        o.flags = pf_options_flag::PF_THREADS_PER_CALL as u32;
         o.progress = Some(watch);
         o.user_data = seen as *mut Seen as *mut c_void;
         let mut p = std::ptr::null_mut();

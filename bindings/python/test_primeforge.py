@@ -287,8 +287,12 @@ class Async(unittest.IsolatedAsyncioTestCase):
         task.cancel()
         with self.assertRaises(asyncio.CancelledError):
             await task
-        # The job was cancelled and its threads joined, not left running.
+        # The job was cancelled: its thread is joined and its workers are
+        # parked, none left running; released, no thread of it is left.
         self.assertLess(time.monotonic() - t, 3)
+        self.assertEqual(pf.workers()[0], 0)
+        pf.release_workers()
+        self.assertEqual(pf.workers(), (0, 0))
         names = []
         for d in os.listdir("/proc/self/task"):
             # A thread that exits between the listing and the read (an

@@ -524,7 +524,7 @@ pub fn generate_with_bound(
         req,
         opts,
         bound,
-        &crate::threads::Workers::pool(opts.threads)?,
+        &crate::threads::Workers::pool(opts.threads, opts.per_call_threads)?,
     )
 }
 
@@ -610,7 +610,7 @@ impl Batch {
             ));
         }
         self.source.sieve.forget_below(self.next_index);
-        let pool = crate::threads::Workers::pool(opts.threads)?;
+        let pool = crate::threads::Workers::pool(opts.threads, opts.per_call_threads)?;
         let mut generation = Generation::new(&pool, self.seed.clone(), opts, 1);
         let found = generation
             .search(std::sync::Arc::clone(&self.source), self.next_index, 1)?

@@ -269,8 +269,8 @@ pub unsafe extern "C" fn pf_dh_batch_next(
         if checked.seed.is_some() {
             return invalid("a batch's seed is given to pf_dh_batch_new: opts->seed must be NULL");
         }
-        if checked.flags != 0 {
-            return invalid("pf_options.flags holds RSA flags: must be 0 for DH");
+        if checked.flags & !super::options::GENERAL_FLAGS != 0 {
+            return invalid("pf_options.flags: the pf_rsa_flag bits are RSA only; DH takes pf_options_flag bits only");
         }
         // SAFETY: the caller passes a live batch; the mutex serialises
         // concurrent calls.
@@ -327,11 +327,8 @@ fn dh_request(
     flags: u32,
     checked: &CheckedOptions<'_>,
 ) -> Result<dh::Request, pf_status> {
-    // `opts->flags` holds RSA flags only.
-    if checked.flags != 0 {
-        return Err(invalid(
-            "pf_options.flags holds RSA flags: must be 0 for DH",
-        ));
+    if checked.flags & !super::options::GENERAL_FLAGS != 0 {
+        return Err(invalid("pf_options.flags: the pf_rsa_flag bits are RSA only; DH takes pf_options_flag bits only"));
     }
     dh::Request::new(bits, generator, flags).map_err(pf_status::from)
 }

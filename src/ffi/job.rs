@@ -49,7 +49,8 @@ pub(super) unsafe fn start_job(
         Ok(w) => w,
         Err(st) => return st,
     };
-    match Job::start(work, checked.threads, checked.seed) {
+    let per_call = checked.flags & super::options::pf_options_flag::PF_THREADS_PER_CALL as u32 != 0;
+    match Job::start_with(work, checked.threads, checked.seed, per_call) {
         Ok(job) => {
             let boxed = Box::into_raw(Box::new(pf_job { inner: job }));
             // SAFETY: `out` checked for NULL.
@@ -245,10 +246,12 @@ pub unsafe extern "C" fn pf_job_take_dh(
     })
 }
 
-/// Releases a job: cancels it if it still runs, waits for every thread it
-/// started to exit (as after `pf_job_cancel`), wipes and frees a
-/// result that was not taken, and closes the descriptor. When this
-/// returns, no thread of the job is alive. NULL is a no-op. Must not run
+/// Releases a job: cancels it if it still runs, waits for its thread to
+/// exit and for every worker to end its work (as after `pf_job_cancel`),
+/// wipes and frees a result that was not taken, and closes the
+/// descriptor. When this returns, no thread of the job is alive and its
+/// workers are parked holding nothing of it, or joined
+/// (`PF_THREADS_PER_CALL`; see `pf_options.threads`). NULL is a no-op. Must not run
 /// concurrently with another call on the same job. In a `fork()` child, on
 /// an inherited job, it only closes the child's copy of the descriptor.
 #[no_mangle]

@@ -195,9 +195,14 @@ fn rsa_request(
     checked: &CheckedOptions<'_>,
 ) -> Result<rsa::Request, pf_status> {
     use super::pf_rsa_flag::{PF_RSA_FIPS, PF_RSA_PROVABLE, PF_RSA_SECURE_ARENA};
-    let known = PF_RSA_FIPS as u32 | PF_RSA_PROVABLE as u32 | PF_RSA_SECURE_ARENA as u32;
+    let known = PF_RSA_FIPS as u32
+        | PF_RSA_PROVABLE as u32
+        | PF_RSA_SECURE_ARENA as u32
+        | super::options::GENERAL_FLAGS;
     if checked.flags & !known != 0 {
-        return Err(invalid("unknown pf_rsa_flag bits in pf_options.flags"));
+        return Err(invalid(
+            "unknown pf_rsa_flag or pf_options_flag bits in pf_options.flags",
+        ));
     }
     rsa::Request::with_flags(
         bits,

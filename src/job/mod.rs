@@ -125,6 +125,18 @@ impl Job {
     /// ([`Error::InvalidArgument`]); then [`Error::NoMemory`] (no secure
     /// memory or no file descriptor left) or [`Error::Threads`].
     pub fn start(work: Work, threads: u32, seed: Option<&[u8]>) -> Result<Job> {
+        Job::start_with(work, threads, seed, false)
+    }
+
+    /// [`Job::start`], with the generation's workers started for it and
+    /// joined before it ends when `per_call_threads` is set
+    /// ([`Options::per_call_threads`]).
+    pub fn start_with(
+        work: Work,
+        threads: u32,
+        seed: Option<&[u8]>,
+        per_call_threads: bool,
+    ) -> Result<Job> {
         crate::threads::resolve_threads(threads)?;
         let seed = match seed {
             Some(s) if s.len() != crate::prime::SEED_LEN => {
@@ -155,7 +167,9 @@ impl Job {
             .name("primeforge-job".into())
             .spawn(move || {
                 crate::secure::signals::block_for_thread();
-                crate::secure::run_shielded(|| drive(&shared, work, threads, seed));
+                crate::secure::run_shielded(|| {
+                    drive(&shared, work, threads, seed, per_call_threads)
+                });
             })
             .map_err(|_| Error::Threads)?;
         Ok(Job {
@@ -273,7 +287,7 @@ impl Drop for Job {
 }
 
 /// The driver thread's body: runs the generation as its caller.
-fn drive(inner: &Inner, work: Work, threads: u32, seed: Option<SecureBuf>) {
+fn drive(inner: &Inner, work: Work, threads: u32, seed: Option<SecureBuf>, per_call_threads: bool) {
     let mut report = |p: &Progress| {
         *lock(&inner.progress) = *p;
         inner.cancel.load(Ordering::Acquire)
@@ -287,6 +301,7 @@ fn drive(inner: &Inner, work: Work, threads: u32, seed: Option<SecureBuf>) {
         // A cancel is seen at the next report: report often (each report
         // only stores a snapshot).
         progress_interval: Some(JOB_REPORT_INTERVAL),
+        per_call_threads,
     };
     let outcome = catch_unwind(AssertUnwindSafe(|| -> Result<(Output, Stats)> {
         match work {

@@ -71,7 +71,10 @@ pub type ProgressFn<'a> = dyn FnMut(&Progress) -> bool + 'a;
 /// How a generation runs.
 #[derive(Default)]
 pub struct Options<'a> {
-    /// Worker threads: 0 = all available cores, at most 1024.
+    /// Worker threads: 0 = all available cores, at most 1024. A pool of
+    /// worker threads is parked after a generation, holding nothing of it,
+    /// for the next one that asks for as many threads; parked pools are
+    /// joined after 2 s unused or by [`crate::release_workers`].
     pub threads: u32,
     /// A 32-byte seed for reproducible output; `None` draws one from the OS.
     pub seed: Option<&'a [u8]>,
@@ -89,6 +92,10 @@ pub struct Options<'a> {
     /// 50 ms). Background jobs use 10 ms, so that a cancel is seen sooner;
     /// at most 1 s, at least 1 ms.
     pub progress_interval: Option<Duration>,
+    /// Start this call's worker threads for it and join them before it
+    /// returns, instead of leasing a pool kept between calls
+    /// (`crate::threads`): what every call did before pools were kept.
+    pub per_call_threads: bool,
 }
 
 /// Runs `f` on the calling thread but on a private stack of the library's
@@ -103,6 +110,7 @@ pub(crate) fn on_private_stack<T>(
     let mut user = opts.progress.take();
     let (threads, seed, interval) = (opts.threads, opts.seed, opts.progress_interval);
     let (rsa_fips, rsa_provable) = (opts.rsa_fips, opts.rsa_provable);
+    let per_call_threads = opts.per_call_threads;
     let r = crate::secure::fiber::on_private_stack(|caller| {
         let mut relay = |event: &Progress| match user.as_mut() {
             Some(cb) => caller.run(|| cb(event)),
@@ -115,6 +123,7 @@ pub(crate) fn on_private_stack<T>(
             rsa_fips,
             rsa_provable,
             progress_interval: interval,
+            per_call_threads,
         };
         f(&mut here)
     });

@@ -783,7 +783,15 @@ impl<'g, 'o> Generation<'g, 'o> {
         let outcome = match self.workers {
             Workers::Pool(pool) => {
                 spawn_workers(&shared, pool);
-                self.report_until_done(&shared, started)
+                let outcome = self.report_until_done(&shared, started);
+                if outcome.is_err() {
+                    // Cancelled: the workers stop at their next check.
+                    // The pool is not handed back (parked for the next
+                    // generation) while one of them still holds a
+                    // candidate of this one.
+                    wait_for_workers(&shared);
+                }
+                outcome
             }
             Workers::Here => self.work_here(&shared, started),
         };
@@ -1030,6 +1038,21 @@ fn spawn_workers<S: CandidateSource>(shared: &Arc<Shared<S>>, pool: &rayon::Thre
     }
 }
 
+/// Waits until every worker of `shared` has ended its job (wiped its
+/// stack and registers), the caller's registers cleared and its signals
+/// let through meanwhile.
+fn wait_for_workers<S: CandidateSource>(shared: &Shared<S>) {
+    crate::secure::signals::released(|| {
+        let mut left = lock(&shared.workers_left);
+        while *left > 0 {
+            left = shared
+                .caller_cv
+                .wait(left)
+                .unwrap_or_else(|p| p.into_inner());
+        }
+    });
+}
+
 /// The answer once every worker has stopped: the `count` lowest confirmed
 /// candidates, as primes.
 fn collect<S: CandidateSource>(shared: &Shared<S>) -> Result<Vec<Found>> {
@@ -1133,7 +1156,7 @@ mod tests {
     #[test]
     fn searching_here_gives_the_engines_answer() {
         for first in [0u64, 1, 22, 40, 43] {
-            let pool = Workers::pool(2).unwrap();
+            let pool = Workers::pool(2, false).unwrap();
             let seed = Seed::from_bytes(&[7u8; 32]).unwrap();
             let mut opts = Options::default();
             let mut generation = Generation::new(&pool, seed.clone(), &mut opts, 1);
@@ -1148,7 +1171,7 @@ mod tests {
             assert_eq!(stats.exponentiations, toy.reported.load(Ordering::Relaxed));
             assert_eq!(stats.candidates, here.index - first + 1);
         }
-        for pool in [Workers::pool(3).unwrap(), Workers::Here] {
+        for pool in [Workers::pool(3, false).unwrap(), Workers::Here] {
             run_on_workers_keeps_order_and_counts(&pool);
         }
     }

@@ -484,7 +484,13 @@ fn generate_anywhere(req: &Request, opts: &mut Options<'_>) -> Result<(RsaKey, S
         }
     }
     crate::secure::with_wiped_stack(|| {
-        crate::gmp::secret_scope(|| generate_inner(req, opts, &Workers::pool(opts.threads)?))
+        crate::gmp::secret_scope(|| {
+            generate_inner(
+                req,
+                opts,
+                &Workers::pool(opts.threads, opts.per_call_threads)?,
+            )
+        })
     })
 }
 

@@ -207,6 +207,18 @@ int main() {
         }
     }
     EXPECT((pf::secure_memory_status() & PF_SECURE_ARENA) != 0);
+    {
+        // Parked pools: a two-thread call leaves its two workers idle, a
+        // per-call one none, and release joins them.
+        pf::release_workers();
+        pf::DhParams::generate(512, pf::Options().with_threads(2));
+        pf::WorkerCounts c = pf::workers();
+        EXPECT(c.busy == 0 && c.idle == 2);
+        pf::release_workers();
+        pf::DhParams::generate(512, pf::Options().with_threads(2).with_flags(PF_THREADS_PER_CALL));
+        c = pf::workers();
+        EXPECT(c.busy == 0 && c.idle == 0);
+    }
     EXPECT(pf::build_info().substr(0, 11) == "primeforge ");
 
     std::printf("cpp wrapper: %s, %u progress calls, %d failures\n", std::string(pf::version()).c_str(),

@@ -54,7 +54,7 @@ __all__ = [
     "generate_rsa", "generate_dh", "start_rsa", "start_dh",
     "generate_rsa_async", "generate_dh_async",
     "import_rsa", "import_dh", "named_group", "check_dh",
-    "version", "build_info", "secure_memory_status",
+    "version", "build_info", "secure_memory_status", "workers", "release_workers",
     "NAMED_GROUPS", "DH_CHECK_BITS", "RSA_CHECK_BITS", "RSA_CHECK_FIPS_MASK",
     "SECURE_ARENA", "SECURE_FALLBACK",
 ]
@@ -176,6 +176,8 @@ _pf_build_info = _fn("pf_build_info", ctypes.c_char_p)
 _pf_last_error_message = _fn("pf_last_error_message", ctypes.c_char_p)
 _pf_secure_memory_status = _fn("pf_secure_memory_status", _ST, ctypes.POINTER(_U32))
 _pf_options_default = _fn("pf_options_default", _Options)
+_pf_workers_count = _fn("pf_workers_count", _ST, ctypes.POINTER(_U32), ctypes.POINTER(_U32))
+_pf_workers_release = _fn("pf_workers_release", _ST)
 _pf_buffer_data = _fn("pf_buffer_data", _U8P, _H)
 _pf_buffer_len = _fn("pf_buffer_len", _SIZE, _H)
 _pf_buffer_free = _fn("pf_buffer_free", None, _H)
@@ -330,6 +332,21 @@ def secure_memory_status() -> int:
     out = _U32()
     _check(_pf_secure_memory_status(ctypes.byref(out)))
     return int(out.value)
+
+
+def workers() -> Tuple[int, int]:
+    """(busy, parked): the library's worker threads running generations
+    now, and those parked for the next generation of the same size
+    (holding nothing of the ones they ran; joined after 2 s unused)."""
+    busy, idle = _U32(), _U32()
+    _check(_pf_workers_count(ctypes.byref(busy), ctypes.byref(idle)))
+    return int(busy.value), int(idle.value)
+
+
+def release_workers() -> None:
+    """Joins every parked worker thread now (before a fork without exec,
+    or entering a sandbox); generations still running keep theirs."""
+    _check(_pf_workers_release())
 
 
 class Progress:

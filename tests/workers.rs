@@ -1,0 +1,324 @@
+//! Worker pools kept between generations (`pf_options.threads`): parked
+//! after a call and reused by the next one of the same size, never more
+//! threads alive than callers asked for at once, joined after the quiet
+//! period or by `pf_workers_release`, joined per call with
+//! `PF_THREADS_PER_CALL`, and never inherited by a `fork()` child. The
+//! security side (what a parked worker holds) is in tests/leftovers.rs:
+//! its cores are taken with the workers of earlier generations parked.
+//!
+//! Every test here counts the process's threads: they run one at a time.
+
+use std::collections::BTreeSet;
+use std::sync::{Mutex, MutexGuard};
+use std::time::{Duration, Instant};
+
+use primeforge::ffi::pf_status::*;
+use primeforge::ffi::*;
+
+mod common;
+
+static SERIAL: Mutex<()> = Mutex::new(());
+
+fn serial() -> MutexGuard<'static, ()> {
+    SERIAL.lock().unwrap_or_else(|p| p.into_inner())
+}
+
+const PER_CALL: u32 = pf_options_flag::PF_THREADS_PER_CALL as u32;
+
+/// (tid, name) of this process's threads whose name starts with `prefix`.
+fn threads_named(prefix: &str) -> BTreeSet<(i32, String)> {
+    std::fs::read_dir("/proc/self/task")
+        .unwrap()
+        .filter_map(|t| {
+            let t = t.ok()?;
+            let name = std::fs::read_to_string(t.path().join("comm")).ok()?;
+            let tid = t.file_name().to_str()?.parse().ok()?;
+            Some((tid, name.trim().to_owned()))
+        })
+        .filter(|(_, n)| n.starts_with(prefix))
+        .collect()
+}
+
+/// The tids of the library's worker threads (`primeforge-<index>`).
+fn workers() -> BTreeSet<i32> {
+    threads_named("primeforge-")
+        .into_iter()
+        .filter(|(_, n)| n["primeforge-".len()..].bytes().all(|b| b.is_ascii_digit()))
+        .map(|(t, _)| t)
+        .collect()
+}
+
+fn counts() -> (u32, u32) {
+    let (mut busy, mut idle) = (u32::MAX, u32::MAX);
+    assert_eq!(unsafe { pf_workers_count(&mut busy, &mut idle) }, PF_OK);
+    (busy, idle)
+}
+
+fn release() {
+    assert_eq!(pf_workers_release(), PF_OK);
+    assert!(
+        threads_named("primeforge").is_empty(),
+        "{:?}",
+        threads_named("primeforge")
+    );
+    assert_eq!(counts(), (0, 0));
+}
+
+/// A seeded RSA key's modulus (big-endian bytes).
+fn rsa_modulus(bits: u32, threads: u32, flags: u32, seed: &[u8; 32]) -> Vec<u8> {
+    let mut o = common::opts(threads, Some(seed));
+    o.flags = flags;
+    let mut key = std::ptr::null_mut();
+    assert_eq!(
+        unsafe { pf_rsa_generate_ex(bits, 65537, 2, &o, &mut key) },
+        PF_OK
+    );
+    let mut buf = std::ptr::null_mut();
+    assert_eq!(
+        unsafe { pf_rsa_component(key, pf_rsa_part::PF_RSA_N as u32, &mut buf) },
+        PF_OK
+    );
+    unsafe { pf_rsa_free(key) };
+    common::take(buf)
+}
+
+fn dh_prime(bits: u32, threads: u32, flags: u32, seed: &[u8; 32]) -> Result<Vec<u8>, pf_status> {
+    let mut o = common::opts(threads, Some(seed));
+    o.flags = flags;
+    let mut p = std::ptr::null_mut();
+    match unsafe { pf_dh_generate_ex(bits, 2, 0, &o, &mut p) } {
+        PF_OK => {}
+        st => return Err(st),
+    }
+    let mut buf = std::ptr::null_mut();
+    assert_eq!(
+        unsafe { pf_dh_component(p, pf_dh_part::PF_DH_P as u32, &mut buf) },
+        PF_OK
+    );
+    unsafe { pf_dh_free(p) };
+    Ok(common::take(buf))
+}
+
+/// After a call, its pool is parked: the same threads, all idle, run the
+/// next call of that size, whose output is what a call with its own
+/// threads gives.
+#[test]
+fn a_pool_is_parked_and_reused() {
+    let _s = serial();
+    release();
+    // What calls with threads of their own give (a per-call pool is new
+    // threads: it may end parked ones, see below).
+    let seed = [0x31u8; 32];
+    let want: Vec<Vec<u8>> = (0..5u8)
+        .map(|i| rsa_modulus(1024, 2, PER_CALL, &[0x40 + i; 32]))
+        .collect();
+    let want_p = dh_prime(512, 2, PER_CALL, &seed).unwrap();
+    assert!(workers().is_empty());
+    let first = rsa_modulus(1024, 2, 0, &seed);
+    assert_eq!(counts(), (0, 2));
+    let parked = workers();
+    assert_eq!(parked.len(), 2, "{:?}", threads_named("primeforge"));
+    for (i, want) in (0..5u8).zip(&want) {
+        assert_eq!(&rsa_modulus(1024, 2, 0, &[0x40 + i; 32]), want);
+        assert_eq!(workers(), parked, "the parked threads run every call");
+    }
+    assert_eq!(rsa_modulus(1024, 2, 0, &seed), first);
+    // DH parameters lease the same pools.
+    assert_eq!(dh_prime(512, 2, 0, &seed).unwrap(), want_p);
+    assert_eq!(workers(), parked);
+    assert_eq!(counts(), (0, 2));
+    // A call with threads of its own while two are parked: never more
+    // threads alive than asked for at once (two), so the parked pool ends.
+    rsa_modulus(1024, 2, PER_CALL, &seed);
+    assert_eq!(counts(), (0, 0));
+    assert!(workers().is_empty());
+    release();
+}
+
+/// `PF_THREADS_PER_CALL` joins the call's workers before it returns, for
+/// RSA and DH; DH takes no other flag.
+#[test]
+fn per_call_threads_are_joined_before_return() {
+    let _s = serial();
+    release();
+    rsa_modulus(1024, 3, PER_CALL, &[7u8; 32]);
+    assert!(threads_named("primeforge").is_empty());
+    dh_prime(512, 3, PER_CALL, &[7u8; 32]).unwrap();
+    assert!(threads_named("primeforge").is_empty());
+    assert_eq!(counts(), (0, 0));
+    let rsa_flag = pf_rsa_flag::PF_RSA_FIPS as u32;
+    assert_eq!(
+        dh_prime(512, 3, rsa_flag | PER_CALL, &[7u8; 32]),
+        Err(PF_ERR_INVALID_ARGUMENT)
+    );
+    let msg = unsafe { std::ffi::CStr::from_ptr(pf_last_error_message()) };
+    assert!(msg.to_str().unwrap().contains("RSA only"), "{msg:?}");
+    // Unknown general bits are refused by RSA and DH alike.
+    assert_eq!(
+        dh_prime(512, 3, 1 << 17, &[7u8; 32]),
+        Err(PF_ERR_INVALID_ARGUMENT)
+    );
+    let mut o = common::opts(2, None);
+    o.flags = 1 << 17;
+    let mut key = std::ptr::null_mut();
+    assert_eq!(
+        unsafe { pf_rsa_generate_ex(1024, 65537, 2, &o, &mut key) },
+        PF_ERR_INVALID_ARGUMENT
+    );
+    assert!(key.is_null());
+}
+
+/// Calls of other sizes, one after another, keep no more threads than
+/// the largest asked for; calls at once keep no more than they asked for
+/// together; pools above 64 threads are never kept.
+#[test]
+fn never_more_threads_than_asked_for_at_once() {
+    let _s = serial();
+    release();
+    for (t, i) in [2u32, 3, 4, 2, 3].into_iter().zip(0u8..) {
+        rsa_modulus(512, t, 0, &[0x50 + i; 32]);
+        let (busy, idle) = counts();
+        assert_eq!(busy, 0);
+        assert!(idle <= 4, "after {t} threads: {idle} parked");
+        assert!(idle >= t, "the last pool is parked");
+        assert_eq!(workers().len(), idle as usize);
+    }
+    release();
+    // Eight callers at once, two threads each.
+    std::thread::scope(|s| {
+        for c in 0..8u8 {
+            s.spawn(move || {
+                for i in 0..4u8 {
+                    rsa_modulus(512, 2, 0, &[c * 16 + i + 1; 32]);
+                }
+            });
+        }
+    });
+    let (busy, idle) = counts();
+    assert_eq!(busy, 0);
+    assert!(
+        (2..=16).contains(&idle),
+        "{idle} parked after 8 × 2 threads"
+    );
+    assert_eq!(workers().len(), idle as usize);
+    release();
+    rsa_modulus(512, 65, 0, &[0x77; 32]);
+    assert_eq!(counts(), (0, 0));
+    assert!(workers().is_empty());
+}
+
+/// Parked pools are joined after two quiet seconds, and the helper that
+/// joins them ends with them.
+#[test]
+fn idle_pools_end_after_the_quiet_period() {
+    let _s = serial();
+    release();
+    rsa_modulus(512, 2, 0, &[0x61; 32]);
+    assert_eq!(workers().len(), 2);
+    // The helper names itself once it runs.
+    let t = Instant::now();
+    while threads_named("primeforge-idle").len() != 1 {
+        assert!(
+            t.elapsed() < Duration::from_secs(1),
+            "{:?}",
+            threads_named("")
+        );
+        std::thread::sleep(Duration::from_millis(5));
+    }
+    let t = Instant::now();
+    while !threads_named("primeforge").is_empty() {
+        assert!(
+            t.elapsed() < Duration::from_secs(6),
+            "still alive after {:?}: {:?}",
+            t.elapsed(),
+            threads_named("primeforge")
+        );
+        std::thread::sleep(Duration::from_millis(50));
+    }
+    assert!(
+        t.elapsed() >= Duration::from_millis(1500),
+        "{:?}",
+        t.elapsed()
+    );
+    assert_eq!(counts(), (0, 0));
+}
+
+/// A cancelled generation parks its pool only once every worker has
+/// stopped: right after the call returns, the parked workers use no CPU.
+#[test]
+fn a_cancelled_generation_parks_a_quiet_pool() {
+    let _s = serial();
+    release();
+    unsafe extern "C" fn cancel_late(_: *mut std::ffi::c_void, ev: *const pf_progress) -> i32 {
+        i32::from(unsafe { (*ev).elapsed_ns } > 150_000_000)
+    }
+    for _ in 0..3 {
+        let mut o = common::opts(2, None);
+        o.progress = Some(cancel_late);
+        let mut p = std::ptr::null_mut();
+        let st = unsafe { pf_dh_generate_ex(4096, 2, 0, &o, &mut p) };
+        if st == PF_OK {
+            unsafe { pf_dh_free(p) };
+            continue;
+        }
+        assert_eq!(st, PF_ERR_CANCELLED);
+        assert_eq!(counts(), (0, 2));
+        let cpu = |tids: &BTreeSet<i32>| -> u64 {
+            tids.iter()
+                .map(|t| {
+                    let stat =
+                        std::fs::read_to_string(format!("/proc/self/task/{t}/stat")).unwrap();
+                    let f: Vec<&str> = stat
+                        .rsplit(')')
+                        .next()
+                        .unwrap()
+                        .split_whitespace()
+                        .collect();
+                    // utime and stime, fields 14 and 15 (after the name: 12, 13).
+                    f[11].parse::<u64>().unwrap() + f[12].parse::<u64>().unwrap()
+                })
+                .sum()
+        };
+        let w = workers();
+        let before = cpu(&w);
+        std::thread::sleep(Duration::from_millis(300));
+        // Clock ticks (1/100 s): a worker still testing a DH-4096
+        // candidate would use most of the 300 ms.
+        assert!(cpu(&w) - before <= 5, "{} ticks", cpu(&w) - before);
+    }
+    release();
+}
+
+/// A `fork()` child inherits no running worker and no parked pool: its
+/// first generation starts its own, with the same output.
+#[test]
+fn a_fork_child_starts_its_own_pool() {
+    let _s = serial();
+    release();
+    let seed = [0x42u8; 32];
+    let want = rsa_modulus(1024, 2, 0, &seed);
+    assert_eq!(counts(), (0, 2));
+    let pid = unsafe { libc::fork() };
+    if pid == 0 {
+        // The child: a stuck generation (waiting for the parent's
+        // threads) is killed by the alarm.
+        unsafe { libc::alarm(30) };
+        let ok = counts() == (0, 0)
+            && workers().is_empty()
+            && rsa_modulus(1024, 2, 0, &seed) == want
+            && counts() == (0, 2)
+            && workers().len() == 2;
+        unsafe { libc::_exit(if ok { 0 } else { 1 }) };
+    }
+    assert!(pid > 0);
+    let mut status = 0;
+    assert_eq!(unsafe { libc::waitpid(pid, &mut status, 0) }, pid);
+    assert!(
+        libc::WIFEXITED(status) && libc::WEXITSTATUS(status) == 0,
+        "child status {status:#x}"
+    );
+    // The parent's pool is untouched.
+    assert_eq!(counts(), (0, 2));
+    assert_eq!(rsa_modulus(1024, 2, 0, &seed), want);
+    release();
+}
