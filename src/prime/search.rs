@@ -239,6 +239,9 @@ struct State<C> {
     /// Survivors whose first round started above the lowest unresolved
     /// survivor (see `gate`): the speculative work in flight or done.
     speculative: BTreeSet<u64>,
+    /// Workers parked at the gate, by the index they hold (see
+    /// `Shared::wake`).
+    waiting: BTreeMap<u64, std::thread::Thread>,
 }
 
 impl<C> Default for State<C> {
@@ -248,6 +251,7 @@ impl<C> Default for State<C> {
             pending: BTreeMap::new(),
             open: BTreeSet::new(),
             speculative: BTreeSet::new(),
+            waiting: BTreeMap::new(),
         }
     }
 }
@@ -287,10 +291,6 @@ struct Shared<S: CandidateSource> {
     /// Index of the `count`-th lowest confirmed prime, or u64::MAX.
     bound: AtomicU64,
     state: Mutex<State<S::Cand>>,
-    work_cv: Condvar,
-    /// Workers waiting on `work_cv` (changed under the state lock), so that
-    /// the common case — nobody waiting — costs no wake-up system call.
-    waiters: AtomicUsize,
     stop: AtomicBool,
     panicked: AtomicBool,
     candidates: AtomicU64,
@@ -317,8 +317,6 @@ impl<S: CandidateSource> Shared<S> {
             next: AtomicU64::new(first_index),
             bound: AtomicU64::new(u64::MAX),
             state: Mutex::new(State::default()),
-            work_cv: Condvar::new(),
-            waiters: AtomicUsize::new(0),
             stop: AtomicBool::new(false),
             panicked: AtomicBool::new(false),
             candidates: AtomicU64::new(0),
@@ -403,8 +401,8 @@ impl<S: CandidateSource> Shared<S> {
             }
         }
         st.prune();
+        self.wake(&st);
         drop(st);
-        self.wake();
     }
 
     fn confirm(&self, st: &mut State<S::Cand>, index: u64, cand: Arc<S::Cand>) {
@@ -418,6 +416,8 @@ impl<S: CandidateSource> Shared<S> {
             self.bound.fetch_min(b, Ordering::AcqRel);
             // Drop pending candidates that can no longer matter.
             st.pending.retain(|&i, _| i < b);
+            // Waiters above the bound leave.
+            self.wake_all(st);
         }
         self.found
             .store(st.confirmed.len().min(self.count), Ordering::Release);
@@ -425,11 +425,49 @@ impl<S: CandidateSource> Shared<S> {
         self.caller_cv.notify_all();
     }
 
-    /// Wakes waiting workers after a state change made under the lock.
-    fn wake(&self) {
-        if self.waiters.load(Ordering::SeqCst) > 0 {
-            self.work_cv.notify_all();
+    /// After a state change, under the lock: unparks the waiters that may
+    /// now go on — the one holding the lowest index (the next to leave the
+    /// speculative window, or to learn that its index can no longer
+    /// matter) and one more per confirmation round that may be taken now,
+    /// lowest indices first — rather than all of them: with many more
+    /// threads than cores, waking every waiter on every verdict cost more
+    /// CPU in wake-ups and context switches than the search saved. A
+    /// waiter that is not woken looks again after at most 20 ms. Nobody
+    /// waiting (the common case at two threads) costs nothing.
+    fn wake(&self, st: &State<S::Cand>) {
+        if st.waiting.is_empty() {
+            return;
         }
+        let n = 1 + self.takeable_rounds(st, st.waiting.len());
+        for t in st.waiting.values().take(n) {
+            t.unpark();
+        }
+    }
+
+    /// Unparks every waiter: the search stopped, or its bound dropped
+    /// (waiters above it leave).
+    fn wake_all(&self, st: &State<S::Cand>) {
+        for t in st.waiting.values() {
+            t.unpark();
+        }
+    }
+
+    /// How many confirmation rounds [`Shared::take_round`] would hand out
+    /// now, counted up to `cap`.
+    fn takeable_rounds(&self, st: &State<S::Cand>, cap: usize) -> usize {
+        let bound = self.bound.load(Ordering::Acquire);
+        let mut n = 0;
+        for (pending_below, (&idx, p)) in st.pending.iter().enumerate() {
+            if idx > bound || n >= cap {
+                break;
+            }
+            let below = st.confirmed.range(..idx).count() + st.open.range(..idx).count();
+            if below + pending_below >= self.count {
+                break;
+            }
+            n += (self.rounds - p.next_round.min(self.rounds)) as usize;
+        }
+        n.min(cap)
     }
 
     /// Runs one pending round if there is one; returns whether it did.
@@ -467,6 +505,7 @@ impl<S: CandidateSource> Shared<S> {
     fn gate(&self, k: u64) -> bool {
         loop {
             let mut st = lock(&self.state);
+            st.waiting.remove(&k);
             if self.stop.load(Ordering::Relaxed) {
                 st.open.remove(&k);
                 return false;
@@ -475,8 +514,8 @@ impl<S: CandidateSource> Shared<S> {
             if confirmed_below >= self.count {
                 st.open.remove(&k);
                 st.prune();
+                self.wake(&st);
                 drop(st);
-                self.wake();
                 return false;
             }
             // `k` is open, so the lowest unresolved index is at most `k`.
@@ -494,15 +533,12 @@ impl<S: CandidateSource> Shared<S> {
                 let pass = self.run_round(idx, r, &cand);
                 self.finish_round(idx, pass);
             } else {
-                self.waiters.fetch_add(1, Ordering::SeqCst);
-                // Parked with nothing of its rounds in the registers.
-                let (st, _) = crate::secure::signals::released(|| {
-                    self.work_cv
-                        .wait_timeout(st, Duration::from_millis(20))
-                        .unwrap_or_else(|p| p.into_inner())
-                });
-                self.waiters.fetch_sub(1, Ordering::SeqCst);
+                st.waiting.insert(k, std::thread::current());
                 drop(st);
+                // Parked with nothing of its rounds in the registers.
+                crate::secure::signals::released(|| {
+                    std::thread::park_timeout(Duration::from_millis(20))
+                });
             }
         }
     }
@@ -513,8 +549,8 @@ impl<S: CandidateSource> Shared<S> {
         let mut st = lock(&self.state);
         st.open.remove(&k);
         st.prune();
+        self.wake(&st);
         drop(st);
-        self.wake();
     }
 
     /// Builds claimed candidate `k`, or releases it when the source's
@@ -553,8 +589,8 @@ impl<S: CandidateSource> Shared<S> {
             self.source.recycle(cand, scratch);
         }
         st.prune();
+        self.wake(&st);
         drop(st);
-        self.wake();
     }
 
     /// For a worker whose candidate `k` passed the gate, with a source
@@ -705,8 +741,8 @@ impl<S: CandidateSource> Shared<S> {
             let mut st = lock(&self.state);
             st.open.remove(&k);
             st.prune();
+            self.wake(&st);
             drop(st);
-            self.wake();
             while self.help() {}
             return false;
         }
@@ -883,7 +919,7 @@ impl<'g, 'o> Generation<'g, 'o> {
         if let Some(cb) = self.opts.progress.as_mut() {
             if crate::secure::signals::released(|| cb(&event)) {
                 shared.stop.store(true, Ordering::Release);
-                shared.work_cv.notify_all();
+                shared.wake_all(&lock(&shared.state));
                 return Err(Error::Cancelled);
             }
         }
@@ -1029,7 +1065,7 @@ fn spawn_workers<S: CandidateSource>(shared: &Arc<Shared<S>>, pool: &rayon::Thre
             if !ok {
                 sh.panicked.store(true, Ordering::Release);
                 sh.stop.store(true, Ordering::Release);
-                sh.work_cv.notify_all();
+                sh.wake_all(&lock(&sh.state));
             }
             let mut left = lock(&sh.workers_left);
             *left -= 1;
