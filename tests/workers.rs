@@ -39,13 +39,30 @@ fn threads_named(prefix: &str) -> BTreeSet<(i32, String)> {
         .collect()
 }
 
-/// The tids of the library's worker threads (`primeforge-<index>`).
-fn workers() -> BTreeSet<i32> {
+/// The tids of the library's worker threads (`primeforge-<index>`) as
+/// listed by /proc.
+fn listed_workers() -> BTreeSet<i32> {
     threads_named("primeforge-")
         .into_iter()
         .filter(|(_, n)| n["primeforge-".len()..].bytes().all(|b| b.is_ascii_digit()))
         .map(|(t, _)| t)
         .collect()
+}
+
+/// The worker threads, once /proc lists as many as the library counts
+/// (busy + parked; waiting up to a second): a joined thread leaves
+/// /proc/self/task a moment after the join returns, since the kernel
+/// finishes its exit after waking the joiner.
+fn workers() -> BTreeSet<i32> {
+    let t = Instant::now();
+    loop {
+        let listed = listed_workers();
+        let (busy, idle) = counts();
+        if listed.len() == (busy + idle) as usize || t.elapsed() > Duration::from_secs(1) {
+            return listed;
+        }
+        std::thread::sleep(Duration::from_millis(2));
+    }
 }
 
 fn counts() -> (u32, u32) {
@@ -54,13 +71,23 @@ fn counts() -> (u32, u32) {
     (busy, idle)
 }
 
+/// Waits up to a second for no thread named `prefix…` to be listed (see
+/// [`workers`]).
+fn settled(prefix: &str) -> BTreeSet<(i32, String)> {
+    let t = Instant::now();
+    loop {
+        let left = threads_named(prefix);
+        if left.is_empty() || t.elapsed() > Duration::from_secs(1) {
+            return left;
+        }
+        std::thread::sleep(Duration::from_millis(2));
+    }
+}
+
 fn release() {
     assert_eq!(pf_workers_release(), PF_OK);
-    assert!(
-        threads_named("primeforge").is_empty(),
-        "{:?}",
-        threads_named("primeforge")
-    );
+    let left = settled("primeforge");
+    assert!(left.is_empty(), "{left:?}");
     assert_eq!(counts(), (0, 0));
 }
 
@@ -142,9 +169,9 @@ fn per_call_threads_are_joined_before_return() {
     let _s = serial();
     release();
     rsa_modulus(1024, 3, PER_CALL, &[7u8; 32]);
-    assert!(threads_named("primeforge").is_empty());
+    assert!(settled("primeforge").is_empty());
     dh_prime(512, 3, PER_CALL, &[7u8; 32]).unwrap();
-    assert!(threads_named("primeforge").is_empty());
+    assert!(settled("primeforge").is_empty());
     assert_eq!(counts(), (0, 0));
     let rsa_flag = pf_rsa_flag::PF_RSA_FIPS as u32;
     assert_eq!(

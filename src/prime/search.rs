@@ -82,8 +82,10 @@ pub(crate) trait CandidateSource: Send + Sync + 'static {
     fn rounds(&self) -> u32;
     /// Runs round `round` on candidate `index` and says whether it passed
     /// and how many modular exponentiations it started (the engine keeps
-    /// the count). Once `stop` is set (the search was cancelled) a long
-    /// round may give up early with any verdict: it is discarded.
+    /// the count). Once `stop` is set (the search was cancelled, or the
+    /// candidate's index fell above the search's bound: its verdict can no
+    /// longer matter) a long round may give up early with any verdict: it
+    /// is discarded.
     fn round(
         &self,
         seed: &Seed,
@@ -277,8 +279,22 @@ impl<C> State<C> {
     }
 }
 
+/// One worker's round in flight: the index it runs a round for (set under
+/// the state lock when the round is handed out), and the flag that makes
+/// the round give up — set when the search stops, or when the bound drops
+/// below that index, so that a round whose verdict can no longer matter
+/// stops within a few dozen multiplications instead of running to its end
+/// (with many workers, the rounds in flight when the last prime is found
+/// were a visible share of a search).
+struct Slot {
+    index: AtomicU64,
+    abandon: AtomicBool,
+}
+
 struct Shared<S: CandidateSource> {
     source: S,
+    /// One per worker (see [`Slot`]).
+    slots: Vec<Slot>,
     /// `source.pairs()`, asked once.
     pairs: bool,
     /// First rounds that may be started above the lowest unresolved
@@ -309,6 +325,12 @@ impl<S: CandidateSource> Shared<S> {
         let lanes = if pairs { 2 } else { 1 };
         Shared {
             source,
+            slots: (0..threads.max(1))
+                .map(|_| Slot {
+                    index: AtomicU64::new(u64::MAX),
+                    abandon: AtomicBool::new(false),
+                })
+                .collect(),
             pairs,
             window: lanes * if threads <= 4 { threads } else { threads - 1 },
             seed: seed.clone(),
@@ -345,14 +367,35 @@ fn lock<T>(m: &Mutex<T>) -> MutexGuard<'_, T> {
 }
 
 impl<S: CandidateSource> Shared<S> {
-    fn run_round(&self, index: u64, round: u32, cand: &S::Cand) -> bool {
+    /// Runs a round handed out to `slot` (by `take_round` or the gate). A
+    /// round given up (see [`Slot`]) has no verdict: it counts as failed,
+    /// which changes nothing, since its index is above the bound (or the
+    /// search stopped).
+    fn run_round(&self, slot: &Slot, index: u64, round: u32, cand: &S::Cand) -> bool {
         crate::fault::point("search_round");
         let v = self
             .source
-            .round(&self.seed, index, round, cand, &self.stop);
+            .round(&self.seed, index, round, cand, &slot.abandon);
         self.exponentiations
             .fetch_add(u64::from(v.exponentiations), Ordering::Relaxed);
-        v.pass
+        v.pass && !slot.abandon.load(Ordering::Acquire)
+    }
+
+    /// Hands the round for `index` to `slot` (under the state lock).
+    fn assign(slot: &Slot, index: u64) {
+        slot.abandon.store(false, Ordering::Relaxed);
+        slot.index.store(index, Ordering::Relaxed);
+    }
+
+    /// Stops the search: every worker at its next check, every round in
+    /// flight within a few dozen multiplications, every waiter now.
+    fn halt(&self) {
+        self.stop.store(true, Ordering::Release);
+        let st = lock(&self.state);
+        for slot in &self.slots {
+            slot.abandon.store(true, Ordering::Release);
+        }
+        self.wake_all(&st);
     }
 
     /// Takes the lowest pending confirmation round that is certainly needed:
@@ -360,7 +403,7 @@ impl<S: CandidateSource> Shared<S> {
     /// `count` candidates below it are confirmed or unresolved, i.e. it is
     /// in the answer unless it fails itself. Otherwise its rounds would be
     /// speculative and wait until the lower ones are decided.
-    fn take_round(&self, st: &mut State<S::Cand>) -> Option<(u64, u32, Arc<S::Cand>)> {
+    fn take_round(&self, slot: &Slot, st: &mut State<S::Cand>) -> Option<(u64, u32, Arc<S::Cand>)> {
         let bound = self.bound.load(Ordering::Acquire);
         let State {
             confirmed,
@@ -380,6 +423,7 @@ impl<S: CandidateSource> Shared<S> {
             if p.next_round < self.rounds {
                 let r = p.next_round;
                 p.next_round += 1;
+                Self::assign(slot, idx);
                 return Some((idx, r, Arc::clone(&p.cand)));
             }
         }
@@ -414,8 +458,14 @@ impl<S: CandidateSource> Shared<S> {
                 .nth(self.count - 1)
                 .expect("count entries");
             self.bound.fetch_min(b, Ordering::AcqRel);
-            // Drop pending candidates that can no longer matter.
+            // Drop pending candidates that can no longer matter, and give
+            // up the rounds in flight above the bound.
             st.pending.retain(|&i, _| i < b);
+            for slot in &self.slots {
+                if slot.index.load(Ordering::Relaxed) > b {
+                    slot.abandon.store(true, Ordering::Release);
+                }
+            }
             // Waiters above the bound leave.
             self.wake_all(st);
         }
@@ -471,11 +521,11 @@ impl<S: CandidateSource> Shared<S> {
     }
 
     /// Runs one pending round if there is one; returns whether it did.
-    fn help(&self) -> bool {
-        let job = self.take_round(&mut lock(&self.state));
+    fn help(&self, slot: &Slot) -> bool {
+        let job = self.take_round(slot, &mut lock(&self.state));
         match job {
             Some((idx, r, cand)) => {
-                let pass = self.run_round(idx, r, &cand);
+                let pass = self.run_round(slot, idx, r, &cand);
                 self.finish_round(idx, pass);
                 true
             }
@@ -502,7 +552,7 @@ impl<S: CandidateSource> Shared<S> {
     /// source that pairs first rounds (see `partner`) the window is twice
     /// that: a thread in flight holds two.
     /// On success `k` is registered as running.
-    fn gate(&self, k: u64) -> bool {
+    fn gate(&self, slot: &Slot, k: u64) -> bool {
         loop {
             let mut st = lock(&self.state);
             st.waiting.remove(&k);
@@ -525,12 +575,13 @@ impl<S: CandidateSource> Shared<S> {
                 if k > low {
                     st.speculative.insert(k);
                 }
+                Self::assign(slot, k);
                 return true;
             }
             // k would be speculative: help confirm the lower ones, or wait.
-            if let Some((idx, r, cand)) = self.take_round(&mut st) {
+            if let Some((idx, r, cand)) = self.take_round(slot, &mut st) {
                 drop(st);
-                let pass = self.run_round(idx, r, &cand);
+                let pass = self.run_round(slot, idx, r, &cand);
                 self.finish_round(idx, pass);
             } else {
                 st.waiting.insert(k, std::thread::current());
@@ -631,12 +682,12 @@ impl<S: CandidateSource> Shared<S> {
         }
     }
 
-    fn test_candidate(&self, k: u64, scratch: &mut [Integer; 2]) {
+    fn test_candidate(&self, slot: &Slot, k: u64, scratch: &mut [Integer; 2]) {
         let [s1, s2] = scratch;
         let Some(cand) = self.build(k, s1) else {
             return;
         };
-        if !self.gate(k) {
+        if !self.gate(slot, k) {
             self.source.recycle(cand, s1);
             return;
         }
@@ -648,34 +699,43 @@ impl<S: CandidateSource> Shared<S> {
         match partner {
             Partner::Now(k2, cand2) => {
                 crate::fault::point("search_round");
-                let pair =
-                    self.source
-                        .first_round_pair(&self.seed, [k, k2], [&cand, &cand2], &self.stop);
+                // The slot holds k, the lower of the two: the pair gives
+                // up only when both are above the bound.
+                let pair = self.source.first_round_pair(
+                    &self.seed,
+                    [k, k2],
+                    [&cand, &cand2],
+                    &slot.abandon,
+                );
                 let [p1, p2] = match pair {
                     Some(v) => {
                         self.exponentiations.fetch_add(
                             u64::from(v[0].exponentiations + v[1].exponentiations),
                             Ordering::Relaxed,
                         );
-                        [v[0].pass, v[1].pass]
+                        let given_up = slot.abandon.load(Ordering::Acquire);
+                        [v[0].pass && !given_up, v[1].pass && !given_up]
                     }
-                    None => [self.run_round(k, 0, &cand), self.run_round(k2, 0, &cand2)],
+                    None => [
+                        self.run_round(slot, k, 0, &cand),
+                        self.run_round(slot, k2, 0, &cand2),
+                    ],
                 };
                 self.first_verdict(k, cand, p1, s1);
                 self.first_verdict(k2, cand2, p2, s2);
             }
             Partner::Later(k2, cand2) => {
-                let pass = self.run_round(k, 0, &cand);
+                let pass = self.run_round(slot, k, 0, &cand);
                 self.first_verdict(k, cand, pass, s1);
-                if self.gate(k2) {
-                    let pass = self.run_round(k2, 0, &cand2);
+                if self.gate(slot, k2) {
+                    let pass = self.run_round(slot, k2, 0, &cand2);
                     self.first_verdict(k2, cand2, pass, s2);
                 } else {
                     self.source.recycle(cand2, s2);
                 }
             }
             Partner::None => {
-                let pass = self.run_round(k, 0, &cand);
+                let pass = self.run_round(slot, k, 0, &cand);
                 self.first_verdict(k, cand, pass, s1);
             }
         }
@@ -713,17 +773,19 @@ impl<S: CandidateSource> Shared<S> {
         }
     }
 
-    fn worker(&self) {
+    /// Worker number `i`'s loop (its [`Slot`] is `slots[i]`).
+    fn worker(&self, i: usize) {
         let mut scratch = [Integer::new(), Integer::new()];
-        while self.step(&mut scratch) {}
+        let slot = &self.slots[i];
+        while self.step(slot, &mut scratch) {}
     }
 
     /// One turn of a worker: the pending rounds it can take, then one
     /// claimed candidate brought to its verdict. Returns false when there
     /// is nothing left to claim (or the search stopped); the claimed index
     /// is always resolved before returning, so any thread may take turns.
-    fn step(&self, scratch: &mut [Integer; 2]) -> bool {
-        while self.help() {
+    fn step(&self, slot: &Slot, scratch: &mut [Integer; 2]) -> bool {
+        while self.help(slot) {
             if self.stop.load(Ordering::Relaxed) {
                 return false;
             }
@@ -743,10 +805,10 @@ impl<S: CandidateSource> Shared<S> {
             st.prune();
             self.wake(&st);
             drop(st);
-            while self.help() {}
+            while self.help(slot) {}
             return false;
         }
-        self.test_candidate(k, scratch);
+        self.test_candidate(slot, k, scratch);
         true
     }
 }
@@ -918,8 +980,7 @@ impl<'g, 'o> Generation<'g, 'o> {
         let event = self.event(shared, started);
         if let Some(cb) = self.opts.progress.as_mut() {
             if crate::secure::signals::released(|| cb(&event)) {
-                shared.stop.store(true, Ordering::Release);
-                shared.wake_all(&lock(&shared.state));
+                shared.halt();
                 return Err(Error::Cancelled);
             }
         }
@@ -952,7 +1013,7 @@ impl<'g, 'o> Generation<'g, 'o> {
         let mut found = 0;
         loop {
             let more = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
-                shared.step(&mut scratch)
+                shared.step(&shared.slots[0], &mut scratch)
             }))
             .map_err(|_| Error::Internal)?;
             let now_found = shared.found.load(Ordering::Acquire);
@@ -1054,18 +1115,18 @@ pub(crate) fn search_here<S: CandidateSource>(
 /// Starts one worker per pool thread. Each resolves claimed indices until
 /// nothing is left, wipes its stack, and reports a panic as a stop.
 fn spawn_workers<S: CandidateSource>(shared: &Arc<Shared<S>>, pool: &rayon::ThreadPool) {
-    for _ in 0..pool.current_num_threads() {
+    for i in 0..pool.current_num_threads() {
         let sh = Arc::clone(shared);
         pool.spawn(move || {
-            let ok = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| sh.worker())).is_ok();
+            let ok =
+                std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| sh.worker(i))).is_ok();
             // GMP's stack temporaries (candidates, powers) and stream
             // states die with the worker's frames; wipe them before the
             // thread takes other work.
             crate::secure::wipe_stack();
             if !ok {
                 sh.panicked.store(true, Ordering::Release);
-                sh.stop.store(true, Ordering::Release);
-                sh.wake_all(&lock(&sh.state));
+                sh.halt();
             }
             let mut left = lock(&sh.workers_left);
             *left -= 1;
@@ -1182,6 +1243,80 @@ mod tests {
             }
             lock(&self.paired).push((index[0], index[1]));
             Some([0, 1].map(|i| self.round(seed, index[i], 0, c[i], stop)))
+        }
+    }
+
+    /// Candidate 3 is the prime (its round takes 50 ms); rounds on 0–2
+    /// fail at once; rounds above 3 run until they are told to give up (or
+    /// 10 s pass), and tell whether they were.
+    struct Stubborn {
+        given_up: Arc<AtomicU64>,
+        timed_out: Arc<AtomicU64>,
+    }
+
+    impl CandidateSource for Stubborn {
+        type Cand = u64;
+        fn candidate(&self, _: &Seed, index: u64, _: &mut Integer) -> Option<u64> {
+            Some(index)
+        }
+        fn rounds(&self) -> u32 {
+            1
+        }
+        fn round(&self, _: &Seed, _: u64, _: u32, c: &u64, stop: &AtomicBool) -> Verdict {
+            if *c > 3 {
+                let t = Instant::now();
+                while !stop.load(Ordering::Acquire) {
+                    if t.elapsed() > Duration::from_secs(10) {
+                        self.timed_out.fetch_add(1, Ordering::Relaxed);
+                        return Verdict::one(true);
+                    }
+                    std::thread::yield_now();
+                }
+                self.given_up.fetch_add(1, Ordering::Relaxed);
+                // Any verdict: the engine must discard it.
+                return Verdict::one(true);
+            }
+            if *c == 3 {
+                // Long enough for the other workers to start rounds above.
+                std::thread::sleep(Duration::from_millis(50));
+            }
+            Verdict::one(*c == 3)
+        }
+        fn prime(&self, c: &u64) -> Integer {
+            Integer::from(*c)
+        }
+    }
+
+    /// Rounds in flight on indices above the answer give up as soon as the
+    /// answer is known, and their verdicts (here: "prime") are discarded:
+    /// the search ends promptly with the right answer at every thread count.
+    #[test]
+    fn rounds_above_the_answer_give_up() {
+        for threads in [2u32, 4, 8] {
+            let pool = Workers::for_test(threads);
+            let seed = Seed::from_bytes(&[7u8; 32]).unwrap();
+            let mut opts = Options::default();
+            let mut generation = Generation::new(&pool, seed, &mut opts, 1);
+            let src = Stubborn {
+                given_up: Arc::new(AtomicU64::new(0)),
+                timed_out: Arc::new(AtomicU64::new(0)),
+            };
+            let (given_up, timed_out) = (Arc::clone(&src.given_up), Arc::clone(&src.timed_out));
+            let t = Instant::now();
+            let found = generation.search(src, 0, 1).unwrap();
+            assert_eq!(found[0].index, 3, "threads={threads}");
+            assert_eq!(timed_out.load(Ordering::Relaxed), 0, "threads={threads}");
+            // The other workers did start rounds above the answer.
+            assert!(given_up.load(Ordering::Relaxed) > 0, "threads={threads}");
+            assert!(
+                t.elapsed() < Duration::from_secs(5),
+                "threads={threads}: {:?}",
+                t.elapsed()
+            );
+            eprintln!(
+                "threads={threads}: {} rounds above the answer given up",
+                given_up.load(Ordering::Relaxed)
+            );
         }
     }
 
