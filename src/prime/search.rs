@@ -306,6 +306,10 @@ struct Shared<S: CandidateSource> {
     next: AtomicU64,
     /// Index of the `count`-th lowest confirmed prime, or u64::MAX.
     bound: AtomicU64,
+    /// Set once the bound is known (or the search stopped): every index
+    /// not yet claimed lies above it, so a claim in progress may end at
+    /// any index (the source's `next_viable` stops building its sieve).
+    claims_over: AtomicBool,
     state: Mutex<State<S::Cand>>,
     stop: AtomicBool,
     panicked: AtomicBool,
@@ -338,6 +342,7 @@ impl<S: CandidateSource> Shared<S> {
             rounds,
             next: AtomicU64::new(first_index),
             bound: AtomicU64::new(u64::MAX),
+            claims_over: AtomicBool::new(false),
             state: Mutex::new(State::default()),
             stop: AtomicBool::new(false),
             panicked: AtomicBool::new(false),
@@ -391,6 +396,7 @@ impl<S: CandidateSource> Shared<S> {
     /// flight within a few dozen multiplications, every waiter now.
     fn halt(&self) {
         self.stop.store(true, Ordering::Release);
+        self.claims_over.store(true, Ordering::Release);
         let st = lock(&self.state);
         for slot in &self.slots {
             slot.abandon.store(true, Ordering::Release);
@@ -458,6 +464,7 @@ impl<S: CandidateSource> Shared<S> {
                 .nth(self.count - 1)
                 .expect("count entries");
             self.bound.fetch_min(b, Ordering::AcqRel);
+            self.claims_over.store(true, Ordering::Release);
             // Drop pending candidates that can no longer matter, and give
             // up the rounds in flight above the bound.
             st.pending.retain(|&i, _| i < b);
@@ -750,7 +757,7 @@ impl<S: CandidateSource> Shared<S> {
             let v = if cur > MAX_INDEX {
                 cur
             } else {
-                self.source.next_viable(cur, &self.stop).max(cur)
+                self.source.next_viable(cur, &self.claims_over).max(cur)
             };
             // Register under the lock, so that the set of open indices never
             // misses a claimed one.
@@ -1316,6 +1323,68 @@ mod tests {
             eprintln!(
                 "threads={threads}: {} rounds above the answer given up",
                 given_up.load(Ordering::Relaxed)
+            );
+        }
+    }
+
+    /// [`Stubborn`] whose sieve, above the prime, takes until it is told
+    /// that any index will do (or 10 s).
+    struct SlowSieve(Stubborn);
+
+    impl CandidateSource for SlowSieve {
+        type Cand = u64;
+        fn next_viable(&self, index: u64, stop: &AtomicBool) -> u64 {
+            if index > 3 {
+                let t = Instant::now();
+                while !stop.load(Ordering::Acquire) {
+                    if t.elapsed() > Duration::from_secs(10) {
+                        self.0.timed_out.fetch_add(1, Ordering::Relaxed);
+                        return index;
+                    }
+                    std::thread::yield_now();
+                }
+                self.0.given_up.fetch_add(1, Ordering::Relaxed);
+            }
+            index
+        }
+        fn candidate(&self, seed: &Seed, index: u64, scratch: &mut Integer) -> Option<u64> {
+            self.0.candidate(seed, index, scratch)
+        }
+        fn rounds(&self) -> u32 {
+            1
+        }
+        fn round(&self, seed: &Seed, k: u64, r: u32, c: &u64, stop: &AtomicBool) -> Verdict {
+            self.0.round(seed, k, r, c, stop)
+        }
+        fn prime(&self, c: &u64) -> Integer {
+            Integer::from(*c)
+        }
+    }
+
+    /// A claim whose sieve work lies above the answer ends as soon as the
+    /// answer is known (a DH search's sieve builds its windows on demand:
+    /// a window built for indices above the answer was wasted).
+    #[test]
+    fn claims_above_the_answer_stop_sieving() {
+        for threads in [2u32, 4] {
+            let pool = Workers::for_test(threads);
+            let seed = Seed::from_bytes(&[7u8; 32]).unwrap();
+            let mut opts = Options::default();
+            let mut generation = Generation::new(&pool, seed, &mut opts, 1);
+            let src = SlowSieve(Stubborn {
+                given_up: Arc::new(AtomicU64::new(0)),
+                timed_out: Arc::new(AtomicU64::new(0)),
+            });
+            let (given_up, timed_out) = (Arc::clone(&src.0.given_up), Arc::clone(&src.0.timed_out));
+            let t = Instant::now();
+            let found = generation.search(src, 0, 1).unwrap();
+            assert_eq!(found[0].index, 3, "threads={threads}");
+            assert_eq!(timed_out.load(Ordering::Relaxed), 0, "threads={threads}");
+            assert!(given_up.load(Ordering::Relaxed) > 0, "threads={threads}");
+            assert!(
+                t.elapsed() < Duration::from_secs(5),
+                "threads={threads}: {:?}",
+                t.elapsed()
             );
         }
     }
