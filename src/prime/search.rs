@@ -1294,36 +1294,40 @@ mod tests {
         }
     }
 
+    /// Searches `make(counters)`'s source for one prime on `threads`
+    /// workers and checks that the answer is 3, that the source gave up
+    /// work above it (`given_up` > 0) rather than running it out (no
+    /// `timed_out`), and that the search ended well before the 10 s a
+    /// source runs out in.
+    fn ends_promptly<S: CandidateSource>(threads: u32, make: impl FnOnce(Stubborn) -> S) {
+        let pool = Workers::for_test(threads);
+        let seed = Seed::from_bytes(&[7u8; 32]).unwrap();
+        let mut opts = Options::default();
+        let mut generation = Generation::new(&pool, seed, &mut opts, 1);
+        let (given_up, timed_out) = (Arc::new(AtomicU64::new(0)), Arc::new(AtomicU64::new(0)));
+        let src = make(Stubborn {
+            given_up: Arc::clone(&given_up),
+            timed_out: Arc::clone(&timed_out),
+        });
+        let t = Instant::now();
+        let found = generation.search(src, 0, 1).unwrap();
+        assert_eq!(found[0].index, 3, "threads={threads}");
+        assert_eq!(timed_out.load(Ordering::Relaxed), 0, "threads={threads}");
+        assert!(given_up.load(Ordering::Relaxed) > 0, "threads={threads}");
+        assert!(
+            t.elapsed() < Duration::from_secs(5),
+            "threads={threads}: {:?}",
+            t.elapsed()
+        );
+    }
+
     /// Rounds in flight on indices above the answer give up as soon as the
     /// answer is known, and their verdicts (here: "prime") are discarded:
     /// the search ends promptly with the right answer at every thread count.
     #[test]
     fn rounds_above_the_answer_give_up() {
         for threads in [2u32, 4, 8] {
-            let pool = Workers::for_test(threads);
-            let seed = Seed::from_bytes(&[7u8; 32]).unwrap();
-            let mut opts = Options::default();
-            let mut generation = Generation::new(&pool, seed, &mut opts, 1);
-            let src = Stubborn {
-                given_up: Arc::new(AtomicU64::new(0)),
-                timed_out: Arc::new(AtomicU64::new(0)),
-            };
-            let (given_up, timed_out) = (Arc::clone(&src.given_up), Arc::clone(&src.timed_out));
-            let t = Instant::now();
-            let found = generation.search(src, 0, 1).unwrap();
-            assert_eq!(found[0].index, 3, "threads={threads}");
-            assert_eq!(timed_out.load(Ordering::Relaxed), 0, "threads={threads}");
-            // The other workers did start rounds above the answer.
-            assert!(given_up.load(Ordering::Relaxed) > 0, "threads={threads}");
-            assert!(
-                t.elapsed() < Duration::from_secs(5),
-                "threads={threads}: {:?}",
-                t.elapsed()
-            );
-            eprintln!(
-                "threads={threads}: {} rounds above the answer given up",
-                given_up.load(Ordering::Relaxed)
-            );
+            ends_promptly(threads, |s| s);
         }
     }
 
@@ -1367,25 +1371,7 @@ mod tests {
     #[test]
     fn claims_above_the_answer_stop_sieving() {
         for threads in [2u32, 4] {
-            let pool = Workers::for_test(threads);
-            let seed = Seed::from_bytes(&[7u8; 32]).unwrap();
-            let mut opts = Options::default();
-            let mut generation = Generation::new(&pool, seed, &mut opts, 1);
-            let src = SlowSieve(Stubborn {
-                given_up: Arc::new(AtomicU64::new(0)),
-                timed_out: Arc::new(AtomicU64::new(0)),
-            });
-            let (given_up, timed_out) = (Arc::clone(&src.0.given_up), Arc::clone(&src.0.timed_out));
-            let t = Instant::now();
-            let found = generation.search(src, 0, 1).unwrap();
-            assert_eq!(found[0].index, 3, "threads={threads}");
-            assert_eq!(timed_out.load(Ordering::Relaxed), 0, "threads={threads}");
-            assert!(given_up.load(Ordering::Relaxed) > 0, "threads={threads}");
-            assert!(
-                t.elapsed() < Duration::from_secs(5),
-                "threads={threads}: {:?}",
-                t.elapsed()
-            );
+            ends_promptly(threads, SlowSieve);
         }
     }
 
