@@ -1050,10 +1050,11 @@ pf_status pf_workers_count(uint32_t *busy, uint32_t *idle);
  * period (see `pf_options.threads`), and the helper thread that would
  * have joined them: when it returns, the only threads of the library
  * alive are those of generations and background jobs still running. For
- * hosts that are about to enter a sandbox, `fork()` without exec, or
- * unload the library (`dlclose`: call it first, with no generation or
- * job running). Returns `PF_OK`. Thread-safe; a generation that starts
- * afterwards starts its threads again.
+ * hosts that are about to enter a sandbox or `fork()` without exec, or
+ * are done with the library: it is linked `NODELETE`, so `dlclose` never
+ * unmaps code a parked worker runs, but only this (or the quiet period)
+ * ends those threads. Returns `PF_OK`. Thread-safe; a generation that
+ * starts afterwards starts its threads again.
  */
 pf_status pf_workers_release(void);
 

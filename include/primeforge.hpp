@@ -400,8 +400,8 @@ inline WorkerCounts workers() {
     return c;
 }
 
-/** Joins every parked worker now (before dlclose, a sandbox, or a fork
- *  without exec); generations still running keep theirs. */
+/** Joins every parked worker now (before a sandbox, or a fork without
+ *  exec); generations still running keep theirs. */
 inline void release_workers() { detail::check(pf_workers_release()); }
 
 /** "primeforge 0.2.0 (commit …), GMP 6.3.0, arithmetic …": for bug

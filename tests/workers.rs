@@ -349,3 +349,76 @@ fn a_fork_child_starts_its_own_pool() {
     assert_eq!(rsa_modulus(1024, 2, 0, &seed), want);
     release();
 }
+
+/// Parked workers run the library's code between calls, so the library
+/// must never be unmapped under them: both shared objects are marked
+/// `NODELETE` (`dlclose` leaves them loaded), and a program that loads the
+/// C library with `dlopen`, makes DH parameters on two threads and closes
+/// it keeps running while the parked workers and their reaper wake up.
+#[test]
+fn dlclose_never_unmaps_parked_workers() {
+    let _s = serial();
+    for lib in [common::cdylib(), common::provider_module()] {
+        let out = std::process::Command::new("readelf")
+            .arg("-d")
+            .arg(&lib)
+            .output()
+            .expect("readelf");
+        let dynamic = String::from_utf8_lossy(&out.stdout);
+        assert!(
+            dynamic
+                .lines()
+                .any(|l| l.contains("FLAGS_1") && l.contains("NODELETE")),
+            "{}: no NODELETE flag:\n{dynamic}",
+            lib.display()
+        );
+    }
+    // A second copy of the library in this process, loaded and closed.
+    let path = std::ffi::CString::new(common::cdylib().to_str().unwrap()).unwrap();
+    unsafe {
+        let h = libc::dlopen(path.as_ptr(), libc::RTLD_NOW | libc::RTLD_LOCAL);
+        assert!(!h.is_null());
+        let sym = |name: &std::ffi::CStr| {
+            let f = libc::dlsym(h, name.as_ptr());
+            assert!(!f.is_null(), "{name:?}");
+            f
+        };
+        type Generate = unsafe extern "C" fn(
+            u32,
+            u32,
+            u32,
+            *const pf_options,
+            *mut *mut pf_dh_params,
+        ) -> pf_status;
+        type Count = unsafe extern "C" fn(*mut u32, *mut u32) -> pf_status;
+        let generate: Generate = std::mem::transmute(sym(c"pf_dh_generate_ex"));
+        let count: Count = std::mem::transmute(sym(c"pf_workers_count"));
+        let free: unsafe extern "C" fn(*mut pf_dh_params) = std::mem::transmute(sym(c"pf_dh_free"));
+        let o = common::opts(2, Some(&[9u8; 32]));
+        let mut p = std::ptr::null_mut();
+        assert_eq!(generate(512, 2, 0, &o, &mut p), PF_OK);
+        free(p);
+        let (mut busy, mut idle) = (9, 9);
+        assert_eq!(count(&mut busy, &mut idle), PF_OK);
+        assert_eq!((busy, idle), (0, 2), "that copy parked its pool");
+        assert_eq!(libc::dlclose(h), 0);
+    }
+    // That copy's reaper wakes every half second and joins its pool after
+    // two seconds, running code of the closed library: wait until its
+    // threads have ended by themselves (this copy's are released).
+    assert_eq!(pf_workers_release(), PF_OK);
+    let t = Instant::now();
+    while !threads_named("primeforge").is_empty() {
+        assert!(
+            t.elapsed() < Duration::from_secs(6),
+            "{:?}",
+            threads_named("primeforge")
+        );
+        std::thread::sleep(Duration::from_millis(20));
+    }
+    assert!(
+        t.elapsed() > Duration::from_millis(1000),
+        "{:?}",
+        t.elapsed()
+    );
+}

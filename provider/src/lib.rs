@@ -172,8 +172,9 @@ unsafe extern "C" fn teardown(provctx: *mut c_void) {
             // SAFETY: made by OSSL_provider_init with Box::into_raw.
             drop(unsafe { Box::from_raw(provctx.cast::<ProvCtx>()) });
         }
-        // OpenSSL may unmap the module after this: no worker parked
-        // between generations may be left running its code.
+        // The provider is being unloaded: no worker parked between
+        // generations outlives it (the module itself is linked NODELETE,
+        // so none could run unmapped code, but nothing would end them).
         primeforge::release_workers();
     })
 }
