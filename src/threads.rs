@@ -362,7 +362,7 @@ fn start_reaper_thread(id: u64) {
                     if c.idle.is_empty() {
                         // This thread ends by itself: its handle detaches.
                         c.reaper = None;
-                        gone_handle(c.reaper_handle.take());
+                        c.reaper_handle = None;
                         return true;
                     }
                     false
@@ -390,11 +390,6 @@ fn start_reaper_thread(id: u64) {
     if let Some(h) = orphan {
         h.thread().unpark();
     }
-}
-
-/// Drops a reaper's own handle (detaching it) outside any borrow.
-fn gone_handle(h: Option<std::thread::JoinHandle<()>>) {
-    drop(h);
 }
 
 /// Where a generation's work runs.

@@ -322,16 +322,13 @@ fn free_while_running_leaves_no_thread() {
         }
         // A joined thread leaves /proc/self/task a moment after the join
         // returns (the kernel finishes its exit after waking the joiner).
-        let t_left = Instant::now();
-        let mut left = library_threads();
-        while left
-            .iter()
-            .any(|n| n == "primeforge-job" || (flags == per_call && n != "primeforge-idle"))
-            && t_left.elapsed() < Duration::from_secs(1)
-        {
-            std::thread::sleep(Duration::from_millis(2));
+        let mut left = Vec::new();
+        common::wait_until(Duration::from_secs(1), Duration::from_millis(2), || {
             left = library_threads();
-        }
+            !left
+                .iter()
+                .any(|n| n == "primeforge-job" || (flags == per_call && n != "primeforge-idle"))
+        });
         let (busy, parked) = worker_counts();
         assert_eq!(busy, 0, "threads={threads}: workers busy after free");
         if flags == per_call {
@@ -356,10 +353,9 @@ fn free_while_running_leaves_no_thread() {
     assert!(!library_threads().iter().any(|n| n == "primeforge-job"));
     assert_eq!(worker_counts(), (0, 2));
     assert_eq!(pf_workers_release(), PF_OK);
-    let t = Instant::now();
-    while !library_threads().is_empty() && t.elapsed() < Duration::from_secs(1) {
-        std::thread::sleep(Duration::from_millis(2));
-    }
+    common::wait_until(Duration::from_secs(1), Duration::from_millis(2), || {
+        library_threads().is_empty()
+    });
     assert!(library_threads().is_empty(), "{:?}", library_threads());
 }
 

@@ -54,15 +54,13 @@ fn listed_workers() -> BTreeSet<i32> {
 /// /proc/self/task a moment after the join returns, since the kernel
 /// finishes its exit after waking the joiner.
 fn workers() -> BTreeSet<i32> {
-    let t = Instant::now();
-    loop {
-        let listed = listed_workers();
+    let mut listed = BTreeSet::new();
+    common::wait_until(Duration::from_secs(1), Duration::from_millis(2), || {
+        listed = listed_workers();
         let (busy, idle) = counts();
-        if listed.len() == (busy + idle) as usize || t.elapsed() > Duration::from_secs(1) {
-            return listed;
-        }
-        std::thread::sleep(Duration::from_millis(2));
-    }
+        listed.len() == (busy + idle) as usize
+    });
+    listed
 }
 
 fn counts() -> (u32, u32) {
@@ -74,14 +72,12 @@ fn counts() -> (u32, u32) {
 /// Waits up to a second for no thread named `prefix…` to be listed (see
 /// [`workers`]).
 fn settled(prefix: &str) -> BTreeSet<(i32, String)> {
-    let t = Instant::now();
-    loop {
-        let left = threads_named(prefix);
-        if left.is_empty() || t.elapsed() > Duration::from_secs(1) {
-            return left;
-        }
-        std::thread::sleep(Duration::from_millis(2));
-    }
+    let mut left = BTreeSet::new();
+    common::wait_until(Duration::from_secs(1), Duration::from_millis(2), || {
+        left = threads_named(prefix);
+        left.is_empty()
+    });
+    left
 }
 
 fn release() {
@@ -243,25 +239,22 @@ fn idle_pools_end_after_the_quiet_period() {
     rsa_modulus(512, 2, 0, &[0x61; 32]);
     assert_eq!(workers().len(), 2);
     // The helper names itself once it runs.
+    assert!(
+        common::wait_until(Duration::from_secs(1), Duration::from_millis(5), || {
+            threads_named("primeforge-idle").len() == 1
+        }),
+        "{:?}",
+        threads_named("")
+    );
     let t = Instant::now();
-    while threads_named("primeforge-idle").len() != 1 {
-        assert!(
-            t.elapsed() < Duration::from_secs(1),
-            "{:?}",
-            threads_named("")
-        );
-        std::thread::sleep(Duration::from_millis(5));
-    }
-    let t = Instant::now();
-    while !threads_named("primeforge").is_empty() {
-        assert!(
-            t.elapsed() < Duration::from_secs(6),
-            "still alive after {:?}: {:?}",
-            t.elapsed(),
-            threads_named("primeforge")
-        );
-        std::thread::sleep(Duration::from_millis(50));
-    }
+    assert!(
+        common::wait_until(Duration::from_secs(6), Duration::from_millis(50), || {
+            threads_named("primeforge").is_empty()
+        }),
+        "still alive after {:?}: {:?}",
+        t.elapsed(),
+        threads_named("primeforge")
+    );
     assert!(
         t.elapsed() >= Duration::from_millis(1500),
         "{:?}",
@@ -408,14 +401,13 @@ fn dlclose_never_unmaps_parked_workers() {
     // threads have ended by themselves (this copy's are released).
     assert_eq!(pf_workers_release(), PF_OK);
     let t = Instant::now();
-    while !threads_named("primeforge").is_empty() {
-        assert!(
-            t.elapsed() < Duration::from_secs(6),
-            "{:?}",
-            threads_named("primeforge")
-        );
-        std::thread::sleep(Duration::from_millis(20));
-    }
+    assert!(
+        common::wait_until(Duration::from_secs(6), Duration::from_millis(20), || {
+            threads_named("primeforge").is_empty()
+        }),
+        "{:?}",
+        threads_named("primeforge")
+    );
     assert!(
         t.elapsed() > Duration::from_millis(1000),
         "{:?}",

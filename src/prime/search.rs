@@ -285,7 +285,10 @@ impl<C> State<C> {
 /// below that index, so that a round whose verdict can no longer matter
 /// stops within a few dozen multiplications instead of running to its end
 /// (with many workers, the rounds in flight when the last prime is found
-/// were a visible share of a search).
+/// were a visible share of a search). One cache line each: a round reads
+/// its flag every 64 bits of the exponent, and a neighbour's hand-offs must
+/// not keep invalidating that line.
+#[repr(align(64))]
 struct Slot {
     index: AtomicU64,
     abandon: AtomicBool,
@@ -410,22 +413,8 @@ impl<S: CandidateSource> Shared<S> {
     /// in the answer unless it fails itself. Otherwise its rounds would be
     /// speculative and wait until the lower ones are decided.
     fn take_round(&self, slot: &Slot, st: &mut State<S::Cand>) -> Option<(u64, u32, Arc<S::Cand>)> {
-        let bound = self.bound.load(Ordering::Acquire);
-        let State {
-            confirmed,
-            pending,
-            open,
-            ..
-        } = st;
-        for (pending_below, (&idx, p)) in pending.iter_mut().enumerate() {
-            if idx > bound {
-                break;
-            }
-            let confirmed_below = confirmed.range(..idx).count();
-            let running_below = open.range(..idx).count();
-            if confirmed_below + running_below + pending_below >= self.count {
-                break;
-            }
+        let needed = self.needed_pending(st);
+        for (&idx, p) in st.pending.iter_mut().take(needed) {
             if p.next_round < self.rounds {
                 let r = p.next_round;
                 p.next_round += 1;
@@ -434,6 +423,26 @@ impl<S: CandidateSource> Shared<S> {
             }
         }
         None
+    }
+
+    /// How many of the lowest pending candidates certainly need their
+    /// rounds (see [`Shared::take_round`]): those at or below the bound
+    /// with fewer than `count` candidates below them confirmed or
+    /// unresolved. The condition only gets harder going up, so they are a
+    /// prefix of `pending`.
+    fn needed_pending(&self, st: &State<S::Cand>) -> usize {
+        let bound = self.bound.load(Ordering::Acquire);
+        st.pending
+            .keys()
+            .enumerate()
+            .take_while(|&(pending_below, &idx)| {
+                idx <= bound
+                    && st.confirmed.range(..idx).count()
+                        + st.open.range(..idx).count()
+                        + pending_below
+                        < self.count
+            })
+            .count()
     }
 
     /// Records the verdict of a confirmation round.
@@ -495,7 +504,7 @@ impl<S: CandidateSource> Shared<S> {
         if st.waiting.is_empty() {
             return;
         }
-        let n = 1 + self.takeable_rounds(st, st.waiting.len());
+        let n = 1 + self.takeable_rounds(st);
         for t in st.waiting.values().take(n) {
             t.unpark();
         }
@@ -510,21 +519,13 @@ impl<S: CandidateSource> Shared<S> {
     }
 
     /// How many confirmation rounds [`Shared::take_round`] would hand out
-    /// now, counted up to `cap`.
-    fn takeable_rounds(&self, st: &State<S::Cand>, cap: usize) -> usize {
-        let bound = self.bound.load(Ordering::Acquire);
-        let mut n = 0;
-        for (pending_below, (&idx, p)) in st.pending.iter().enumerate() {
-            if idx > bound || n >= cap {
-                break;
-            }
-            let below = st.confirmed.range(..idx).count() + st.open.range(..idx).count();
-            if below + pending_below >= self.count {
-                break;
-            }
-            n += (self.rounds - p.next_round.min(self.rounds)) as usize;
-        }
-        n.min(cap)
+    /// now.
+    fn takeable_rounds(&self, st: &State<S::Cand>) -> usize {
+        st.pending
+            .values()
+            .take(self.needed_pending(st))
+            .map(|p| self.rounds.saturating_sub(p.next_round) as usize)
+            .sum()
     }
 
     /// Runs one pending round if there is one; returns whether it did.

@@ -248,3 +248,25 @@ pub fn make_install(name: &str, prefix: &Path, extra: &[&str]) -> PathBuf {
     );
     stage
 }
+
+/// Calls `done` every `every` until it returns true or `limit` has passed;
+/// returns whether it did. (A thread the library joined leaves
+/// /proc/self/task a moment after the join returns: the kernel finishes
+/// its exit after waking the joiner.)
+#[allow(dead_code)]
+pub fn wait_until(
+    limit: std::time::Duration,
+    every: std::time::Duration,
+    mut done: impl FnMut() -> bool,
+) -> bool {
+    let start = std::time::Instant::now();
+    loop {
+        if done() {
+            return true;
+        }
+        if start.elapsed() > limit {
+            return false;
+        }
+        std::thread::sleep(every);
+    }
+}
