@@ -49,7 +49,22 @@ pub(crate) enum Command {
     /// g = 5 gives p ≡ 59 (mod 60); other g, p ≡ 11 (mod 12).
     ///
     /// Example: primeforge dhparam 2048 --out dhparams.pem
+    ///
+    /// --fips186 makes FIPS 186-4 domain parameters instead (a prime q of
+    /// 160, 224 or 256 bits dividing p − 1, both derived from a seed by
+    /// A.1.1.2, g from the seed by A.2.3), written as X9.42 parameters
+    /// with the seed and counter, which anyone can re-check (primeforge
+    /// check does): what `openssl genpkey -genparam -algorithm DHX` makes.
+    ///
+    /// Example: primeforge dhparam 2048 --fips186 --qbits 256 --out dhx.pem
     Dhparam(DhArgs),
+    /// Generate DSA domain parameters (FIPS 186-4 A.1.1.2, g by A.2.3), as
+    /// `openssl dsaparam` does, on all cores. The "DSA PARAMETERS" format
+    /// has no place for the seed and counter: they are printed with
+    /// --text and in the summary, so the parameters stay verifiable.
+    ///
+    /// Example: primeforge dsaparam 3072 --out dsaparams.pem
+    Dsaparam(DsaArgs),
     /// Check an RSA private key (PKCS#1, PKCS#8, or encrypted PKCS#8 with
     /// --passin), an RSA public key (SubjectPublicKeyInfo or PKCS#1) or DH
     /// parameters (PKCS#3 or X9.42), PEM or DER. PEM is read as OpenSSL
@@ -257,13 +272,61 @@ pub(crate) struct DhArgs {
     /// (RFC 7919) or modp2048 … modp8192 (RFC 3526).
     #[arg(long, value_name = "GROUP", conflicts_with_all = ["generator", "legacy"])]
     pub(crate) named: Option<String>,
-    /// Print the parameters as text (like openssl dhparam -text) before
-    /// the PEM.
+    /// FIPS 186-4 domain parameters (p of 1024, 2048 or 3072 bits, q of
+    /// --qbits) written as X9.42 parameters with their seed and counter.
+    #[arg(long, conflicts_with_all = ["generator", "legacy", "named", "x942"])]
+    pub(crate) fips186: bool,
+    #[command(flatten)]
+    pub(crate) ffc: FfcArgs,
+    #[command(flatten)]
+    pub(crate) out: ParamsOut,
+    #[command(flatten)]
+    pub(crate) common: Common,
+}
+
+/// How parameters are written (`dhparam`, `dsaparam`).
+#[derive(Args)]
+pub(crate) struct ParamsOut {
+    /// Print the parameters as text (like openssl dhparam -text and
+    /// dsaparam -text; FIPS 186-4 parameters with their seed, counter,
+    /// hash and generator index) before the PEM.
     #[arg(long)]
     pub(crate) text: bool,
     /// Write DER instead of PEM.
     #[arg(long)]
     pub(crate) der: bool,
+}
+
+/// FIPS 186-4 choices, shared by `dhparam --fips186` and `dsaparam`.
+#[derive(Args)]
+pub(crate) struct FfcArgs {
+    /// Size of q in bits: 160 (with p of 1024), 224 or 256 (2048), 256
+    /// (3072). Default: as OpenSSL, 160, 224 and 256.
+    #[arg(long, value_name = "N")]
+    pub(crate) qbits: Option<u32>,
+    /// The hash for A.1.1.2 and A.2.3: sha224, sha256, sha384, sha512,
+    /// sha512-224 or sha512-256, with at least q's bits. Default: sha224
+    /// for q of 224 bits, else sha256 (what OpenSSL's checks assume for
+    /// 224 and 256).
+    #[arg(long, value_name = "HASH")]
+    pub(crate) digest: Option<String>,
+    /// Index of the canonical generator (A.2.3), 0 to 255 (default 1).
+    #[arg(long, value_name = "I", conflicts_with = "unverifiable_g")]
+    pub(crate) gindex: Option<u8>,
+    /// g = h^((p − 1)/q) for the smallest h ≥ 2 (A.2.1), as OpenSSL does
+    /// when no index is given, instead of a canonical generator.
+    #[arg(long)]
+    pub(crate) unverifiable_g: bool,
+}
+
+#[derive(Args)]
+pub(crate) struct DsaArgs {
+    /// Size of p in bits: 1024, 2048 or 3072 (default 2048).
+    pub(crate) bits: Option<u32>,
+    #[command(flatten)]
+    pub(crate) ffc: FfcArgs,
+    #[command(flatten)]
+    pub(crate) out: ParamsOut,
     #[command(flatten)]
     pub(crate) common: Common,
 }

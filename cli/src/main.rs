@@ -53,6 +53,7 @@ fn main() -> ExitCode {
     let result = match cli.command {
         Command::Rsa(a) => cmd::rsa::run_rsa(a).map(|_| true),
         Command::Dhparam(a) => cmd::dhparam::run_dh(a).map(|_| true),
+        Command::Dsaparam(a) => cmd::dhparam::run_dsa(a).map(|_| true),
         Command::Check { file, passin } => cmd::check::run_check(&file, passin.as_deref()),
         Command::Pubkey(a) => cmd::pubkey::run_pubkey(a).map(|_| true),
         Command::Moduli(a) => cmd::moduli::run_moduli(a).map(|_| true),

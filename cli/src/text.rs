@@ -106,6 +106,52 @@ pub fn dh(params: &DhParams, x942: bool) -> String {
     s
 }
 
+/// FIPS 186-4 parameters as `openssl pkeyparam -text` prints DSA and
+/// DHX parameters (P, Q, G, then SEED and pcounter), with the hash and g's
+/// method, which no file format carries.
+pub fn ffc(params: &DhParams) -> String {
+    let part = |p| params.part_bytes(p).unwrap_or_default();
+    let mut s = format!("    Parameters: ({} bit)\n", params.bits());
+    for (name, p) in [("P", DhPart::P), ("Q", DhPart::Q), ("G", DhPart::G)] {
+        s.push_str(&format!("    {name}:   \n"));
+        hex_block(&mut s, &part(p), 8);
+    }
+    if let Some(v) = params.fips186() {
+        s.push_str("    SEED:\n");
+        hex_block(&mut s, &v.seed, 8);
+        s.push_str(&format!("    pcounter: {}\n", v.counter));
+        if let Some(h) = v.hash {
+            s.push_str(&format!("    digest: {}\n", h.name()));
+        }
+        match v.generator {
+            primeforge::dh::fips186::Generator::Canonical(i) => {
+                s.push_str(&format!("    gindex: {i}\n"))
+            }
+            primeforge::dh::fips186::Generator::Unverifiable(h) => {
+                s.push_str(&format!("    hindex: {h}\n"))
+            }
+            primeforge::dh::fips186::Generator::Unknown => {}
+        }
+    }
+    s
+}
+
+/// One line with what makes FIPS 186-4 parameters verifiable.
+pub fn provenance(v: &primeforge::dh::fips186::Provenance) -> String {
+    use primeforge::dh::fips186::Generator;
+    let hex: String = v.seed.iter().map(|b| format!("{b:02x}")).collect();
+    let g = match v.generator {
+        Generator::Canonical(i) => format!("canonical g, index {i} (A.2.3)"),
+        Generator::Unverifiable(h) => format!("g from h = {h} (A.2.1)"),
+        Generator::Unknown => String::new(),
+    };
+    format!(
+        "seed {hex}, counter {}, {}, {g}",
+        v.counter,
+        v.hash.map_or("hash unknown", |h| h.name())
+    )
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

@@ -146,6 +146,91 @@ fn dhparam_writes_parameters_openssl_accepts() {
     }
 }
 
+/// FIPS 186-4 parameters: `dhparam --fips186` writes X9.42 parameters with
+/// their seed and counter, `dsaparam` DSA parameters with the seed and
+/// counter in the summary and --text; OpenSSL checks and uses both, and
+/// `check` says what it verified.
+#[test]
+fn fips186_parameters_openssl_accepts() {
+    let d = dir("fips186");
+    let x = d.join("dhx.pem");
+    let o = ok(&[
+        "dhparam",
+        "2048",
+        "--fips186",
+        "--qbits",
+        "256",
+        "-t",
+        "2",
+        "-o",
+        s(&x),
+    ]);
+    let summary = String::from_utf8_lossy(&o.stderr).into_owned();
+    assert!(
+        summary.contains("SHA2-256, canonical g, index 1"),
+        "{summary}"
+    );
+    assert!(std::fs::read_to_string(&x)
+        .unwrap()
+        .starts_with("-----BEGIN X9.42 DH PARAMETERS-----\n"));
+    assert!(openssl_ok(&["pkeyparam", "-in", s(&x), "-check", "-noout"]).contains("valid"));
+    let text = openssl_ok(&["pkeyparam", "-in", s(&x), "-noout", "-text"]);
+    let counter = summary
+        .split("counter ")
+        .nth(1)
+        .unwrap()
+        .split(',')
+        .next()
+        .unwrap();
+    assert!(text.contains(&format!("pcounter: {counter}")), "{text}");
+    openssl_ok(&["genpkey", "-paramfile", s(&x), "-out", s(&d.join("k.pem"))]);
+    let c = ok(&["check", s(&x)]);
+    let said = String::from_utf8_lossy(&c.stdout);
+    assert!(
+        said.contains(&format!(
+            "verified from their seed and counter {counter} by FIPS 186-4 A.1.1.3 with SHA2-256"
+        )) && said.contains("canonical generator of index 1"),
+        "{said}"
+    );
+
+    let p = d.join("dsa.pem");
+    let o = ok(&[
+        "dsaparam",
+        "3072",
+        "--gindex",
+        "9",
+        "--digest",
+        "sha384",
+        "--text",
+        "-o",
+        s(&p),
+    ]);
+    assert!(String::from_utf8_lossy(&o.stderr).contains("SHA2-384, canonical g, index 9"));
+    let body = std::fs::read_to_string(&p).unwrap();
+    assert!(
+        body.contains("    SEED:\n")
+            && body.contains("gindex: 9")
+            && body.contains("digest: SHA2-384")
+    );
+    assert!(body.contains("-----BEGIN DSA PARAMETERS-----\n"));
+    assert!(openssl_ok(&["pkeyparam", "-in", s(&p), "-check", "-noout"]).contains("valid"));
+    assert!(openssl_ok(&["dsaparam", "-in", s(&p), "-noout", "-text"]).contains("3072 bit"));
+    let c = ok(&["check", s(&p)]);
+    assert!(String::from_utf8_lossy(&c.stdout).starts_with("DH parameters (DSA), 3072 bits"));
+    // Quiet: nothing on stderr; unverifiable g; DER.
+    let o = ok(&[
+        "dsaparam",
+        "1024",
+        "-q",
+        "--unverifiable-g",
+        "--der",
+        "-o",
+        s(&p),
+    ]);
+    assert!(o.stderr.is_empty());
+    assert_eq!(std::fs::read(&p).unwrap()[0], 0x30);
+}
+
 #[test]
 fn check_reports_valid_and_invalid_files() {
     let d = dir("check");
@@ -234,6 +319,13 @@ fn usage_errors_exit_2_with_one_line() {
         vec!["dhparam", "512", "-g", "5", "--legacy"],
         vec!["dhparam", "--named", "ffdhe1234"],
         vec!["dhparam", "512", "--legacy", "--x942"],
+        vec!["dsaparam", "1536"],
+        vec!["dsaparam", "2048", "--qbits", "160"],
+        vec!["dsaparam", "2048", "--digest", "md5"],
+        vec!["dsaparam", "2048", "--digest", "sha1"],
+        vec!["dsaparam", "2048", "--qbits", "256", "--digest", "sha224"],
+        vec!["dhparam", "2048", "--qbits", "256"],
+        vec!["dhparam", "4096", "--fips186"],
     ] {
         let o = run(&args);
         assert_eq!(o.status.code(), Some(2), "{args:?}");
@@ -631,6 +723,11 @@ fn output_paths_are_checked_before_any_work() {
             "does not exist",
         ),
         (vec!["rsa", "16384", "--out", s(&d)], 1, "directory"),
+        (
+            vec!["dsaparam", "3072", "--out", "/nonexistent/x.pem"],
+            1,
+            "does not exist",
+        ),
         (
             vec![
                 "rsa",

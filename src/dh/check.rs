@@ -3,6 +3,7 @@
 
 use rug::Integer;
 
+use super::fips186::{self, GeneratorCheck, SeedCheck};
 use super::{named, DhParams};
 use crate::encode::sniff::DhSyntax;
 use crate::error::Result;
@@ -29,6 +30,12 @@ pub const MODULUS_TOO_LARGE: u32 = 0x100;
 /// small to protect anything (not one of OpenSSL's bits, which has none
 /// for it: OpenSSL 3.0 accepts q = 11).
 pub const Q_TOO_SMALL: u32 = 0x10000;
+
+/// The parameters carry a FIPS 186-4 seed and counter (X9.42's
+/// validationParms) from which A.1.1.3 does not give them, with any hash
+/// it may use (not one of OpenSSL's bits: OpenSSL 3's DH check ignores the
+/// seed).
+pub const SEED_INVALID: u32 = 0x20000;
 
 /// Smallest q accepted without a problem bit: FIPS 186-4's smallest N.
 pub const MIN_Q_BITS: u32 = 160;
@@ -132,6 +139,16 @@ pub struct DhReport {
     pub block: Option<(usize, usize)>,
     /// Problem bits (0: none found).
     pub problems: u32,
+    /// FIPS 186-4's seed and counter, when the file carries them: what
+    /// A.1.1.3 found ([`SeedCheck::Absent`] otherwise; [`SEED_INVALID`]
+    /// is set when it failed).
+    pub seed: SeedCheck,
+    /// The counter the file carries.
+    pub counter: Option<u32>,
+    /// For sound parameters with q of a FIPS 186-4 size: whether g is a
+    /// canonical generator of the seed (A.2.4, every index tried) or only
+    /// of order q (A.2.2).
+    pub generator: Option<GeneratorCheck>,
 }
 
 /// Reads DH parameters from `data` (PEM or DER, read as OpenSSL reads
@@ -165,7 +182,7 @@ pub fn check_der(
     block: Option<(usize, usize)>,
 ) -> Result<DhReport> {
     crate::gmp::init();
-    let decoded = crate::encode::dh_decode_der(der, syntax.map(|s| s == DhSyntax::X942))?;
+    let decoded = crate::encode::dh_decode_der(der, syntax)?;
     let params = DhParams::from_bytes(&decoded.p, &decoded.g, decoded.q.as_deref());
     let j = decoded
         .j
@@ -186,17 +203,45 @@ pub fn check_der(
             .q
             .as_ref()
             .is_none_or(|q| *q == Integer::from(&params.p >> 1u32));
-    let problems = if published {
+    let mut problems = if published {
         0
     } else {
         check_with_j(&params, j.as_ref())?
+    };
+    let seed = match (&decoded.validation, &params.q) {
+        (Some((seed, counter)), Some(q)) if problems & MODULUS_TOO_LARGE == 0 => {
+            fips186::check_seed(&params.p, q, seed, *counter, None)
+        }
+        (Some(_), _) => SeedCheck::Failed("the parameters have no q"),
+        (None, _) => SeedCheck::Absent,
+    };
+    if matches!(seed, SeedCheck::Failed(_)) {
+        problems |= SEED_INVALID;
+    }
+    let fips_size = params
+        .q
+        .as_ref()
+        .is_some_and(|q| fips186::SIZES.contains(&(bits, q.significant_bits())));
+    let generator = match &params.q {
+        Some(q) if fips_size && problems == 0 => {
+            let with_seed = match (&decoded.validation, seed) {
+                (Some((s, _)), SeedCheck::Verified(h)) => Some((s.as_slice(), h)),
+                _ => None,
+            };
+            Some(fips186::check_generator(
+                &params.p, q, &params.g, with_seed, None,
+            ))
+        }
+        _ => None,
     };
     let safe_prime = match &params.q {
         Some(q) => problems == 0 && Integer::from(&params.p >> 1u32) == *q,
         None => problems & (P_NOT_PRIME | P_NOT_SAFE_PRIME | MODULUS_TOO_LARGE) == 0,
     };
     Ok(DhReport {
-        syntax: if params.q.is_some() {
+        syntax: if decoded.dsa {
+            DhSyntax::Dsa
+        } else if params.q.is_some() {
             DhSyntax::X942
         } else {
             DhSyntax::Pkcs3
@@ -209,6 +254,9 @@ pub fn check_der(
         known,
         block,
         problems,
+        seed,
+        counter: decoded.validation.as_ref().map(|v| v.1),
+        generator,
     })
 }
 

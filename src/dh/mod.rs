@@ -42,6 +42,7 @@
 #![forbid(unsafe_code)]
 
 pub mod check;
+pub mod fips186;
 mod keypair;
 pub mod named;
 pub(crate) mod sieve;
@@ -85,12 +86,20 @@ pub struct DhParams {
     pub(crate) p: Integer,
     pub(crate) q: Option<Integer>,
     pub(crate) g: Integer,
+    /// For FIPS 186-4 parameters: the seed, counter and hash that make
+    /// them verifiable (X9.42's validationParms carry seed and counter).
+    pub(crate) fips186: Option<fips186::Provenance>,
 }
 
 impl DhParams {
     /// Builds parameters from their parts (no checks; see [`check`]).
     pub fn from_parts(p: Integer, g: Integer, q: Option<Integer>) -> DhParams {
-        DhParams { p, q, g }
+        DhParams {
+            p,
+            q,
+            g,
+            fips186: None,
+        }
     }
     /// Builds parameters from big-endian unsigned bytes (public values).
     pub fn from_bytes(p: &[u8], g: &[u8], q: Option<&[u8]>) -> DhParams {
@@ -99,6 +108,7 @@ impl DhParams {
             p: int(p),
             q: q.map(int),
             g: int(g),
+            fips186: None,
         }
     }
     /// Size of p in bits.
@@ -144,20 +154,21 @@ pub enum DhPart {
 
 impl DhParams {
     /// Encodes the parameters in `format` ([`crate::encode::DhFormat`]).
-    /// X9.42 needs q and g in the subgroup of order q (else
+    /// X9.42 and DSA need q and g in the subgroup of order q (else
     /// [`Error::Unsupported`], saying which: the file would declare a
-    /// wrong q).
+    /// wrong q). X9.42 carries FIPS 186-4's seed and counter when the
+    /// parameters have them.
     pub fn export(&self, format: crate::encode::DhFormat) -> Result<crate::secure::SecureBuf> {
-        use crate::encode::DhFormat::{X942Der, X942Pem};
-        if matches!(format, X942Pem | X942Der) {
+        use crate::encode::DhFormat::{DsaDer, DsaPem, X942Der, X942Pem};
+        if matches!(format, X942Pem | X942Der | DsaPem | DsaDer) {
             if self.q.is_none() {
                 return Err(Error::Unsupported(
-                    "X9.42 parameters carry q, and these parameters have none; export them as PKCS#3",
+                    "X9.42 and DSA parameters carry q, and these parameters have none; export them as PKCS#3",
                 ));
             }
             if !self.g_in_q_subgroup() {
                 return Err(Error::Unsupported(
-                    "X9.42 parameters need g in the subgroup of order q, and this g is not; export them as PKCS#3",
+                    "X9.42 and DSA parameters need g in the subgroup of order q, and this g is not; export them as PKCS#3",
                 ));
             }
         }
@@ -169,9 +180,19 @@ impl DhParams {
                 p: &p,
                 g: &g,
                 q: q.as_deref(),
+                validation: self
+                    .fips186
+                    .as_ref()
+                    .map(|v| (v.seed.as_slice(), v.counter)),
             },
             format,
         )
+    }
+
+    /// FIPS 186-4's seed, counter and (for parameters made here) hash and
+    /// generator method, when the parameters have them.
+    pub fn fips186(&self) -> Option<&fips186::Provenance> {
+        self.fips186.as_ref()
     }
 
     /// Big-endian unsigned bytes of a component (`None`: q is unknown).
@@ -428,7 +449,13 @@ fn euler_on_p(c: &DhCand, q_passes: bool, stop: &AtomicBool) -> Verdict {
 pub fn import(data: &[u8]) -> Result<DhParams> {
     crate::gmp::init();
     let d = crate::encode::dh_decode(data)?;
-    let params = DhParams::from_bytes(&d.p, &d.g, d.q.as_deref());
+    let mut params = DhParams::from_bytes(&d.p, &d.g, d.q.as_deref());
+    params.fips186 = d.validation.map(|(seed, counter)| fips186::Provenance {
+        seed,
+        counter,
+        hash: None,
+        generator: fips186::Generator::Unknown,
+    });
     if params.bits() > check::MAX_CHECK_BITS {
         return Err(Error::WrongKind("DH parameters above 16384 bits"));
     }
@@ -488,6 +515,7 @@ impl Request {
             p,
             q: Some(q),
             g: Integer::from(self.generator),
+            fips186: None,
         };
         if self.flags & FLAG_X942 != 0 && !params.g_in_q_subgroup() {
             return Err(Error::Internal);

@@ -131,6 +131,7 @@ impl Group {
                 p,
                 q: Some(q),
                 g: Integer::from(2u32),
+                fips186: None,
             }
         })
     }

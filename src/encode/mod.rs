@@ -252,22 +252,57 @@ pub enum DhFormat {
     X942Pem,
     /// X9.42 DomainParameters, DER.
     X942Der,
+    /// DSA Dss-Parms (p, q, g), PEM "DSA PARAMETERS": what `openssl
+    /// dsaparam` writes (no seed: the format has no place for it).
+    DsaPem,
+    /// DSA Dss-Parms, DER.
+    DsaDer,
 }
 
-/// PKCS#3 `DHParameter ::= SEQUENCE { prime, base }` or X9.42
-/// `DomainParameters ::= SEQUENCE { p, g, q }`: a SEQUENCE of unsigned
-/// INTEGERs.
-struct IntSeq<'a>(Vec<UintRef<'a>>);
+/// PKCS#3 `DHParameter ::= SEQUENCE { prime, base }`, X9.42
+/// `DomainParameters ::= SEQUENCE { p, g, q, validationParms OPTIONAL }` or
+/// DSA `Dss-Parms ::= SEQUENCE { p, q, g }`: a SEQUENCE of unsigned
+/// INTEGERs, with X9.42's `ValidationParms` last when there is one.
+struct IntSeq<'a>(Vec<UintRef<'a>>, Option<ValidationParms<'a>>);
+
+/// X9.42 (RFC 3279) `ValidationParms ::= SEQUENCE { seed BIT STRING,
+/// pgenCounter INTEGER }`: FIPS 186-4's domain_parameter_seed and counter.
+struct ValidationParms<'a> {
+    seed: BitStringRef<'a>,
+    counter: UintRef<'a>,
+}
+
+impl der::EncodeValue for ValidationParms<'_> {
+    fn value_len(&self) -> der::Result<der::Length> {
+        self.seed.encoded_len()? + self.counter.encoded_len()?
+    }
+    fn encode_value(&self, writer: &mut impl der::Writer) -> der::Result<()> {
+        self.seed.encode(writer)?;
+        self.counter.encode(writer)
+    }
+}
+
+impl der::FixedTag for ValidationParms<'_> {
+    const TAG: der::Tag = der::Tag::Sequence;
+}
 
 impl der::EncodeValue for IntSeq<'_> {
     fn value_len(&self) -> der::Result<der::Length> {
-        self.0
+        let ints = self
+            .0
             .iter()
-            .try_fold(der::Length::ZERO, |acc, u| acc + u.encoded_len()?)
+            .try_fold(der::Length::ZERO, |acc, u| acc + u.encoded_len()?)?;
+        match &self.1 {
+            Some(v) => ints + v.encoded_len()?,
+            None => Ok(ints),
+        }
     }
     fn encode_value(&self, writer: &mut impl der::Writer) -> der::Result<()> {
         for u in &self.0 {
             u.encode(writer)?;
+        }
+        if let Some(v) = &self.1 {
+            v.encode(writer)?;
         }
         Ok(())
     }
@@ -287,6 +322,11 @@ pub struct DecodedDh {
     pub q: Option<Vec<u8>>,
     /// X9.42's cofactor j = (p − 1)/q, when the file carries it.
     pub j: Option<Vec<u8>>,
+    /// X9.42's validationParms: FIPS 186-4's seed and counter (a counter
+    /// above 2^32 − 1 reads as u32::MAX, which no check accepts).
+    pub validation: Option<(Vec<u8>, u32)>,
+    /// DSA's order (p, q, g) rather than X9.42's (p, g, q).
+    pub dsa: bool,
 }
 
 /// DH parameters' numbers, big-endian (plain parts: `DhParams::export`
@@ -296,23 +336,48 @@ pub struct DhParts<'a> {
     pub p: &'a [u8],
     /// The generator g.
     pub g: &'a [u8],
-    /// The subgroup order q, if the parameters carry it (X9.42 needs it).
+    /// The subgroup order q, if the parameters carry it (X9.42 and DSA
+    /// need it).
     pub q: Option<&'a [u8]>,
+    /// FIPS 186-4's seed and counter, written into X9.42's
+    /// validationParms.
+    pub validation: Option<(&'a [u8], u32)>,
 }
 
-/// Encodes DH parameters. X9.42 needs q ([`Error::Unsupported`] without).
+/// Encodes DH parameters. X9.42 and DSA need q ([`Error::Unsupported`]
+/// without).
 pub fn dh_encode(params: &DhParts<'_>, format: DhFormat) -> Result<SecureBuf> {
-    let mut ints = vec![uint(params.p)?, uint(params.g)?];
-    if matches!(format, DhFormat::X942Pem | DhFormat::X942Der) {
-        ints.push(uint(params.q.ok_or(Error::Unsupported(
-            "X9.42 parameters carry q, and these parameters have none; export them as PKCS#3",
-        ))?)?);
-    }
-    let der = der_to_secure(&IntSeq(ints))?;
+    let q = || {
+        params.q.ok_or(Error::Unsupported(
+            "X9.42 and DSA parameters carry q, and these parameters have none; export them as PKCS#3",
+        ))
+    };
+    let counter;
+    let (ints, validation) = match format {
+        DhFormat::Pkcs3Pem | DhFormat::Pkcs3Der => (vec![uint(params.p)?, uint(params.g)?], None),
+        DhFormat::X942Pem | DhFormat::X942Der => {
+            let v = match params.validation {
+                Some((seed, c)) => {
+                    counter = c.to_be_bytes();
+                    Some(ValidationParms {
+                        seed: BitStringRef::from_bytes(seed).map_err(der_err)?,
+                        counter: uint(&counter)?,
+                    })
+                }
+                None => None,
+            };
+            (vec![uint(params.p)?, uint(params.g)?, uint(q()?)?], v)
+        }
+        DhFormat::DsaPem | DhFormat::DsaDer => {
+            (vec![uint(params.p)?, uint(q()?)?, uint(params.g)?], None)
+        }
+    };
+    let der = der_to_secure(&IntSeq(ints, validation))?;
     match format {
-        DhFormat::Pkcs3Der | DhFormat::X942Der => Ok(der),
+        DhFormat::Pkcs3Der | DhFormat::X942Der | DhFormat::DsaDer => Ok(der),
         DhFormat::Pkcs3Pem => pem_to_secure("DH PARAMETERS", der.as_slice()),
         DhFormat::X942Pem => pem_to_secure("X9.42 DH PARAMETERS", der.as_slice()),
+        DhFormat::DsaPem => pem_to_secure("DSA PARAMETERS", der.as_slice()),
     }
 }
 
@@ -324,9 +389,7 @@ pub fn dh_encode(params: &DhParts<'_>, format: DhFormat) -> Result<SecureBuf> {
 /// [`Error::WrongKind`]; anything else unreadable is [`Error::Decode`].
 pub fn dh_decode(data: &[u8]) -> Result<DecodedDh> {
     match sniff::sniff(data)?.content {
-        sniff::Content::Dh { der, syntax } => {
-            dh_decode_der(&der, syntax.map(|s| s == sniff::DhSyntax::X942))
-        }
+        sniff::Content::Dh { der, syntax } => dh_decode_der(&der, syntax),
         sniff::Content::RsaPublic { .. } => {
             Err(Error::WrongKind("an RSA public key, not DH parameters"))
         }
@@ -339,10 +402,14 @@ pub fn dh_decode(data: &[u8]) -> Result<DecodedDh> {
     }
 }
 
-/// Decodes DH parameters from DER (see [`dh_decode`]); `x942` says which
-/// syntax when a PEM label told it.
-pub fn dh_decode_der(der_bytes: &[u8], x942: Option<bool>) -> Result<DecodedDh> {
+/// Decodes DH parameters from DER (see [`dh_decode`]); `syntax` says which
+/// when a PEM label told it. Unlabelled DER is told by its shape: two
+/// INTEGERs (or a third below 2^32, PKCS#3's privateValueLength) are
+/// PKCS#3; three whose second has 160 to 264 bits and whose third is
+/// within 64 bits of p's size are DSA's (p, q, g); the rest X9.42.
+pub fn dh_decode_der(der_bytes: &[u8], syntax: Option<sniff::DhSyntax>) -> Result<DecodedDh> {
     use der::{Decode, Reader, SliceReader, Tag, Tagged};
+    use sniff::DhSyntax;
     let dec = |_| Error::Decode;
     let mut reader = SliceReader::new(der_bytes).map_err(dec)?;
     let outer = der::asn1::AnyRef::decode(&mut reader).map_err(dec)?;
@@ -352,6 +419,7 @@ pub fn dh_decode_der(der_bytes: &[u8], x942: Option<bool>) -> Result<DecodedDh> 
     }
     let mut inner = SliceReader::new(outer.value()).map_err(dec)?;
     let mut ints: Vec<Vec<u8>> = Vec::new();
+    let mut validation = None;
     let mut tail = false;
     while !inner.is_finished() {
         let any = der::asn1::AnyRef::decode(&mut inner).map_err(dec)?;
@@ -361,27 +429,74 @@ pub fn dh_decode_der(der_bytes: &[u8], x942: Option<bool>) -> Result<DecodedDh> 
                 ints.push(u.as_bytes().to_vec());
             }
             // X9.42 validationParms (a SEQUENCE) ends the list.
-            Tag::Sequence if ints.len() >= 3 && !tail => tail = true,
+            Tag::Sequence if ints.len() >= 3 && !tail => {
+                tail = true;
+                validation = Some(validation_parms(any.value())?);
+            }
             _ => return Err(Error::Decode),
         }
     }
-    let is_x942 = match x942 {
-        Some(v) => v,
-        None => ints.len() >= 4 || (ints.len() == 3 && ints[2].len() > 4) || tail,
+    let syntax = match syntax {
+        Some(s) => s,
+        None if ints.len() >= 4 || tail || (ints.len() == 3 && ints[2].len() > 4) => {
+            let (p, second, third) = (ints[0].len(), ints[1].len(), ints[2].len());
+            if ints.len() == 3 && !tail && (20..=33).contains(&second) && third + 8 >= p {
+                DhSyntax::Dsa
+            } else {
+                DhSyntax::X942
+            }
+        }
+        None => DhSyntax::Pkcs3,
     };
-    let (max, min) = if is_x942 { (4, 3) } else { (3, 2) };
-    if ints.len() < min || ints.len() > max || (tail && !is_x942) {
+    let (max, min) = match syntax {
+        DhSyntax::X942 => (4, 3),
+        DhSyntax::Dsa => (3, 3),
+        DhSyntax::Pkcs3 => (3, 2),
+    };
+    if ints.len() < min || ints.len() > max || (tail && syntax != DhSyntax::X942) {
         return Err(Error::Decode);
     }
     let mut it = ints.into_iter();
     let p = it.next().ok_or(Error::Decode)?;
-    let g = it.next().ok_or(Error::Decode)?;
-    let (q, j) = if is_x942 {
-        (it.next(), it.next())
-    } else {
-        (None, None)
+    let (g, q, j) = match syntax {
+        DhSyntax::X942 => {
+            let g = it.next().ok_or(Error::Decode)?;
+            (g, it.next(), it.next())
+        }
+        DhSyntax::Dsa => {
+            let q = it.next();
+            (it.next().ok_or(Error::Decode)?, q, None)
+        }
+        DhSyntax::Pkcs3 => (it.next().ok_or(Error::Decode)?, None, None),
     };
-    Ok(DecodedDh { p, g, q, j })
+    Ok(DecodedDh {
+        p,
+        g,
+        q,
+        j,
+        validation,
+        dsa: syntax == DhSyntax::Dsa,
+    })
+}
+
+/// X9.42's `ValidationParms ::= SEQUENCE { seed BIT STRING, pgenCounter
+/// INTEGER }` (its contents): the seed's bytes (whole bytes only, as every
+/// FIPS 186-4 seed here and in OpenSSL is) and the counter.
+fn validation_parms(value: &[u8]) -> Result<(Vec<u8>, u32)> {
+    use der::{Decode, Reader, SliceReader};
+    let dec = |_| Error::Decode;
+    let mut r = SliceReader::new(value).map_err(dec)?;
+    let seed = BitStringRef::decode(&mut r).map_err(dec)?;
+    let counter = UintRef::decode(&mut r).map_err(dec)?;
+    r.finish().map_err(dec)?;
+    let seed = seed.as_bytes().ok_or(Error::Decode)?.to_vec();
+    let c = counter.as_bytes();
+    let counter = if c.len() > 4 {
+        u32::MAX
+    } else {
+        c.iter().fold(0u32, |a, &b| (a << 8) | u32::from(b))
+    };
+    Ok((seed, counter))
 }
 
 #[cfg(test)]

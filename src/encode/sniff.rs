@@ -72,6 +72,9 @@ pub enum DhSyntax {
     Pkcs3,
     /// X9.42 DomainParameters (p, g, q, optional j and validation data).
     X942,
+    /// DSA Dss-Parms (p, q, g), "DSA PARAMETERS": FIPS 186-4 domain
+    /// parameters, which X9.42 DH uses too.
+    Dsa,
 }
 
 /// What a file holds that primeforge can check.
@@ -481,9 +484,14 @@ fn from_block(b: &PemBlock<'_>, pass: Option<&[u8]>) -> Result<Option<Content>> 
             let bytes = decode_body(b.body)?;
             super::openssh::read(bytes.as_slice(), pass).map(Some)
         }
-        "DSA PARAMETERS" | "EC PARAMETERS" => {
-            Err(Error::WrongKind("DSA or EC parameters, not DH parameters"))
+        "DSA PARAMETERS" => {
+            let der = decode_body(b.body)?;
+            Ok(Some(Content::Dh {
+                der: der.as_slice().to_vec(),
+                syntax: Some(DhSyntax::Dsa),
+            }))
         }
+        "EC PARAMETERS" => Err(Error::WrongKind("EC parameters, not DH parameters")),
         _ => Err(Error::Decode),
     }
 }

@@ -103,6 +103,13 @@ pub(crate) trait CandidateSource: Send + Sync + 'static {
     fn pairs(&self) -> bool {
         false
     }
+    /// The highest index the source has (at most `MAX_INDEX`, the
+    /// default): a search whose claims pass it ends with the primes found
+    /// up to it, possibly fewer than asked for (FIPS 186-4's counter
+    /// limit, `dh::fips186`).
+    fn limit(&self) -> u64 {
+        MAX_INDEX
+    }
     /// Round 0 on two candidates at once, with the verdicts `round` would
     /// give each; `None` when this pair cannot be done together (the
     /// engine then runs them in turn). Default: `None`.
@@ -149,6 +156,9 @@ impl<S: CandidateSource> CandidateSource for Arc<S> {
     }
     fn pairs(&self) -> bool {
         (**self).pairs()
+    }
+    fn limit(&self) -> u64 {
+        (**self).limit()
     }
     fn first_round_pair(
         &self,
@@ -303,6 +313,8 @@ struct Shared<S: CandidateSource> {
     /// First rounds that may be started above the lowest unresolved
     /// survivor (see `gate`), two per thread for a pairing source.
     window: usize,
+    /// `source.limit()`, asked once: claims above it end the search.
+    limit: u64,
     seed: Seed,
     count: usize,
     rounds: u32,
@@ -330,6 +342,7 @@ impl<S: CandidateSource> Shared<S> {
         // A worker of a pairing source runs two first rounds at once.
         let pairs = source.pairs();
         let lanes = if pairs { 2 } else { 1 };
+        let limit = source.limit().min(MAX_INDEX);
         Shared {
             source,
             slots: (0..threads.max(1))
@@ -340,6 +353,7 @@ impl<S: CandidateSource> Shared<S> {
                 .collect(),
             pairs,
             window: lanes * if threads <= 4 { threads } else { threads - 1 },
+            limit,
             seed: seed.clone(),
             count,
             rounds,
@@ -667,7 +681,7 @@ impl<S: CandidateSource> Shared<S> {
         let (k2, cand) = loop {
             let k2 = self.claim();
             if k2 > self.bound.load(Ordering::Acquire)
-                || k2 > MAX_INDEX
+                || k2 > self.limit
                 || self.stop.load(Ordering::Relaxed)
             {
                 self.release(k2);
@@ -755,7 +769,7 @@ impl<S: CandidateSource> Shared<S> {
     fn claim(&self) -> u64 {
         loop {
             let cur = self.next.load(Ordering::Acquire);
-            let v = if cur > MAX_INDEX {
+            let v = if cur > self.limit {
                 cur
             } else {
                 self.source.next_viable(cur, &self.claims_over).max(cur)
@@ -803,7 +817,7 @@ impl<S: CandidateSource> Shared<S> {
         }
         let k = self.claim();
         if k > self.bound.load(Ordering::Acquire)
-            || k > MAX_INDEX
+            || k > self.limit
             || self.stop.load(Ordering::Relaxed)
         {
             // Every lower index is claimed; pending rounds below the
@@ -1092,7 +1106,7 @@ pub(crate) fn search_here<S: CandidateSource>(
     let mut k = first_index;
     loop {
         let v = source.next_viable(k, &never);
-        if v > MAX_INDEX {
+        if v > source.limit().min(MAX_INDEX) {
             return Err(Error::Internal);
         }
         stats.candidates += v - k + 1;
@@ -1167,7 +1181,8 @@ fn collect<S: CandidateSource>(shared: &Shared<S>) -> Result<Vec<Found>> {
     let mut st = lock(&shared.state);
     let confirmed = std::mem::take(&mut st.confirmed);
     drop(st);
-    if confirmed.len() < shared.count {
+    // Fewer only when the claims ran past the source's last index.
+    if confirmed.len() < shared.count && shared.next.load(Ordering::Acquire) <= shared.limit {
         return Err(Error::Internal);
     }
     Ok(confirmed

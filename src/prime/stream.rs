@@ -43,6 +43,10 @@ pub enum Purpose {
     /// index; the index says which prime and which level, see
     /// `rsa::provable`).
     RsaProvable = 6,
+    /// FIPS 186-4 domain parameter seeds (one stream per attempt).
+    Fips186Seed = 7,
+    /// Miller–Rabin bases for a FIPS 186-4 q (one stream per attempt).
+    Fips186Base = 8,
 }
 
 /// Largest index a stream can be selected by (56 bits).

@@ -132,6 +132,7 @@ pub(crate) fn run_check(file: &Path, passin: Option<&str>) -> Result<bool, Fail>
     let kind = match r.syntax {
         DhSyntax::X942 => "X9.42",
         DhSyntax::Pkcs3 => "PKCS#3",
+        DhSyntax::Dsa => "DSA",
     };
     let known = r
         .known
@@ -146,7 +147,7 @@ pub(crate) fn run_check(file: &Path, passin: Option<&str>) -> Result<bool, Fail>
     let mut lines = Vec::new();
     if r.problems == 0 {
         let what = match (r.syntax, r.q_bits) {
-            (DhSyntax::X942, Some(qb)) => {
+            (DhSyntax::X942 | DhSyntax::Dsa, Some(qb)) => {
                 let mut v =
                     format!("valid (p prime; q prime, {qb} bits, dividing p − 1; g of order q");
                 if r.has_j {
@@ -154,6 +155,35 @@ pub(crate) fn run_check(file: &Path, passin: Option<&str>) -> Result<bool, Fail>
                 }
                 if r.safe_prime {
                     v += "; p is a safe prime, q = (p − 1)/2";
+                }
+                match (r.seed, r.counter) {
+                    (dh::fips186::SeedCheck::Verified(h), Some(c)) => {
+                        v += &format!(
+                            "; p and q verified from their seed and counter {c} by FIPS 186-4 A.1.1.3 with {}",
+                            h.name()
+                        )
+                    }
+                    (dh::fips186::SeedCheck::VerifiedFips186_2(h), Some(c)) => {
+                        v += &format!(
+                            "; p and q verified from their seed and counter {c} by FIPS 186-2's procedure \
+                             as OpenSSL runs it, with {} (not FIPS 186-4)",
+                            h.name()
+                        )
+                    }
+                    _ => {}
+                }
+                match r.generator {
+                    Some(dh::fips186::GeneratorCheck::Canonical(i)) => {
+                        v += &format!(
+                            "; g verified as the seed's canonical generator of index {i} (A.2.4)"
+                        )
+                    }
+                    Some(dh::fips186::GeneratorCheck::OrderOnly)
+                        if r.seed != dh::fips186::SeedCheck::Absent =>
+                    {
+                        v += "; g not derived from the seed (checked by its order only, A.2.2)"
+                    }
+                    _ => {}
                 }
                 v + ")"
             }
@@ -173,6 +203,10 @@ pub(crate) fn run_check(file: &Path, passin: Option<&str>) -> Result<bool, Fail>
                 "unsuitable generator (out of range, or g^q is not 1)",
             ),
             (Q_NOT_PRIME, "q is not prime"),
+            (
+                SEED_INVALID,
+                "the seed and counter do not give p and q (FIPS 186-4 A.1.1.3, nor FIPS 186-2 as OpenSSL runs it)",
+            ),
             (INVALID_Q, "q does not divide p - 1"),
             (INVALID_J, "invalid j value: j is not (p - 1)/q"),
             (
@@ -188,6 +222,9 @@ pub(crate) fn run_check(file: &Path, passin: Option<&str>) -> Result<bool, Fail>
             if r.problems & bit != 0 {
                 lines.push(format!("  - {text}"));
             }
+        }
+        if let dh::fips186::SeedCheck::Failed(why) = r.seed {
+            lines.push(format!("    ({why})"));
         }
     }
     if let Some(k) = r.known.as_ref().filter(|k| !k.safe_prime) {
