@@ -196,6 +196,40 @@
 #define PF_DH_CHECK_Q_TOO_SMALL 65536
 
 /**
+ * `pf_dh_check` problem bit: the parameters carry a FIPS 186-4 seed and
+ * counter (X9.42 validationParms) that do not give their p and q, by
+ * FIPS 186-4 A.1.1.3 with any SHA-1 or SHA-2 hash nor by FIPS 186-2 as
+ * OpenSSL makes its default X9.42 parameters (not an OpenSSL bit:
+ * OpenSSL 3's DH check ignores the seed). Added after 0.2.0.
+ */
+#define PF_DH_CHECK_SEED_INVALID 131072
+
+/**
+ * `pf_dh_check_ex` verification bit: p and q were re-derived from the
+ * parameters' seed and counter by FIPS 186-4 A.1.1.3.
+ */
+#define PF_DH_VERIFIED_SEED 1
+
+/**
+ * `pf_dh_check_ex` verification bit: p and q were re-derived from the
+ * seed and counter by FIPS 186-2's procedure as OpenSSL 3 runs it (its
+ * default for `openssl genpkey -genparam -algorithm DHX`), not FIPS 186-4.
+ */
+#define PF_DH_VERIFIED_SEED_FIPS186_2 2
+
+/**
+ * `pf_dh_check_ex` verification bit: g is the canonical generator of the
+ * seed (FIPS 186-4 A.2.4; every index 0 … 255 is tried).
+ */
+#define PF_DH_VERIFIED_G_CANONICAL 4
+
+/**
+ * `pf_dh_check_ex` verification bit: q has a FIPS 186-4 size for p and
+ * g generates the subgroup of order q (A.2.2).
+ */
+#define PF_DH_VERIFIED_G_ORDER 8
+
+/**
  * Result of every fallible primeforge function.
  *
  * `PF_OK` is 0 and `PF_PENDING` says a job is still running; every other
@@ -367,6 +401,18 @@ enum pf_format
    * X9.42 DomainParameters, DER.
    */
   PF_FORMAT_X942_DER = 12,
+  /**
+   * DSA Dss-Parms in PEM ("-----BEGIN DSA PARAMETERS-----": p, q, g),
+   * as `openssl dsaparam` writes them; for parameters with q whose g
+   * lies in the subgroup of order q (FIPS 186-4 parameters,
+   * `pf_dh_generate_fips186`). The format has no place for the seed and
+   * counter (`pf_dh_fips186_info` gives them). Added after 0.2.0.
+   */
+  PF_FORMAT_DSA_PEM = 13,
+  /**
+   * DSA Dss-Parms, DER.
+   */
+  PF_FORMAT_DSA_DER = 14,
 };
 #ifndef __cplusplus
 #if __STDC_VERSION__ >= 202311L
@@ -635,6 +681,53 @@ typedef uint32_t pf_dh_group;
 #endif // __cplusplus
 
 /**
+ * Hash functions of FIPS 186-4 domain parameters (`pf_dh_fips186.hash`,
+ * `pf_dh_fips186_info`), passed as `uint32_t`. Added after 0.2.0.
+ */
+enum pf_hash
+#if defined(__cplusplus) || __STDC_VERSION__ >= 202311L
+  : uint32_t
+#endif // defined(__cplusplus) || __STDC_VERSION__ >= 202311L
+ {
+  /**
+   * SHA-1: read and checked only (OpenSSL makes 1024/160 parameters
+   * with it); generation refuses it.
+   */
+  PF_HASH_SHA1 = 1,
+  /**
+   * SHA-224.
+   */
+  PF_HASH_SHA224 = 2,
+  /**
+   * SHA-256.
+   */
+  PF_HASH_SHA256 = 3,
+  /**
+   * SHA-384.
+   */
+  PF_HASH_SHA384 = 4,
+  /**
+   * SHA-512.
+   */
+  PF_HASH_SHA512 = 5,
+  /**
+   * SHA-512/224.
+   */
+  PF_HASH_SHA512_224 = 6,
+  /**
+   * SHA-512/256.
+   */
+  PF_HASH_SHA512_256 = 7,
+};
+#ifndef __cplusplus
+#if __STDC_VERSION__ >= 202311L
+typedef enum pf_hash pf_hash;
+#else
+typedef uint32_t pf_hash;
+#endif // __STDC_VERSION__ >= 202311L
+#endif // __cplusplus
+
+/**
  * Bits of `pf_secure_memory_status`'s answer.
  */
 enum pf_secure_flag
@@ -708,7 +801,6 @@ typedef uint32_t pf_options_flag;
 typedef struct pf_buffer pf_buffer;
 
 /**
- * A sequence of safe primes from one sieve (see `pf_dh_batch_new`).
  * Opaque. Holds its seed in secure memory.
  */
 typedef struct pf_dh_batch pf_dh_batch;
@@ -892,6 +984,54 @@ typedef struct pf_options {
    */
   uint32_t flags;
 } pf_options;
+
+/**
+ * What FIPS 186-4 domain parameters to make (`pf_dh_generate_fips186`):
+ * a prime q of `qbits` dividing p − 1 for a prime p of `pbits`, both
+ * derived from a seed (A.1.1.2), and g. Initialise with
+ * `pf_dh_fips186_default` and change what you need. Added after 0.2.0.
+ */
+typedef struct pf_dh_fips186 {
+  /**
+   * `sizeof(pf_dh_fips186)`, set by `pf_dh_fips186_default`.
+   */
+  uint32_t struct_size;
+  /**
+   * Bits of p: 1024, 2048 or 3072.
+   */
+  uint32_t pbits;
+  /**
+   * Bits of q: 160 (p of 1024), 224 or 256 (2048), 256 (3072); 0 picks
+   * OpenSSL's choice, 160, 224 and 256.
+   */
+  uint32_t qbits;
+  /**
+   * A `pf_hash` of at least `qbits` bits other than SHA-1; 0 picks
+   * SHA-224 for q of 224 bits and SHA-256 otherwise (what OpenSSL
+   * assumes for 224 and 256 when it checks parameters from a file).
+   */
+  uint32_t hash;
+  /**
+   * 0 … 255: g is the canonical generator of this index (A.2.3),
+   * verifiable from the seed; −1: g = h^((p−1)/q) for the smallest
+   * h ≥ 2 (A.2.1), as OpenSSL makes it without an index. Default 1.
+   */
+  int32_t gindex;
+  /**
+   * NULL: the domain parameter seeds are drawn from the generation's
+   * seeded stream (`pf_options.seed`, or the OS), as many as needed.
+   * Otherwise `seed_len` bytes (at least qbits/8, at most 128) of one
+   * domain_parameter_seed to run A.1.1.2 from: the call fails with
+   * `PF_ERR_INVALID_ARGUMENT` when that seed gives no prime q or no
+   * counter gives a prime p (what a validation system's "generate from
+   * this seed" test asks). Copied during the call.
+   */
+  const uint8_t *seed;
+  /**
+   * Length of `seed` in bytes.
+   */
+  size_t seed_len;
+} pf_dh_fips186;
 
 #ifdef __cplusplus
 extern "C" {
@@ -1278,6 +1418,60 @@ pf_status pf_dh_generate(uint32_t bits, uint32_t generator, uint32_t threads, st
 pf_status pf_dh_generate_ex(uint32_t bits, uint32_t generator, uint32_t flags, const struct pf_options *opts, struct pf_dh_params **out);
 
 /**
+ * Returns a request for FIPS 186-4 parameters with p of `pbits` bits and
+ * every other field at its default (`struct_size` set, qbits 0, hash 0,
+ * gindex 1, no seed). `pbits` is checked by `pf_dh_generate_fips186`.
+ * Thread-safe.
+ */
+struct pf_dh_fips186 pf_dh_fips186_default(uint32_t pbits);
+
+/**
+ * Generates FIPS 186-4 domain parameters (DSA, and X9.42 DH as SP 800-56A
+ * uses them): primes p and q derived from a domain parameter seed by
+ * FIPS 186-4 A.1.1.2 with a SHA-2 hash, and g by A.2.3 (canonical, from
+ * the seed and `req->gindex`) or A.2.1 — what `openssl genpkey -genparam
+ * -algorithm DHX` and `openssl dsaparam` make, on `opts->threads`
+ * threads. For one seed, the counters are tested on every thread and the
+ * first that gives a prime wins, as A.1.1.3 requires: with `opts->seed`
+ * set the output is a deterministic function of the seed and `req`,
+ * identical at any thread count. Primality: trial division, Miller–Rabin
+ * to base 2, the rounds of FIPS 186-4 Table C.1 with random bases, and a
+ * strong Lucas test.
+ *
+ * Export with `PF_FORMAT_X942_PEM` / `_DER` (the seed and counter go into
+ * validationParms) or `PF_FORMAT_DSA_PEM` / `_DER` (no place for them:
+ * read them with `pf_dh_fips186_info`). `req` must not be NULL; `opts`
+ * may be (defaults); `opts->flags` takes `pf_options_flag` bits only.
+ * Progress, cancellation and `opts->stats` work as for
+ * `pf_dh_generate_ex` (candidates are counters tried, q candidates
+ * included).
+ *
+ * On success `*out` receives parameters the caller owns (free with
+ * `pf_dh_free`); on failure `*out` and `*opts->stats` are untouched.
+ * Returns `PF_ERR_NULL_ARGUMENT`, `PF_ERR_INVALID_ARGUMENT` (sizes,
+ * hash, gindex, struct_size, seed; a caller's domain seed that gives no
+ * parameters), `PF_ERR_CANCELLED`, `PF_ERR_ENTROPY`, `PF_ERR_THREADS`,
+ * `PF_ERR_NO_MEMORY`, `PF_ERR_INTERNAL`. Thread-safe. Added after 0.2.0.
+ */
+pf_status pf_dh_generate_fips186(const struct pf_dh_fips186 *req, const struct pf_options *opts, struct pf_dh_params **out);
+
+/**
+ * What makes FIPS 186-4 parameters verifiable: `*seed` receives a new
+ * buffer with the domain parameter seed (the caller owns it: free with
+ * `pf_buffer_free`), `*counter` the counter, `*hash` the `pf_hash` used
+ * (0 when not known: parameters read from a file, which never names it),
+ * `*gindex` the canonical generator's index (−1 when g was made by A.2.1
+ * or is not known). `seed` must not be NULL; `counter`, `hash` and
+ * `gindex` may be (that value is not written). All are written on success
+ * only.
+ *
+ * Returns `PF_ERR_NULL_ARGUMENT`, `PF_ERR_UNSUPPORTED` (the parameters
+ * carry no seed: safe-prime, PKCS#3 or DSA-file parameters),
+ * `PF_ERR_NO_MEMORY`. Thread-safe. Added after 0.2.0.
+ */
+pf_status pf_dh_fips186_info(const struct pf_dh_params *params, struct pf_buffer **seed, uint32_t *counter, uint32_t *hash, int32_t *gindex);
+
+/**
  * Starts a batch: the lowest safe primes above one random start, taken
  * one at a time with `pf_dh_batch_next`, all from one sieve whose set-up
  * (the residues of every sieving prime) is shared and therefore deeper
@@ -1357,13 +1551,15 @@ pf_status pf_dh_named(uint32_t group, struct pf_dh_params **out);
  * Encodes `params` in `format`: `PF_FORMAT_PKCS3_PEM` / `_DER` ("DH
  * PARAMETERS": p, g — what `openssl dhparam` reads and writes) or
  * `PF_FORMAT_X942_PEM` / `_DER` ("X9.42 DH PARAMETERS": p, g, q — what
- * `openssl pkeyparam` reads as DHX). PEM per RFC 7468: 64 columns, LF,
- * final newline, no trailing NUL.
+ * `openssl pkeyparam` reads as DHX — with FIPS 186-4's seed and counter
+ * for parameters that have them) or `PF_FORMAT_DSA_PEM` / `_DER` ("DSA
+ * PARAMETERS": p, q, g). PEM per RFC 7468: 64 columns, LF, final newline,
+ * no trailing NUL.
  *
  * On success `*out` receives a buffer the caller owns (free with
  * `pf_buffer_free`); on failure it is untouched. Returns
  * `PF_ERR_NULL_ARGUMENT`, `PF_ERR_INVALID_ARGUMENT` (unknown format,
- * including the RSA formats), `PF_ERR_UNSUPPORTED` (X9.42 for parameters
+ * including the RSA formats), `PF_ERR_UNSUPPORTED` (X9.42 or DSA for parameters
  * whose g does not lie in the subgroup of order q, e.g. the legacy g = 2
  * form, or a g other than 2 to 5 generated without `PF_DH_FLAG_X942`:
  * X9.42 would declare a wrong q), `PF_ERR_NO_MEMORY`. Thread-safe. See
@@ -1412,8 +1608,9 @@ pf_status pf_dh_import(const uint8_t *data, size_t len, struct pf_dh_params **ou
 
 /**
  * Checks encoded DH parameters, in the spirit of OpenSSL's `DH_check`:
- * `data` holds `len` bytes of PEM ("DH PARAMETERS" or "X9.42 DH
- * PARAMETERS") or DER (PKCS#3 or X9.42, told apart by shape). PEM is read
+ * `data` holds `len` bytes of PEM ("DH PARAMETERS", "X9.42 DH
+ * PARAMETERS" or "DSA PARAMETERS") or DER (PKCS#3, X9.42 or DSA's
+ * Dss-Parms, told apart by shape). PEM is read
  * as OpenSSL reads it: text before and between blocks, several blocks
  * (certificates are skipped; the first parameters block is checked), any
  * base64 line length, CRLF.
@@ -1422,7 +1619,8 @@ pf_status pf_dh_import(const uint8_t *data, size_t len, struct pf_dh_params **ou
  * `PF_DH_CHECK_*` bits: p not prime, p not a safe prime (when q is
  * absent), unsuitable generator (outside 2 … p − 2, or g^q ≢ 1 when q is
  * given), q not prime, q not dividing p − 1, j not (p − 1)/q, q under 160
- * bits, p under 512 bits, p over 16384 bits (then nothing else is
+ * bits, a FIPS 186-4 seed and counter that do not give p and q (see
+ * `pf_dh_check_ex`), p under 512 bits, p over 16384 bits (then nothing else is
  * examined: no arithmetic is done on oversized input). Primality uses
  * Baillie–PSW plus Miller–Rabin rounds with fresh random bases. With q
  * given, p need not be a safe prime: X9.42 parameters such as RFC 5114's
@@ -1435,6 +1633,24 @@ pf_status pf_dh_import(const uint8_t *data, size_t len, struct pf_dh_params **ou
  * `PF_ERR_ENTROPY`, `PF_ERR_NO_MEMORY`. Thread-safe.
  */
 pf_status pf_dh_check(const uint8_t *data, size_t len, uint32_t *problems);
+
+/**
+ * `pf_dh_check`, saying also what was verified beyond the problem bits:
+ * on `PF_OK`, `*verified` (when `verified` is not NULL) receives an OR of
+ * `PF_DH_VERIFIED_*` bits — p and q re-derived from the file's seed and
+ * counter by FIPS 186-4 A.1.1.3 (OpenSSL's hash for q's size first, then
+ * every SHA-2 hash of at least q's bits), or by FIPS 186-2 as OpenSSL
+ * makes its default X9.42 parameters; g the seed's canonical generator
+ * (A.2.4, every index tried); g of order q with q of a FIPS 186-4 size
+ * (A.2.2). A seed and counter that give neither set
+ * `PF_DH_CHECK_SEED_INVALID` in `*problems`. The generator bits are
+ * given for parameters with no problem only.
+ *
+ * `problems` must not be NULL; `verified` may be. Both are written on
+ * success only. Statuses as for `pf_dh_check`. Thread-safe. Added after
+ * 0.2.0.
+ */
+pf_status pf_dh_check_ex(const uint8_t *data, size_t len, uint32_t *problems, uint32_t *verified);
 
 /**
  * Returns a file descriptor that becomes readable when the job ends (an

@@ -164,7 +164,7 @@ fn every_export_rejects_bad_arguments_as_documented() {
         unsafe { pf_rsa_export(key, 1, std::ptr::null_mut()) },
         PF_ERR_NULL_ARGUMENT,
     );
-    for f in [0u32, 9, 12, 13, u32::MAX] {
+    for f in [0u32, 9, 12, 13, 14, 15, u32::MAX] {
         row(
             "pf_rsa_export",
             unsafe { pf_rsa_export(key, f, &mut b) },
@@ -331,7 +331,7 @@ fn every_export_rejects_bad_arguments_as_documented() {
         unsafe { pf_dh_export(dh, 9, std::ptr::null_mut()) },
         PF_ERR_NULL_ARGUMENT,
     );
-    for f in [0u32, 1, 8, 13, u32::MAX] {
+    for f in [0u32, 1, 8, 15, u32::MAX] {
         row(
             "pf_dh_export",
             unsafe { pf_dh_export(dh, f, &mut b) },
@@ -680,6 +680,164 @@ fn every_export_rejects_bad_arguments_as_documented() {
         "pf_build_info",
         "pf_options_default",
     ]);
+
+    // FIPS 186-4 parameters.
+    let base = pf_dh_fips186_default(2048);
+    assert_eq!(
+        base.struct_size as usize,
+        std::mem::size_of::<pf_dh_fips186>()
+    );
+    assert_eq!((base.qbits, base.hash, base.gindex), (0, 0, 1));
+    covered.borrow_mut().insert("pf_dh_fips186_default");
+    let mut d = sentinel();
+    row(
+        "pf_dh_generate_fips186",
+        unsafe { pf_dh_generate_fips186(std::ptr::null(), &good, &mut d) },
+        PF_ERR_NULL_ARGUMENT,
+    );
+    row(
+        "pf_dh_generate_fips186",
+        unsafe { pf_dh_generate_fips186(&base, &good, std::ptr::null_mut()) },
+        PF_ERR_NULL_ARGUMENT,
+    );
+    let short = [1u8; 8];
+    let bad: Vec<pf_dh_fips186> = vec![
+        pf_dh_fips186 {
+            struct_size: 8,
+            ..base
+        },
+        pf_dh_fips186 {
+            pbits: 1536,
+            ..base
+        },
+        pf_dh_fips186 { pbits: 0, ..base },
+        pf_dh_fips186 { qbits: 160, ..base },
+        pf_dh_fips186 {
+            qbits: u32::MAX,
+            ..base
+        },
+        pf_dh_fips186 {
+            hash: pf_hash::PF_HASH_SHA1 as u32,
+            ..base
+        },
+        pf_dh_fips186 { hash: 8, ..base },
+        pf_dh_fips186 {
+            hash: u32::MAX,
+            ..base
+        },
+        pf_dh_fips186 {
+            qbits: 256,
+            hash: pf_hash::PF_HASH_SHA224 as u32,
+            ..base
+        },
+        pf_dh_fips186 {
+            gindex: 256,
+            ..base
+        },
+        pf_dh_fips186 { gindex: -2, ..base },
+        pf_dh_fips186 {
+            gindex: i32::MIN,
+            ..base
+        },
+        pf_dh_fips186 {
+            seed: short.as_ptr(),
+            seed_len: 0,
+            ..base
+        },
+        pf_dh_fips186 {
+            seed: short.as_ptr(),
+            seed_len: short.len(),
+            ..base
+        },
+        pf_dh_fips186 {
+            seed: short.as_ptr(),
+            seed_len: 129,
+            ..base
+        },
+    ];
+    for r in &bad {
+        row(
+            "pf_dh_generate_fips186",
+            unsafe { pf_dh_generate_fips186(r, &good, &mut d) },
+            PF_ERR_INVALID_ARGUMENT,
+        );
+    }
+    row(
+        "pf_dh_generate_fips186",
+        unsafe {
+            pf_dh_generate_fips186(
+                &pf_dh_fips186 {
+                    seed: std::ptr::null(),
+                    seed_len: 32,
+                    ..base
+                },
+                &good,
+                &mut d,
+            )
+        },
+        PF_ERR_NULL_ARGUMENT,
+    );
+    let mut rsa_flag = good;
+    rsa_flag.flags = pf_rsa_flag::PF_RSA_FIPS as u32;
+    row(
+        "pf_dh_generate_fips186",
+        unsafe { pf_dh_generate_fips186(&base, &rsa_flag, &mut d) },
+        PF_ERR_INVALID_ARGUMENT,
+    );
+    assert_eq!(d, sentinel());
+    let mut seed_buf = sentinel();
+    let (mut counter, mut hash, mut gindex) = (7u32, 7u32, 7i32);
+    row(
+        "pf_dh_fips186_info",
+        unsafe {
+            pf_dh_fips186_info(
+                std::ptr::null(),
+                &mut seed_buf,
+                &mut counter,
+                &mut hash,
+                &mut gindex,
+            )
+        },
+        PF_ERR_NULL_ARGUMENT,
+    );
+    row(
+        "pf_dh_fips186_info",
+        unsafe {
+            pf_dh_fips186_info(
+                dh,
+                std::ptr::null_mut(),
+                &mut counter,
+                &mut hash,
+                &mut gindex,
+            )
+        },
+        PF_ERR_NULL_ARGUMENT,
+    );
+    // Safe-prime parameters carry no seed.
+    row(
+        "pf_dh_fips186_info",
+        unsafe { pf_dh_fips186_info(dh, &mut seed_buf, &mut counter, &mut hash, &mut gindex) },
+        PF_ERR_UNSUPPORTED,
+    );
+    assert_eq!((seed_buf, counter, hash, gindex), (sentinel(), 7, 7, 7));
+    let mut problems = 7u32;
+    let mut verified = 7u32;
+    row(
+        "pf_dh_check_ex",
+        unsafe { pf_dh_check_ex(std::ptr::null(), 10, &mut problems, &mut verified) },
+        PF_ERR_NULL_ARGUMENT,
+    );
+    row(
+        "pf_dh_check_ex",
+        unsafe { pf_dh_check_ex(b"x".as_ptr(), 1, std::ptr::null_mut(), &mut verified) },
+        PF_ERR_NULL_ARGUMENT,
+    );
+    row(
+        "pf_dh_check_ex",
+        unsafe { pf_dh_check_ex([0x30u8, 0x00].as_ptr(), 2, &mut problems, &mut verified) },
+        PF_ERR_DECODE,
+    );
+    assert_eq!((problems, verified), (7, 7));
 
     unsafe { pf_rsa_free(key) };
     unsafe { pf_dh_free(dh) };

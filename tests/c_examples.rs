@@ -39,6 +39,7 @@ fn every_example_has_a_test() {
         "dh_job",
         "dh_batch",
         "key_check",
+        "fips186_params",
     ];
     for entry in std::fs::read_dir(common::manifest_dir().join("c-examples")).unwrap() {
         let path = entry.unwrap().path();
@@ -154,6 +155,46 @@ fn dh_params_writes_parameters_openssl_accepts() {
         "{}",
         r.stderr
     );
+}
+
+#[test]
+fn fips186_params_writes_parameters_openssl_checks_and_uses() {
+    let exe = common::compile_c("fips186_params", &[&example("fips186_params")], &[]);
+    let dir = std::path::PathBuf::from(env!("CARGO_TARGET_TMPDIR"));
+    for (kind, label) in [("x942", "X9.42 DH PARAMETERS"), ("dsa", "DSA PARAMETERS")] {
+        let out = dir.join(format!("fips186_{kind}.pem"));
+        let r = common::run(&exe, &["2048", "256", "2", kind, out.to_str().unwrap()]);
+        assert_eq!(r.code, Some(0), "stderr:\n{}", r.stderr);
+        assert!(r.stderr.contains(", SHA-256, gindex 1\n"), "{}", r.stderr);
+        let pem = std::fs::read_to_string(&out).unwrap();
+        assert!(pem.starts_with(&format!("-----BEGIN {label}-----\n")));
+        // What the file lets a checker verify: the seed only in X9.42.
+        let verified = if kind == "x942" {
+            "verified: [p and q from the seed, A.1.1.3] [canonical g, A.2.4] [g of order q, A.2.2]\n"
+        } else {
+            "verified: [g of order q, A.2.2]\n"
+        };
+        assert!(r.stderr.contains(verified), "{}", r.stderr);
+        for args in [
+            vec!["pkeyparam", "-check", "-noout", "-in"],
+            vec!["genpkey", "-out", "/dev/null", "-paramfile"],
+        ] {
+            let o = std::process::Command::new("openssl")
+                .args(&args)
+                .arg(&out)
+                .output()
+                .expect("openssl");
+            assert!(
+                o.status.success(),
+                "{args:?}: {}",
+                String::from_utf8_lossy(&o.stderr)
+            );
+        }
+    }
+    // Bad sizes: a clear message naming them, a non-zero exit.
+    let r = common::run(&exe, &["1536"]);
+    assert_eq!(r.code, Some(1));
+    assert!(r.stderr.contains("FIPS 186-4 sizes"), "{}", r.stderr);
 }
 
 #[test]

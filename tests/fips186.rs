@@ -595,3 +595,120 @@ fn our_check_verifies_what_openssl_makes() {
         }
     }
 }
+
+/// The C ABI: the same bytes for a seed at 1 and 2 threads; the seed,
+/// counter, hash and index it reports regenerate the same parameters
+/// from the domain seed alone; `pf_dh_check_ex` says what it verified and
+/// flags a changed seed.
+#[test]
+fn c_abi_generates_reports_and_checks() {
+    use primeforge::ffi::*;
+    let generate = |req: &pf_dh_fips186, threads: u32, seed: Option<&[u8; 32]>| {
+        let o = common::opts(threads, seed);
+        let mut d = std::ptr::null_mut();
+        assert_eq!(
+            unsafe { pf_dh_generate_fips186(req, &o, &mut d) },
+            pf_status::PF_OK
+        );
+        d
+    };
+    let export = |d: *const pf_dh_params, f: pf_format| {
+        let mut b = std::ptr::null_mut();
+        assert_eq!(
+            unsafe { pf_dh_export(d, f as u32, &mut b) },
+            pf_status::PF_OK
+        );
+        common::take(b)
+    };
+    let mut req = pf_dh_fips186_default(2048);
+    req.qbits = 256;
+    req.hash = pf_hash::PF_HASH_SHA384 as u32;
+    req.gindex = 42;
+    let a = generate(&req, 1, Some(&[9; 32]));
+    let b = generate(&req, 2, Some(&[9; 32]));
+    let x942 = export(a, pf_format::PF_FORMAT_X942_DER);
+    assert_eq!(x942, export(b, pf_format::PF_FORMAT_X942_DER));
+    let mut seed = std::ptr::null_mut();
+    let (mut counter, mut hash, mut gindex) = (0u32, 0u32, 0i32);
+    assert_eq!(
+        unsafe { pf_dh_fips186_info(a, &mut seed, &mut counter, &mut hash, &mut gindex) },
+        pf_status::PF_OK
+    );
+    let seed = common::take(seed);
+    assert_eq!((hash, gindex), (pf_hash::PF_HASH_SHA384 as u32, 42));
+    // From the domain seed alone (no generation seed): the same result.
+    let again = pf_dh_fips186 {
+        seed: seed.as_ptr(),
+        seed_len: seed.len(),
+        ..req
+    };
+    let c = generate(&again, 2, None);
+    assert_eq!(export(c, pf_format::PF_FORMAT_X942_DER), x942);
+    // NULL counter/hash/gindex are allowed.
+    let mut s2 = std::ptr::null_mut();
+    assert_eq!(
+        unsafe {
+            pf_dh_fips186_info(
+                c,
+                &mut s2,
+                std::ptr::null_mut(),
+                std::ptr::null_mut(),
+                std::ptr::null_mut(),
+            )
+        },
+        pf_status::PF_OK
+    );
+    assert_eq!(common::take(s2), seed);
+    // The check finds the SHA-384 seed (not OpenSSL's default for 256).
+    let (mut problems, mut verified) = (0u32, 0u32);
+    assert_eq!(
+        unsafe { pf_dh_check_ex(x942.as_ptr(), x942.len(), &mut problems, &mut verified) },
+        pf_status::PF_OK
+    );
+    assert_eq!(problems, 0);
+    assert_eq!(
+        verified,
+        PF_DH_VERIFIED_SEED | PF_DH_VERIFIED_G_CANONICAL | PF_DH_VERIFIED_G_ORDER
+    );
+    // One seed bit changed in the file: SEED_INVALID, nothing verified.
+    let mut bad = x942.clone();
+    let at = bad
+        .windows(seed.len())
+        .position(|w| w == seed.as_slice())
+        .unwrap();
+    bad[at + 3] ^= 0x10;
+    assert_eq!(
+        unsafe { pf_dh_check_ex(bad.as_ptr(), bad.len(), &mut problems, &mut verified) },
+        pf_status::PF_OK
+    );
+    assert_eq!((problems, verified), (PF_DH_CHECK_SEED_INVALID, 0));
+    // A domain seed that gives no prime q is refused with a message.
+    let mut q_seed = vec![0u8; 32];
+    let no_q = (0u8..=255)
+        .find(|&v| {
+            q_seed[31] = v;
+            !primeforge::prime::is_probable_prime(
+                &fips186::q_from_seed(&q_seed, 256, HashFn::Sha384),
+                &primeforge::prime::Seed::from_os().unwrap(),
+                0,
+            )
+        })
+        .unwrap();
+    q_seed[31] = no_q;
+    let bad_req = pf_dh_fips186 {
+        seed: q_seed.as_ptr(),
+        seed_len: q_seed.len(),
+        ..req
+    };
+    let o = common::opts(1, None);
+    let mut d = std::ptr::null_mut();
+    assert_eq!(
+        unsafe { pf_dh_generate_fips186(&bad_req, &o, &mut d) },
+        pf_status::PF_ERR_INVALID_ARGUMENT
+    );
+    let msg = unsafe { std::ffi::CStr::from_ptr(pf_last_error_message()) };
+    assert!(msg.to_str().unwrap().contains("no prime q"), "{msg:?}");
+    for p in [a, b, c] {
+        unsafe { pf_dh_free(p) };
+    }
+}

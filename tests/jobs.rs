@@ -350,6 +350,10 @@ fn free_while_running_leaves_no_thread() {
     let j = start_rsa(512, &common::opts(2, None));
     assert_eq!(unsafe { pf_job_wait(j, u64::MAX) }, PF_OK);
     unsafe { pf_job_free(j) };
+    // Joined, but /proc lists it a moment longer (see above).
+    common::wait_until(Duration::from_secs(1), Duration::from_millis(2), || {
+        !library_threads().iter().any(|n| n == "primeforge-job")
+    });
     assert!(!library_threads().iter().any(|n| n == "primeforge-job"));
     assert_eq!(worker_counts(), (0, 2));
     assert_eq!(pf_workers_release(), PF_OK);

@@ -6,6 +6,7 @@ use super::detail::invalid;
 use super::job::{pf_job, start_job};
 use super::options::{check_options, pf_options, CheckedOptions};
 use super::{guard_generate, guard_secret, guard_value, pf_status, write_out};
+use crate::dh::fips186::{self, GenMethod, Generator, GeneratorCheck, HashFn, SeedCheck};
 use crate::dh::{self, check, named::Group, DhParams, DhPart};
 use crate::encode::DhFormat;
 use crate::job::Work;
@@ -91,6 +92,26 @@ pub const PF_DH_CHECK_INVALID_J: u32 = 0x40;
 /// a small subgroup protects nothing. Not one of OpenSSL's bits (OpenSSL
 /// 3.0 accepts q = 11).
 pub const PF_DH_CHECK_Q_TOO_SMALL: u32 = 0x10000;
+/// `pf_dh_check` problem bit: the parameters carry a FIPS 186-4 seed and
+/// counter (X9.42 validationParms) that do not give their p and q, by
+/// FIPS 186-4 A.1.1.3 with any SHA-1 or SHA-2 hash nor by FIPS 186-2 as
+/// OpenSSL makes its default X9.42 parameters (not an OpenSSL bit:
+/// OpenSSL 3's DH check ignores the seed). Added after 0.2.0.
+pub const PF_DH_CHECK_SEED_INVALID: u32 = 0x20000;
+
+/// `pf_dh_check_ex` verification bit: p and q were re-derived from the
+/// parameters' seed and counter by FIPS 186-4 A.1.1.3.
+pub const PF_DH_VERIFIED_SEED: u32 = 0x1;
+/// `pf_dh_check_ex` verification bit: p and q were re-derived from the
+/// seed and counter by FIPS 186-2's procedure as OpenSSL 3 runs it (its
+/// default for `openssl genpkey -genparam -algorithm DHX`), not FIPS 186-4.
+pub const PF_DH_VERIFIED_SEED_FIPS186_2: u32 = 0x2;
+/// `pf_dh_check_ex` verification bit: g is the canonical generator of the
+/// seed (FIPS 186-4 A.2.4; every index 0 … 255 is tried).
+pub const PF_DH_VERIFIED_G_CANONICAL: u32 = 0x4;
+/// `pf_dh_check_ex` verification bit: q has a FIPS 186-4 size for p and
+/// g generates the subgroup of order q (A.2.2).
+pub const PF_DH_VERIFIED_G_ORDER: u32 = 0x8;
 
 // The C constants mirror the core's; a mismatch fails to compile.
 const _: () = {
@@ -103,12 +124,34 @@ const _: () = {
     assert!(PF_DH_CHECK_MODULUS_TOO_LARGE == check::MODULUS_TOO_LARGE);
     assert!(PF_DH_CHECK_INVALID_J == check::INVALID_J);
     assert!(PF_DH_CHECK_Q_TOO_SMALL == check::Q_TOO_SMALL);
+    assert!(PF_DH_CHECK_SEED_INVALID == check::SEED_INVALID);
     assert!(PF_DH_FLAG_LEGACY_G2 == dh::FLAG_LEGACY_G2);
     assert!(PF_DH_FLAG_X942 == dh::FLAG_X942);
 };
 
 pub(super) fn boxed(params: DhParams) -> *mut pf_dh_params {
     Box::into_raw(Box::new(pf_dh_params { inner: params }))
+}
+
+/// A generation's outcome for the caller: the counters into
+/// `*opts->stats` and the parameters into `*out` on success, the status.
+///
+/// # Safety
+/// `out` is not NULL and writable.
+unsafe fn deliver(
+    checked: &CheckedOptions<'_>,
+    result: crate::Result<(DhParams, crate::prime::Stats)>,
+    out: *mut *mut pf_dh_params,
+) -> pf_status {
+    match result {
+        Ok((params, stats)) => {
+            checked.write_stats(&stats);
+            // SAFETY: the caller's contract.
+            unsafe { write_out(out, boxed(params)) };
+            pf_status::PF_OK
+        }
+        Err(e) => e.into(),
+    }
 }
 
 /// Generates DH parameters: a safe prime p = 2q + 1 of exactly `bits` bits
@@ -170,19 +213,271 @@ pub unsafe extern "C" fn pf_dh_generate_ex(
             Ok(c) => c,
             Err(st) => return st,
         };
-        match checked.with_core(|o| dh::generate_request(&request, o)) {
-            Ok((params, stats)) => {
-                checked.write_stats(&stats);
-                // SAFETY: `out` checked for NULL.
-                unsafe { write_out(out, boxed(params)) };
-                pf_status::PF_OK
-            }
-            Err(e) => e.into(),
-        }
+        let result = checked.with_core(|o| dh::generate_request(&request, o));
+        // SAFETY: `out` checked for NULL.
+        unsafe { deliver(&checked, result, out) }
     })
 }
 
-/// A sequence of safe primes from one sieve (see `pf_dh_batch_new`).
+/// Hash functions of FIPS 186-4 domain parameters (`pf_dh_fips186.hash`,
+/// `pf_dh_fips186_info`), passed as `uint32_t`. Added after 0.2.0.
+#[repr(u32)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum pf_hash {
+    /// SHA-1: read and checked only (OpenSSL makes 1024/160 parameters
+    /// with it); generation refuses it.
+    PF_HASH_SHA1 = 1,
+    /// SHA-224.
+    PF_HASH_SHA224 = 2,
+    /// SHA-256.
+    PF_HASH_SHA256 = 3,
+    /// SHA-384.
+    PF_HASH_SHA384 = 4,
+    /// SHA-512.
+    PF_HASH_SHA512 = 5,
+    /// SHA-512/224.
+    PF_HASH_SHA512_224 = 6,
+    /// SHA-512/256.
+    PF_HASH_SHA512_256 = 7,
+}
+
+c_enum_from_u32!(pf_hash {
+    PF_HASH_SHA1,
+    PF_HASH_SHA224,
+    PF_HASH_SHA256,
+    PF_HASH_SHA384,
+    PF_HASH_SHA512,
+    PF_HASH_SHA512_224,
+    PF_HASH_SHA512_256,
+});
+
+/// The core's hash for a `pf_hash` value.
+fn hash_fn(v: u32) -> Result<HashFn, pf_status> {
+    use pf_hash::*;
+    Ok(match pf_hash::try_from(v)? {
+        PF_HASH_SHA1 => HashFn::Sha1,
+        PF_HASH_SHA224 => HashFn::Sha224,
+        PF_HASH_SHA256 => HashFn::Sha256,
+        PF_HASH_SHA384 => HashFn::Sha384,
+        PF_HASH_SHA512 => HashFn::Sha512,
+        PF_HASH_SHA512_224 => HashFn::Sha512_224,
+        PF_HASH_SHA512_256 => HashFn::Sha512_256,
+    })
+}
+
+/// The `pf_hash` value of a core hash.
+fn pf_hash_value(h: HashFn) -> u32 {
+    use pf_hash::*;
+    (match h {
+        HashFn::Sha1 => PF_HASH_SHA1,
+        HashFn::Sha224 => PF_HASH_SHA224,
+        HashFn::Sha256 => PF_HASH_SHA256,
+        HashFn::Sha384 => PF_HASH_SHA384,
+        HashFn::Sha512 => PF_HASH_SHA512,
+        HashFn::Sha512_224 => PF_HASH_SHA512_224,
+        HashFn::Sha512_256 => PF_HASH_SHA512_256,
+    }) as u32
+}
+
+/// What FIPS 186-4 domain parameters to make (`pf_dh_generate_fips186`):
+/// a prime q of `qbits` dividing p − 1 for a prime p of `pbits`, both
+/// derived from a seed (A.1.1.2), and g. Initialise with
+/// `pf_dh_fips186_default` and change what you need. Added after 0.2.0.
+#[repr(C)]
+#[derive(Debug, Clone, Copy)]
+pub struct pf_dh_fips186 {
+    /// `sizeof(pf_dh_fips186)`, set by `pf_dh_fips186_default`.
+    pub struct_size: u32,
+    /// Bits of p: 1024, 2048 or 3072.
+    pub pbits: u32,
+    /// Bits of q: 160 (p of 1024), 224 or 256 (2048), 256 (3072); 0 picks
+    /// OpenSSL's choice, 160, 224 and 256.
+    pub qbits: u32,
+    /// A `pf_hash` of at least `qbits` bits other than SHA-1; 0 picks
+    /// SHA-224 for q of 224 bits and SHA-256 otherwise (what OpenSSL
+    /// assumes for 224 and 256 when it checks parameters from a file).
+    pub hash: u32,
+    /// 0 … 255: g is the canonical generator of this index (A.2.3),
+    /// verifiable from the seed; −1: g = h^((p−1)/q) for the smallest
+    /// h ≥ 2 (A.2.1), as OpenSSL makes it without an index. Default 1.
+    pub gindex: i32,
+    /// NULL: the domain parameter seeds are drawn from the generation's
+    /// seeded stream (`pf_options.seed`, or the OS), as many as needed.
+    /// Otherwise `seed_len` bytes (at least qbits/8, at most 128) of one
+    /// domain_parameter_seed to run A.1.1.2 from: the call fails with
+    /// `PF_ERR_INVALID_ARGUMENT` when that seed gives no prime q or no
+    /// counter gives a prime p (what a validation system's "generate from
+    /// this seed" test asks). Copied during the call.
+    pub seed: *const u8,
+    /// Length of `seed` in bytes.
+    pub seed_len: usize,
+}
+
+/// Returns a request for FIPS 186-4 parameters with p of `pbits` bits and
+/// every other field at its default (`struct_size` set, qbits 0, hash 0,
+/// gindex 1, no seed). `pbits` is checked by `pf_dh_generate_fips186`.
+/// Thread-safe.
+#[no_mangle]
+pub extern "C" fn pf_dh_fips186_default(pbits: u32) -> pf_dh_fips186 {
+    pf_dh_fips186 {
+        struct_size: std::mem::size_of::<pf_dh_fips186>() as u32,
+        pbits,
+        qbits: 0,
+        hash: 0,
+        gindex: fips186::DEFAULT_GINDEX as i32,
+        seed: std::ptr::null(),
+        seed_len: 0,
+    }
+}
+
+/// The core request for a caller's `pf_dh_fips186`.
+///
+/// # Safety
+/// `req` points to a readable `pf_dh_fips186` whose `seed` is NULL or points
+/// to `seed_len` readable bytes.
+unsafe fn fips186_request(req: &pf_dh_fips186) -> Result<fips186::Request, pf_status> {
+    if req.struct_size as usize != std::mem::size_of::<pf_dh_fips186>() {
+        return Err(invalid(
+            "pf_dh_fips186.struct_size is not sizeof(pf_dh_fips186): initialise with pf_dh_fips186_default()",
+        ));
+    }
+    let hash = match req.hash {
+        0 => None,
+        v => Some(hash_fn(v).map_err(|_| invalid("pf_dh_fips186.hash: unknown pf_hash value"))?),
+    };
+    let method = match req.gindex {
+        -1 => GenMethod::Unverifiable,
+        i @ 0..=255 => GenMethod::Canonical(i as u8),
+        _ => {
+            return Err(invalid(
+                "pf_dh_fips186.gindex: 0 to 255, or -1 for A.2.1's generator",
+            ))
+        }
+    };
+    let mut r = fips186::Request::new(req.pbits, req.qbits, hash)
+        .map_err(pf_status::from)?
+        .with_generator(method);
+    if !req.seed.is_null() || req.seed_len > 0 {
+        if req.seed_len == 0 {
+            return Err(invalid("pf_dh_fips186.seed_len is 0 with a seed"));
+        }
+        // SAFETY: the caller's contract for `seed`.
+        let seed = unsafe { super::input(req.seed, req.seed_len) }?;
+        r = r.with_domain_seed(seed).map_err(pf_status::from)?;
+    }
+    Ok(r)
+}
+
+/// Generates FIPS 186-4 domain parameters (DSA, and X9.42 DH as SP 800-56A
+/// uses them): primes p and q derived from a domain parameter seed by
+/// FIPS 186-4 A.1.1.2 with a SHA-2 hash, and g by A.2.3 (canonical, from
+/// the seed and `req->gindex`) or A.2.1 — what `openssl genpkey -genparam
+/// -algorithm DHX` and `openssl dsaparam` make, on `opts->threads`
+/// threads. For one seed, the counters are tested on every thread and the
+/// first that gives a prime wins, as A.1.1.3 requires: with `opts->seed`
+/// set the output is a deterministic function of the seed and `req`,
+/// identical at any thread count. Primality: trial division, Miller–Rabin
+/// to base 2, the rounds of FIPS 186-4 Table C.1 with random bases, and a
+/// strong Lucas test.
+///
+/// Export with `PF_FORMAT_X942_PEM` / `_DER` (the seed and counter go into
+/// validationParms) or `PF_FORMAT_DSA_PEM` / `_DER` (no place for them:
+/// read them with `pf_dh_fips186_info`). `req` must not be NULL; `opts`
+/// may be (defaults); `opts->flags` takes `pf_options_flag` bits only.
+/// Progress, cancellation and `opts->stats` work as for
+/// `pf_dh_generate_ex` (candidates are counters tried, q candidates
+/// included).
+///
+/// On success `*out` receives parameters the caller owns (free with
+/// `pf_dh_free`); on failure `*out` and `*opts->stats` are untouched.
+/// Returns `PF_ERR_NULL_ARGUMENT`, `PF_ERR_INVALID_ARGUMENT` (sizes,
+/// hash, gindex, struct_size, seed; a caller's domain seed that gives no
+/// parameters), `PF_ERR_CANCELLED`, `PF_ERR_ENTROPY`, `PF_ERR_THREADS`,
+/// `PF_ERR_NO_MEMORY`, `PF_ERR_INTERNAL`. Thread-safe. Added after 0.2.0.
+#[no_mangle]
+pub unsafe extern "C" fn pf_dh_generate_fips186(
+    req: *const pf_dh_fips186,
+    opts: *const pf_options,
+    out: *mut *mut pf_dh_params,
+) -> pf_status {
+    guard_generate(|| {
+        if req.is_null() || out.is_null() {
+            return pf_status::PF_ERR_NULL_ARGUMENT;
+        }
+        // SAFETY: `req` is not NULL; the caller's contract for the rest.
+        let request = match unsafe { fips186_request(&*req) } {
+            Ok(r) => r,
+            Err(st) => return st,
+        };
+        // SAFETY: documented contract of `opts`.
+        let checked = match unsafe { check_options(opts) } {
+            Ok(c) => c,
+            Err(st) => return st,
+        };
+        if let Err(st) = dh_flags(&checked) {
+            return st;
+        }
+        let result = checked.with_core(|o| fips186::generate(&request, o));
+        // SAFETY: `out` checked for NULL.
+        unsafe { deliver(&checked, result, out) }
+    })
+}
+
+/// What makes FIPS 186-4 parameters verifiable: `*seed` receives a new
+/// buffer with the domain parameter seed (the caller owns it: free with
+/// `pf_buffer_free`), `*counter` the counter, `*hash` the `pf_hash` used
+/// (0 when not known: parameters read from a file, which never names it),
+/// `*gindex` the canonical generator's index (−1 when g was made by A.2.1
+/// or is not known). `seed` must not be NULL; `counter`, `hash` and
+/// `gindex` may be (that value is not written). All are written on success
+/// only.
+///
+/// Returns `PF_ERR_NULL_ARGUMENT`, `PF_ERR_UNSUPPORTED` (the parameters
+/// carry no seed: safe-prime, PKCS#3 or DSA-file parameters),
+/// `PF_ERR_NO_MEMORY`. Thread-safe. Added after 0.2.0.
+#[no_mangle]
+pub unsafe extern "C" fn pf_dh_fips186_info(
+    params: *const pf_dh_params,
+    seed: *mut *mut pf_buffer,
+    counter: *mut u32,
+    hash: *mut u32,
+    gindex: *mut i32,
+) -> pf_status {
+    guard_secret(|| {
+        // SAFETY: NULL or live parameters.
+        let Some(p) = (unsafe { params.as_ref() }) else {
+            return pf_status::PF_ERR_NULL_ARGUMENT;
+        };
+        if seed.is_null() {
+            return pf_status::PF_ERR_NULL_ARGUMENT;
+        }
+        let Some(v) = p.inner.fips186() else {
+            return crate::Error::Unsupported("these parameters carry no FIPS 186-4 seed").into();
+        };
+        let buf = match SecureBuf::from_slice(&v.seed) {
+            Ok(b) => pf_buffer::boxed(b),
+            Err(e) => return e.into(),
+        };
+        let index = match v.generator {
+            Generator::Canonical(i) => i32::from(i),
+            Generator::Unverifiable(_) | Generator::Unknown => -1,
+        };
+        // SAFETY: each pointer checked for NULL (seed above).
+        unsafe {
+            write_out(seed, buf);
+            if !counter.is_null() {
+                write_out(counter, v.counter);
+            }
+            if !hash.is_null() {
+                write_out(hash, v.hash.map_or(0, pf_hash_value));
+            }
+            if !gindex.is_null() {
+                write_out(gindex, index);
+            }
+        }
+        pf_status::PF_OK
+    })
+}
 /// Opaque. Holds its seed in secure memory.
 pub struct pf_dh_batch {
     inner: std::sync::Mutex<dh::Batch>,
@@ -276,15 +571,9 @@ pub unsafe extern "C" fn pf_dh_batch_next(
         // concurrent calls.
         let batch = unsafe { &*batch };
         let mut inner = batch.inner.lock().unwrap_or_else(|e| e.into_inner());
-        match checked.with_core(|o| inner.next(o)) {
-            Ok((params, stats)) => {
-                checked.write_stats(&stats);
-                // SAFETY: `out` checked for NULL.
-                unsafe { write_out(out, boxed(params)) };
-                pf_status::PF_OK
-            }
-            Err(e) => e.into(),
-        }
+        let result = checked.with_core(|o| inner.next(o));
+        // SAFETY: `out` checked for NULL.
+        unsafe { deliver(&checked, result, out) }
     })
 }
 
@@ -327,10 +616,16 @@ fn dh_request(
     flags: u32,
     checked: &CheckedOptions<'_>,
 ) -> Result<dh::Request, pf_status> {
+    dh_flags(checked)?;
+    dh::Request::new(bits, generator, flags).map_err(pf_status::from)
+}
+
+/// DH generation takes the `pf_options_flag` bits only.
+fn dh_flags(checked: &CheckedOptions<'_>) -> Result<(), pf_status> {
     if checked.flags & !super::options::GENERAL_FLAGS != 0 {
         return Err(invalid("pf_options.flags: the pf_rsa_flag bits are RSA only; DH takes pf_options_flag bits only"));
     }
-    dh::Request::new(bits, generator, flags).map_err(pf_status::from)
+    Ok(())
 }
 
 /// Starts generating DH parameters in the background and returns at once:
@@ -427,6 +722,8 @@ fn dh_format(format: u32) -> Option<DhFormat> {
         PF_FORMAT_PKCS3_DER => DhFormat::Pkcs3Der,
         PF_FORMAT_X942_PEM => DhFormat::X942Pem,
         PF_FORMAT_X942_DER => DhFormat::X942Der,
+        PF_FORMAT_DSA_PEM => DhFormat::DsaPem,
+        PF_FORMAT_DSA_DER => DhFormat::DsaDer,
         _ => return None,
     })
 }
@@ -434,13 +731,15 @@ fn dh_format(format: u32) -> Option<DhFormat> {
 /// Encodes `params` in `format`: `PF_FORMAT_PKCS3_PEM` / `_DER` ("DH
 /// PARAMETERS": p, g — what `openssl dhparam` reads and writes) or
 /// `PF_FORMAT_X942_PEM` / `_DER` ("X9.42 DH PARAMETERS": p, g, q — what
-/// `openssl pkeyparam` reads as DHX). PEM per RFC 7468: 64 columns, LF,
-/// final newline, no trailing NUL.
+/// `openssl pkeyparam` reads as DHX — with FIPS 186-4's seed and counter
+/// for parameters that have them) or `PF_FORMAT_DSA_PEM` / `_DER` ("DSA
+/// PARAMETERS": p, q, g). PEM per RFC 7468: 64 columns, LF, final newline,
+/// no trailing NUL.
 ///
 /// On success `*out` receives a buffer the caller owns (free with
 /// `pf_buffer_free`); on failure it is untouched. Returns
 /// `PF_ERR_NULL_ARGUMENT`, `PF_ERR_INVALID_ARGUMENT` (unknown format,
-/// including the RSA formats), `PF_ERR_UNSUPPORTED` (X9.42 for parameters
+/// including the RSA formats), `PF_ERR_UNSUPPORTED` (X9.42 or DSA for parameters
 /// whose g does not lie in the subgroup of order q, e.g. the legacy g = 2
 /// form, or a g other than 2 to 5 generated without `PF_DH_FLAG_X942`:
 /// X9.42 would declare a wrong q), `PF_ERR_NO_MEMORY`. Thread-safe. See
@@ -456,7 +755,7 @@ pub unsafe extern "C" fn pf_dh_export(
         unsafe {
             buffer_from(params, out, |p| {
                 let fmt = dh_format(format)
-                    .ok_or_else(|| invalid("not a DH format (PKCS#3 or X9.42)"))?;
+                    .ok_or_else(|| invalid("not a DH format (PKCS#3, X9.42 or DSA)"))?;
                 Ok(p.inner.export(fmt))
             })
         }
@@ -552,8 +851,9 @@ pub unsafe extern "C" fn pf_dh_import(
 }
 
 /// Checks encoded DH parameters, in the spirit of OpenSSL's `DH_check`:
-/// `data` holds `len` bytes of PEM ("DH PARAMETERS" or "X9.42 DH
-/// PARAMETERS") or DER (PKCS#3 or X9.42, told apart by shape). PEM is read
+/// `data` holds `len` bytes of PEM ("DH PARAMETERS", "X9.42 DH
+/// PARAMETERS" or "DSA PARAMETERS") or DER (PKCS#3, X9.42 or DSA's
+/// Dss-Parms, told apart by shape). PEM is read
 /// as OpenSSL reads it: text before and between blocks, several blocks
 /// (certificates are skipped; the first parameters block is checked), any
 /// base64 line length, CRLF.
@@ -562,7 +862,8 @@ pub unsafe extern "C" fn pf_dh_import(
 /// `PF_DH_CHECK_*` bits: p not prime, p not a safe prime (when q is
 /// absent), unsuitable generator (outside 2 … p − 2, or g^q ≢ 1 when q is
 /// given), q not prime, q not dividing p − 1, j not (p − 1)/q, q under 160
-/// bits, p under 512 bits, p over 16384 bits (then nothing else is
+/// bits, a FIPS 186-4 seed and counter that do not give p and q (see
+/// `pf_dh_check_ex`), p under 512 bits, p over 16384 bits (then nothing else is
 /// examined: no arithmetic is done on oversized input). Primality uses
 /// Baillie–PSW plus Miller–Rabin rounds with fresh random bases. With q
 /// given, p need not be a safe prime: X9.42 parameters such as RFC 5114's
@@ -575,6 +876,31 @@ pub unsafe extern "C" fn pf_dh_import(
 /// `PF_ERR_ENTROPY`, `PF_ERR_NO_MEMORY`. Thread-safe.
 #[no_mangle]
 pub unsafe extern "C" fn pf_dh_check(data: *const u8, len: usize, problems: *mut u32) -> pf_status {
+    // SAFETY: the caller's contract, pf_dh_check_ex's with no `verified`.
+    unsafe { pf_dh_check_ex(data, len, problems, std::ptr::null_mut()) }
+}
+
+/// `pf_dh_check`, saying also what was verified beyond the problem bits:
+/// on `PF_OK`, `*verified` (when `verified` is not NULL) receives an OR of
+/// `PF_DH_VERIFIED_*` bits — p and q re-derived from the file's seed and
+/// counter by FIPS 186-4 A.1.1.3 (OpenSSL's hash for q's size first, then
+/// every SHA-2 hash of at least q's bits), or by FIPS 186-2 as OpenSSL
+/// makes its default X9.42 parameters; g the seed's canonical generator
+/// (A.2.4, every index tried); g of order q with q of a FIPS 186-4 size
+/// (A.2.2). A seed and counter that give neither set
+/// `PF_DH_CHECK_SEED_INVALID` in `*problems`. The generator bits are
+/// given for parameters with no problem only.
+///
+/// `problems` must not be NULL; `verified` may be. Both are written on
+/// success only. Statuses as for `pf_dh_check`. Thread-safe. Added after
+/// 0.2.0.
+#[no_mangle]
+pub unsafe extern "C" fn pf_dh_check_ex(
+    data: *const u8,
+    len: usize,
+    problems: *mut u32,
+    verified: *mut u32,
+) -> pf_status {
     guard_secret(|| {
         if problems.is_null() || (data.is_null() && len > 0) {
             return pf_status::PF_ERR_NULL_ARGUMENT;
@@ -587,8 +913,25 @@ pub unsafe extern "C" fn pf_dh_check(data: *const u8, len: usize, problems: *mut
         };
         match check::check_encoded(bytes) {
             Ok(report) => {
-                // SAFETY: `problems` checked for NULL.
-                unsafe { write_out(problems, report.problems) };
+                let mut v = match report.seed {
+                    SeedCheck::Verified(_) => PF_DH_VERIFIED_SEED,
+                    SeedCheck::VerifiedFips186_2(_) => PF_DH_VERIFIED_SEED_FIPS186_2,
+                    SeedCheck::Absent | SeedCheck::Failed(_) => 0,
+                };
+                v |= match report.generator {
+                    Some(GeneratorCheck::Canonical(_)) => {
+                        PF_DH_VERIFIED_G_CANONICAL | PF_DH_VERIFIED_G_ORDER
+                    }
+                    Some(GeneratorCheck::OrderOnly) => PF_DH_VERIFIED_G_ORDER,
+                    Some(GeneratorCheck::Failed) | None => 0,
+                };
+                // SAFETY: `problems` checked for NULL, `verified` here.
+                unsafe {
+                    write_out(problems, report.problems);
+                    if !verified.is_null() {
+                        write_out(verified, v);
+                    }
+                }
                 pf_status::PF_OK
             }
             Err(e) => e.into(),
@@ -611,8 +954,17 @@ mod tests {
             assert!(pf_dh_part::try_from(bad).is_err());
         }
         assert_eq!(pf_dh_part::try_from(2), Ok(pf_dh_part::PF_DH_Q));
-        let dh: Vec<Option<DhFormat>> = (1..=12).map(dh_format).collect();
-        assert_eq!(dh.iter().filter(|f| f.is_some()).count(), 4);
+        let dh: Vec<Option<DhFormat>> = (1..=15).map(dh_format).collect();
+        assert_eq!(dh.iter().filter(|f| f.is_some()).count(), 6);
         assert_eq!(dh_format(11), Some(DhFormat::X942Pem));
+        assert_eq!(dh_format(14), Some(DhFormat::DsaDer));
+        let hashes: Vec<HashFn> = (1..=7).map(|v| hash_fn(v).unwrap()).collect();
+        assert_eq!(hashes, HashFn::ALL);
+        for h in HashFn::ALL {
+            assert_eq!(hash_fn(pf_hash_value(h)), Ok(h));
+        }
+        for bad in [0, 8, u32::MAX] {
+            assert!(hash_fn(bad).is_err());
+        }
     }
 }

@@ -56,6 +56,14 @@ pub enum pf_format {
     PF_FORMAT_X942_PEM = 11,
     /// X9.42 DomainParameters, DER.
     PF_FORMAT_X942_DER = 12,
+    /// DSA Dss-Parms in PEM ("-----BEGIN DSA PARAMETERS-----": p, q, g),
+    /// as `openssl dsaparam` writes them; for parameters with q whose g
+    /// lies in the subgroup of order q (FIPS 186-4 parameters,
+    /// `pf_dh_generate_fips186`). The format has no place for the seed and
+    /// counter (`pf_dh_fips186_info` gives them). Added after 0.2.0.
+    PF_FORMAT_DSA_PEM = 13,
+    /// DSA Dss-Parms, DER.
+    PF_FORMAT_DSA_DER = 14,
 }
 
 /// Components of an RSA key, passed to `pf_rsa_component` as `uint32_t`.
@@ -490,6 +498,8 @@ c_enum_from_u32!(pf_format {
     PF_FORMAT_PKCS3_DER,
     PF_FORMAT_X942_PEM,
     PF_FORMAT_X942_DER,
+    PF_FORMAT_DSA_PEM,
+    PF_FORMAT_DSA_DER,
 });
 
 c_enum_from_u32!(pf_rsa_part {
@@ -525,9 +535,8 @@ fn rsa_format(format: u32) -> Option<RsaFormat> {
         PF_FORMAT_SPKI_DER => SpkiDer,
         PF_FORMAT_RSA_PUBLIC_PEM => RsaPublicPem,
         PF_FORMAT_RSA_PUBLIC_DER => RsaPublicDer,
-        PF_FORMAT_PKCS3_PEM | PF_FORMAT_PKCS3_DER | PF_FORMAT_X942_PEM | PF_FORMAT_X942_DER => {
-            return None
-        }
+        PF_FORMAT_PKCS3_PEM | PF_FORMAT_PKCS3_DER | PF_FORMAT_X942_PEM | PF_FORMAT_X942_DER
+        | PF_FORMAT_DSA_PEM | PF_FORMAT_DSA_DER => return None,
     })
 }
 
