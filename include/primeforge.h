@@ -1456,6 +1456,18 @@ struct pf_dh_fips186 pf_dh_fips186_default(uint32_t pbits);
 pf_status pf_dh_generate_fips186(const struct pf_dh_fips186 *req, const struct pf_options *opts, struct pf_dh_params **out);
 
 /**
+ * Starts generating FIPS 186-4 parameters in the background and returns
+ * at once: `req`, `opts` and the statuses are those of
+ * `pf_dh_generate_fips186`, all checked before any thread starts; `req`
+ * (with the domain seed it points to, copied) and `opts` may be freed as
+ * soon as this returns, as for `pf_dh_generate_start`. On success `*out`
+ * receives a running job the caller owns: take the parameters with
+ * `pf_job_take_dh`. On failure `*out` is untouched and no thread was left
+ * running. Thread-safe. Added after 0.2.0.
+ */
+pf_status pf_dh_generate_fips186_start(const struct pf_dh_fips186 *req, const struct pf_options *opts, struct pf_job **out);
+
+/**
  * What makes FIPS 186-4 parameters verifiable: `*seed` receives a new
  * buffer with the domain parameter seed (the caller owns it: free with
  * `pf_buffer_free`), `*counter` the counter, `*hash` the `pf_hash` used

@@ -785,6 +785,30 @@ fn every_export_rejects_bad_arguments_as_documented() {
         PF_ERR_INVALID_ARGUMENT,
     );
     assert_eq!(d, sentinel());
+    let mut job = sentinel();
+    row(
+        "pf_dh_generate_fips186_start",
+        unsafe { pf_dh_generate_fips186_start(std::ptr::null(), &good, &mut job) },
+        PF_ERR_NULL_ARGUMENT,
+    );
+    row(
+        "pf_dh_generate_fips186_start",
+        unsafe { pf_dh_generate_fips186_start(&base, &good, std::ptr::null_mut()) },
+        PF_ERR_NULL_ARGUMENT,
+    );
+    for r in &bad {
+        row(
+            "pf_dh_generate_fips186_start",
+            unsafe { pf_dh_generate_fips186_start(r, &good, &mut job) },
+            PF_ERR_INVALID_ARGUMENT,
+        );
+    }
+    row(
+        "pf_dh_generate_fips186_start",
+        unsafe { pf_dh_generate_fips186_start(&base, &rsa_flag, &mut job) },
+        PF_ERR_INVALID_ARGUMENT,
+    );
+    assert_eq!(job, sentinel());
     let mut seed_buf = sentinel();
     let (mut counter, mut hash, mut gindex) = (7u32, 7u32, 7i32);
     row(

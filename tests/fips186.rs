@@ -708,7 +708,36 @@ fn c_abi_generates_reports_and_checks() {
     );
     let msg = unsafe { std::ffi::CStr::from_ptr(pf_last_error_message()) };
     assert!(msg.to_str().unwrap().contains("no prime q"), "{msg:?}");
-    for p in [a, b, c] {
+    // In the background: the same parameters; a cancel ends it promptly.
+    let o = common::opts(2, Some(&[9; 32]));
+    let mut job = std::ptr::null_mut();
+    assert_eq!(
+        unsafe { pf_dh_generate_fips186_start(&req, &o, &mut job) },
+        pf_status::PF_OK
+    );
+    assert_eq!(unsafe { pf_job_wait(job, u64::MAX) }, pf_status::PF_OK);
+    let mut from_job = std::ptr::null_mut();
+    assert_eq!(
+        unsafe { pf_job_take_dh(job, &mut from_job) },
+        pf_status::PF_OK
+    );
+    unsafe { pf_job_free(job) };
+    assert_eq!(export(from_job, pf_format::PF_FORMAT_X942_DER), x942);
+    let big = pf_dh_fips186_default(3072);
+    let o = common::opts(1, None);
+    assert_eq!(
+        unsafe { pf_dh_generate_fips186_start(&big, &o, &mut job) },
+        pf_status::PF_OK
+    );
+    // A 3072-bit search on one thread takes hundreds of exponentiations;
+    // cancelled at once, it cannot have finished.
+    assert_eq!(unsafe { pf_job_cancel(job) }, pf_status::PF_OK);
+    assert_eq!(
+        unsafe { pf_job_wait(job, 10_000) },
+        pf_status::PF_ERR_CANCELLED
+    );
+    unsafe { pf_job_free(job) };
+    for p in [a, b, c, from_job] {
         unsafe { pf_dh_free(p) };
     }
 }

@@ -78,6 +78,7 @@ fn go_module_tests_and_example_run() {
     for t in [
         "TestRSAGenerateCheckImportEncrypt",
         "TestContextCancelsAGeneration",
+        "TestFIPS186",
         "TestSecretsStayOutOfProfilingSignalFrames",
         "Example",
     ] {

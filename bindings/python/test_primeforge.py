@@ -212,6 +212,50 @@ class Dh(unittest.TestCase):
         self.assertLess(time.monotonic() - t, 3)
 
 
+class Fips186(unittest.TestCase):
+    def test_generate_export_check_and_regenerate(self):
+        seed = bytes(range(32))
+        a = pf.generate_fips186(2048, q_size=256, threads=2, seed=seed)
+        b = pf.generate_fips186(2048, q_size=256, threads=1, seed=seed)
+        self.assertEqual(a.pem(x942=True), b.pem(x942=True))
+        info = a.fips186
+        self.assertEqual((info.hash, info.gindex, len(info.seed)), ("sha256", 1, 32))
+        self.assertEqual((a.p - 1) % a.q, 0)
+        self.assertEqual(a.q.bit_length(), 256)
+        self.assertEqual(pow(a.g, a.q, a.p), 1)
+        problems, verified = pf.check_dh_ex(a.pem(x942=True))
+        self.assertEqual(problems, 0)
+        self.assertEqual(verified, pf.PF_DH_VERIFIED_SEED | pf.PF_DH_VERIFIED_G_CANONICAL
+                         | pf.PF_DH_VERIFIED_G_ORDER)
+        self.assertTrue(a.dsa_pem().startswith(b"-----BEGIN DSA PARAMETERS-----\n"))
+        self.assertEqual(pf.check_dh_ex(a.dsa_pem()), (0, pf.PF_DH_VERIFIED_G_ORDER))
+        # From the domain seed alone; A.2.1's g; another hash.
+        c = pf.generate_fips186(2048, q_size=256, domain_seed=info.seed, gindex=None)
+        self.assertEqual((c.p, c.q, c.fips186.counter), (a.p, a.q, info.counter))
+        self.assertIsNone(c.fips186.gindex)
+        d = pf.generate_fips186(1024, hash="sha512", seed=seed)
+        self.assertEqual((d.q.bit_length(), d.fips186.hash), (160, "sha512"))
+        # The file keeps seed and counter, not the hash.
+        back = pf.import_dh(a.pem(x942=True)).fips186
+        self.assertEqual((back.seed, back.counter, back.hash), (info.seed, info.counter, None))
+        self.assertIsNone(pf.named_group("ffdhe2048").fips186)
+
+    def test_bad_requests_are_named(self):
+        for kw in [dict(key_size=1536), dict(q_size=160), dict(hash="md5"), dict(hash="sha1"),
+                   dict(gindex=256), dict(gindex=-1), dict(domain_seed=b"short")]:
+            with self.assertRaises(pf.InvalidArgument, msg=str(kw)):
+                pf.generate_fips186(**kw)
+        with self.assertRaises(TypeError):
+            pf.generate_fips186(domain_seed="text")
+
+    @unittest.skipUnless(HAVE_CRYPTOGRAPHY, "needs pyca cryptography")
+    def test_pyca_exchanges_over_our_parameters(self):
+        params = pf.generate_fips186(2048, threads=2).to_cryptography()
+        self.assertEqual(params.parameter_numbers().q.bit_length(), 224)
+        k1, k2 = params.generate_private_key(), params.generate_private_key()
+        self.assertEqual(k1.exchange(k2.public_key()), k2.exchange(k1.public_key()))
+
+
 class Jobs(unittest.TestCase):
     def test_job_with_selectors_matches_the_blocking_call(self):
         seed = bytes(range(32))

@@ -423,6 +423,39 @@ pub unsafe extern "C" fn pf_dh_generate_fips186(
     })
 }
 
+/// Starts generating FIPS 186-4 parameters in the background and returns
+/// at once: `req`, `opts` and the statuses are those of
+/// `pf_dh_generate_fips186`, all checked before any thread starts; `req`
+/// (with the domain seed it points to, copied) and `opts` may be freed as
+/// soon as this returns, as for `pf_dh_generate_start`. On success `*out`
+/// receives a running job the caller owns: take the parameters with
+/// `pf_job_take_dh`. On failure `*out` is untouched and no thread was left
+/// running. Thread-safe. Added after 0.2.0.
+#[no_mangle]
+pub unsafe extern "C" fn pf_dh_generate_fips186_start(
+    req: *const pf_dh_fips186,
+    opts: *const pf_options,
+    out: *mut *mut pf_job,
+) -> pf_status {
+    guard_generate(|| {
+        if req.is_null() {
+            return pf_status::PF_ERR_NULL_ARGUMENT;
+        }
+        // SAFETY: `req` is not NULL; the caller's contracts for the rest
+        // and for `opts` and `out` (start_job's).
+        unsafe {
+            let request = match fips186_request(&*req) {
+                Ok(r) => r,
+                Err(st) => return st,
+            };
+            start_job(opts, out, |c| {
+                dh_flags(c)?;
+                Ok(Work::Fips186(request))
+            })
+        }
+    })
+}
+
 /// What makes FIPS 186-4 parameters verifiable: `*seed` receives a new
 /// buffer with the domain parameter seed (the caller owns it: free with
 /// `pf_buffer_free`), `*counter` the counter, `*hash` the `pf_hash` used

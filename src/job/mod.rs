@@ -40,12 +40,14 @@ use notify::Notifier;
 pub const JOB_REPORT_INTERVAL: Duration = Duration::from_millis(10);
 
 /// What a job generates: a validated request.
-#[derive(Debug, Clone, Copy)]
+#[derive(Debug, Clone)]
 pub enum Work {
     /// An RSA key.
     Rsa(rsa::Request),
     /// DH parameters.
     Dh(dh::Request),
+    /// FIPS 186-4 domain parameters (a DH result).
+    Fips186(dh::fips186::Request),
 }
 
 /// The two kinds of result.
@@ -150,7 +152,7 @@ impl Job {
             progress: Mutex::new(Progress {
                 primes_needed: match work {
                     Work::Rsa(r) => r.primes() as usize,
-                    Work::Dh(_) => 1,
+                    Work::Dh(_) | Work::Fips186(_) => 1,
                 },
                 ..Progress::default()
             }),
@@ -160,7 +162,7 @@ impl Job {
         });
         let kind = match work {
             Work::Rsa(_) => Kind::Rsa,
-            Work::Dh(_) => Kind::Dh,
+            Work::Dh(_) | Work::Fips186(_) => Kind::Dh,
         };
         let shared = Arc::clone(&inner);
         let driver = std::thread::Builder::new()
@@ -309,6 +311,9 @@ fn drive(inner: &Inner, work: Work, threads: u32, seed: Option<SecureBuf>, per_c
                 rsa::generate_request(&req, &mut opts).map(|(k, s)| (Output::Rsa(k), s))
             }
             Work::Dh(req) => dh::generate_request(&req, &mut opts).map(|(p, s)| (Output::Dh(p), s)),
+            Work::Fips186(req) => {
+                dh::fips186::generate(&req, &mut opts).map(|(p, s)| (Output::Dh(p), s))
+            }
         }
     }))
     .unwrap_or(Err(Error::Internal));

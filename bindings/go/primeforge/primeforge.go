@@ -364,3 +364,141 @@ func CheckDH(data []byte) (uint32, error) {
 	}
 	return uint32(problems), nil
 }
+
+// Hash is a pf_hash value: the hash of FIPS 186-4 domain parameters.
+type Hash uint32
+
+// The hashes of FIPS 186-4 domain parameters. SHA-1 is read and checked
+// only (OpenSSL makes 1024/160 parameters with it).
+const (
+	HashDefault   Hash = 0
+	HashSHA1      Hash = C.PF_HASH_SHA1
+	HashSHA224    Hash = C.PF_HASH_SHA224
+	HashSHA256    Hash = C.PF_HASH_SHA256
+	HashSHA384    Hash = C.PF_HASH_SHA384
+	HashSHA512    Hash = C.PF_HASH_SHA512
+	HashSHA512224 Hash = C.PF_HASH_SHA512_224
+	HashSHA512256 Hash = C.PF_HASH_SHA512_256
+)
+
+// FIPS186 says which FIPS 186-4 domain parameters (DSA, X9.42 DH) to make:
+// p of PBits (1024, 2048, 3072) and q of QBits (0: 160, 224, 256, as
+// OpenSSL) derived from a domain parameter seed (A.1.1.2) with Hash
+// (HashDefault: SHA-224 for q of 224 bits, else SHA-256), and g the
+// canonical generator of index GIndex (A.2.3) or, with Unverifiable,
+// h^((p-1)/q) for the smallest h (A.2.1). DomainSeed, if set, runs
+// A.1.1.2 from that seed only.
+type FIPS186 struct {
+	PBits, QBits uint32
+	Hash         Hash
+	GIndex       uint8
+	Unverifiable bool
+	DomainSeed   []byte
+}
+
+// GenerateFIPS186 makes FIPS 186-4 domain parameters on o.Threads threads;
+// with o.Seed the result is the same at any thread count. Cancelling ctx
+// cancels the generation. Export with X942PEM (seed and counter inside) or
+// DSAPEM.
+func GenerateFIPS186(ctx context.Context, f FIPS186, o *Options) (*DHParams, error) {
+	opts, free := o.raw()
+	defer free()
+	opts.flags = 0
+	req := C.pf_dh_fips186_default(C.uint32_t(f.PBits))
+	req.qbits = C.uint32_t(f.QBits)
+	req.hash = C.uint32_t(f.Hash)
+	req.gindex = C.int32_t(f.GIndex)
+	if f.Unverifiable {
+		req.gindex = -1
+	}
+	if len(f.DomainSeed) > 0 {
+		p := C.CBytes(f.DomainSeed)
+		defer C.free(p)
+		req.seed = (*C.uint8_t)(p)
+		req.seed_len = C.size_t(len(f.DomainSeed))
+	}
+	var job *C.pf_job
+	if err := call(func() C.pf_status { return C.pf_dh_generate_fips186_start(&req, &opts, &job) }); err != nil {
+		return nil, err
+	}
+	var p *C.pf_dh_params
+	if err := wait(ctx, job, func(j *C.pf_job) C.pf_status { return C.pf_job_take_dh(j, &p) }); err != nil {
+		return nil, err
+	}
+	return newDH(p), nil
+}
+
+func (d *DHParams) export(format C.uint32_t) ([]byte, error) {
+	if d.p == nil {
+		return nil, errors.New("primeforge: parameters are closed")
+	}
+	var b *C.pf_buffer
+	if err := call(func() C.pf_status { return C.pf_dh_export(d.p, format, &b) }); err != nil {
+		return nil, err
+	}
+	return take(b), nil
+}
+
+// X942PEM is "X9.42 DH PARAMETERS" (p, g, q, and FIPS 186-4's seed and
+// counter when the parameters have them).
+func (d *DHParams) X942PEM() ([]byte, error) { return d.export(C.PF_FORMAT_X942_PEM) }
+
+// DSAPEM is "DSA PARAMETERS" (p, q, g), as openssl dsaparam writes them.
+func (d *DHParams) DSAPEM() ([]byte, error) { return d.export(C.PF_FORMAT_DSA_PEM) }
+
+// FIPS186Info is what makes FIPS 186-4 parameters verifiable.
+type FIPS186Info struct {
+	Seed    []byte
+	Counter uint32
+	// Hash is HashDefault when not known (parameters read from a file).
+	Hash Hash
+	// GIndex is the canonical generator's index, -1 when g is not
+	// canonical or not known.
+	GIndex int32
+}
+
+// FIPS186 returns the parameters' seed, counter, hash and generator index;
+// ok is false for parameters without a seed.
+func (d *DHParams) FIPS186() (info FIPS186Info, ok bool, err error) {
+	if d.p == nil {
+		return info, false, errors.New("primeforge: parameters are closed")
+	}
+	var seed *C.pf_buffer
+	var counter, hash C.uint32_t
+	var gindex C.int32_t
+	var st C.pf_status
+	err = call(func() C.pf_status {
+		st = C.pf_dh_fips186_info(d.p, &seed, &counter, &hash, &gindex)
+		return st
+	})
+	if st == C.PF_ERR_UNSUPPORTED {
+		return info, false, nil
+	}
+	if err != nil {
+		return info, false, err
+	}
+	return FIPS186Info{take(seed), uint32(counter), Hash(hash), int32(gindex)}, true, nil
+}
+
+// CheckDHVerified is CheckDH, with the PF_DH_VERIFIED_* bits saying what
+// was verified (seed and counter, canonical g, g's order).
+func CheckDHVerified(data []byte) (problems, verified uint32, err error) {
+	if len(data) == 0 {
+		return 0, 0, &Error{Status: StatusDecode, Message: "malformed input: empty"}
+	}
+	d := C.CBytes(data)
+	defer C.free(d)
+	var p, v C.uint32_t
+	if err := call(func() C.pf_status { return C.pf_dh_check_ex((*C.uint8_t)(d), C.size_t(len(data)), &p, &v) }); err != nil {
+		return 0, 0, err
+	}
+	return uint32(p), uint32(v), nil
+}
+
+// The PF_DH_VERIFIED_* bits of CheckDHVerified.
+const (
+	VerifiedSeed          uint32 = C.PF_DH_VERIFIED_SEED
+	VerifiedSeedFIPS186_2 uint32 = C.PF_DH_VERIFIED_SEED_FIPS186_2
+	VerifiedGCanonical    uint32 = C.PF_DH_VERIFIED_G_CANONICAL
+	VerifiedGOrder        uint32 = C.PF_DH_VERIFIED_G_ORDER
+)

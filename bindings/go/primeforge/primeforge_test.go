@@ -141,3 +141,55 @@ func TestDH(t *testing.T) {
 		t.Fatalf("%v", err)
 	}
 }
+
+func TestFIPS186(t *testing.T) {
+	seed := bytes.Repeat([]byte{5}, 32)
+	f := FIPS186{PBits: 2048, QBits: 256, GIndex: 3}
+	a, err := GenerateFIPS186(context.Background(), f, &Options{Threads: 2, Seed: seed})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer a.Close()
+	b, err := GenerateFIPS186(context.Background(), f, &Options{Threads: 1, Seed: seed})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer b.Close()
+	pa, _ := a.X942PEM()
+	pb, _ := b.X942PEM()
+	if !bytes.Equal(pa, pb) || !bytes.HasPrefix(pa, []byte("-----BEGIN X9.42 DH PARAMETERS-----\n")) {
+		t.Fatalf("%s\n%s", pa, pb)
+	}
+	info, ok, err := a.FIPS186()
+	if err != nil || !ok || info.Hash != HashSHA256 || info.GIndex != 3 || len(info.Seed) != 32 {
+		t.Fatalf("%+v %v %v", info, ok, err)
+	}
+	problems, verified, err := CheckDHVerified(pa)
+	if err != nil || problems != 0 || verified != VerifiedSeed|VerifiedGCanonical|VerifiedGOrder {
+		t.Fatalf("%x %x %v", problems, verified, err)
+	}
+	// From the domain seed alone.
+	c, err := GenerateFIPS186(context.Background(), FIPS186{PBits: 2048, QBits: 256, GIndex: 3, DomainSeed: info.Seed}, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer c.Close()
+	if pc, _ := c.X942PEM(); !bytes.Equal(pc, pa) {
+		t.Fatal("the domain seed did not regenerate the parameters")
+	}
+	if d, _ := a.DSAPEM(); !bytes.HasPrefix(d, []byte("-----BEGIN DSA PARAMETERS-----\n")) {
+		t.Fatalf("%s", d)
+	}
+	ff, _ := NamedGroup("ffdhe2048")
+	if _, ok, err := ff.FIPS186(); ok || err != nil {
+		t.Fatalf("named group: %v %v", ok, err)
+	}
+	if _, err := GenerateFIPS186(context.Background(), FIPS186{PBits: 1536}, nil); !errors.Is(err, ErrInvalidArgument) {
+		t.Fatalf("%v", err)
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Millisecond)
+	defer cancel()
+	if _, err := GenerateFIPS186(ctx, FIPS186{PBits: 3072}, &Options{Threads: 1}); !errors.Is(err, context.DeadlineExceeded) {
+		t.Fatalf("%v", err)
+	}
+}

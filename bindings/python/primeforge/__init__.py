@@ -39,7 +39,7 @@ import os
 import signal
 import threading
 import types
-from typing import Any, Callable, Dict, List, Optional, Tuple, Type, Union
+from typing import Any, Callable, Dict, List, NamedTuple, Optional, Tuple, Type, Union
 
 BytesLike = Union[bytes, bytearray, memoryview]
 Password = Union[str, bytes, bytearray, memoryview]
@@ -54,6 +54,7 @@ __all__ = [
     "generate_rsa", "generate_dh", "start_rsa", "start_dh",
     "generate_rsa_async", "generate_dh_async",
     "import_rsa", "import_dh", "named_group", "check_dh",
+    "generate_fips186", "check_dh_ex", "Fips186Info", "HASHES", "DH_VERIFIED_BITS",
     "version", "build_info", "secure_memory_status", "workers", "release_workers",
     "NAMED_GROUPS", "DH_CHECK_BITS", "RSA_CHECK_BITS", "RSA_CHECK_FIPS_MASK",
     "SECURE_ARENA", "SECURE_FALLBACK",
@@ -98,6 +99,19 @@ PF_FORMAT_PKCS3_PEM = 9
 PF_FORMAT_PKCS3_DER = 10
 PF_FORMAT_X942_PEM = 11
 PF_FORMAT_X942_DER = 12
+PF_FORMAT_DSA_PEM = 13
+PF_FORMAT_DSA_DER = 14
+PF_HASH_SHA1 = 1
+PF_HASH_SHA224 = 2
+PF_HASH_SHA256 = 3
+PF_HASH_SHA384 = 4
+PF_HASH_SHA512 = 5
+PF_HASH_SHA512_224 = 6
+PF_HASH_SHA512_256 = 7
+PF_DH_VERIFIED_SEED = 1
+PF_DH_VERIFIED_SEED_FIPS186_2 = 2
+PF_DH_VERIFIED_G_CANONICAL = 4
+PF_DH_VERIFIED_G_ORDER = 8
 PF_RSA_FIPS = 1
 PF_RSA_PROVABLE = 2
 PF_RSA_SECURE_ARENA = 4
@@ -210,6 +224,24 @@ _pf_dh_check = _fn("pf_dh_check", _ST, _U8P, _SIZE, ctypes.POINTER(_U32))
 _pf_dh_batch_new = _fn("pf_dh_batch_new", _ST, _U32, _U32, _U32, _U32, _OPTS, _HP)
 _pf_dh_batch_next = _fn("pf_dh_batch_next", _ST, _H, _OPTS, _HP)
 _pf_dh_batch_free = _fn("pf_dh_batch_free", None, _H)
+
+
+class _Fips186(ctypes.Structure):
+    _fields_ = [("struct_size", _U32), ("pbits", _U32), ("qbits", _U32), ("hash", _U32),
+                ("gindex", ctypes.c_int32), ("seed", _U8P), ("seed_len", _SIZE)]
+
+
+_pf_dh_fips186_default = _fn("pf_dh_fips186_default", _Fips186, _U32)
+_pf_dh_generate_fips186 = _fn("pf_dh_generate_fips186", _ST, ctypes.POINTER(_Fips186), _OPTS, _HP)
+_pf_dh_fips186_info = _fn("pf_dh_fips186_info", _ST, _H, _HP, ctypes.POINTER(_U32),
+                          ctypes.POINTER(_U32), ctypes.POINTER(ctypes.c_int32))
+_pf_dh_check_ex = _fn("pf_dh_check_ex", _ST, _U8P, _SIZE, ctypes.POINTER(_U32),
+                      ctypes.POINTER(_U32))
+
+# FIPS 186-4 hashes: pyca's names (hashes.SHA256.name) and the pf_hash values.
+HASHES = {"sha1": PF_HASH_SHA1, "sha224": PF_HASH_SHA224, "sha256": PF_HASH_SHA256,
+          "sha384": PF_HASH_SHA384, "sha512": PF_HASH_SHA512,
+          "sha512-224": PF_HASH_SHA512_224, "sha512-256": PF_HASH_SHA512_256}
 
 
 class Error(Exception):
@@ -608,6 +640,14 @@ class RsaKey(_Owned):
         return int(_pf_rsa_primes(self._handle()))
 
 
+class Fips186Info(NamedTuple):
+    """What makes FIPS 186-4 parameters verifiable (DhParams.fips186)."""
+    seed: bytes
+    counter: int
+    hash: Optional[str]
+    gindex: Optional[int]
+
+
 class DhParams(_Owned):
     """Diffie-Hellman parameters (public values)."""
 
@@ -652,9 +692,37 @@ class DhParams(_Owned):
     def g(self) -> int:
         return self._part(PF_DH_G)
 
+    def dsa_pem(self) -> bytes:
+        """DSA "DSA PARAMETERS" (p, q, g), for FIPS 186-4 parameters; the
+        format has no place for the seed (see fips186)."""
+        return self._export(PF_FORMAT_DSA_PEM)
+
+    def dsa_der(self) -> bytes:
+        return self._export(PF_FORMAT_DSA_DER)
+
+    @property
+    def fips186(self) -> Optional[Fips186Info]:
+        """What makes FIPS 186-4 parameters verifiable (seed, counter,
+        hash, canonical generator index), or None for parameters without a
+        seed. hash is None for parameters read from a file (no format
+        names it); gindex None when g is not canonical or not known."""
+        seed = _H()
+        counter, hash_, gindex = _U32(), _U32(), ctypes.c_int32()
+        st = _pf_dh_fips186_info(self._handle(), ctypes.byref(seed), ctypes.byref(counter),
+                                 ctypes.byref(hash_), ctypes.byref(gindex))
+        if st == 9:  # PF_ERR_UNSUPPORTED: no seed
+            return None
+        _check(st)
+        names = {v: k for k, v in HASHES.items()}
+        return Fips186Info(_take(seed), int(counter.value), names.get(int(hash_.value)),
+                           None if gindex.value < 0 else int(gindex.value))
+
     def to_cryptography(self) -> Any:
         """The parameters as pyca/cryptography DHParameters (needs the
-        `cryptography` package)."""
+        `cryptography` package); FIPS 186-4 parameters keep their q."""
+        if self.fips186 is not None:
+            dh = importlib.import_module("cryptography.hazmat.primitives.asymmetric.dh")
+            return dh.DHParameterNumbers(self.p, self.g, self.q).parameters()
         return _serialization().load_der_parameters(self.der())
 
     @property
@@ -713,6 +781,38 @@ def generate_dh(key_size: int = 2048, *, generator: int = 2, threads: int = 0,
     return DhParams(out, call.counters())
 
 
+def generate_fips186(key_size: int = 2048, *, q_size: int = 0, hash: Optional[str] = None,
+                     gindex: Optional[int] = 1, threads: int = 0,
+                     seed: Optional[BytesLike] = None, domain_seed: Optional[BytesLike] = None,
+                     progress: Optional[ProgressCallback] = None) -> DhParams:
+    """FIPS 186-4 domain parameters (DSA, X9.42 DH): p of `key_size` bits
+    (1024, 2048, 3072) and q of `q_size` bits (0: 160, 224, 256 as
+    OpenSSL) derived from a domain parameter seed by A.1.1.2 with `hash`
+    (a key of HASHES; None: sha224 for q of 224 bits, else sha256); g the
+    canonical generator of `gindex` (A.2.3), or with gindex=None
+    h^((p-1)/q) for the smallest h (A.2.1). The counters are tested on
+    `threads` threads; with a 32-byte `seed` the result is the same at any
+    thread count. `domain_seed` runs A.1.1.2 from that seed only. Export
+    with pem(x942=True) (seed and counter inside) or dsa_pem()."""
+    if hash is not None and hash not in HASHES:
+        raise _invalid("unknown hash %r (known: %s)" % (hash, ", ".join(HASHES)))
+    if gindex is not None and (not isinstance(gindex, int) or isinstance(gindex, bool)
+                               or not 0 <= gindex <= 255):
+        raise _invalid("gindex must be 0 to 255, or None for A.2.1's generator")
+    req = _pf_dh_fips186_default(_uint("key_size", key_size, 32))
+    req.qbits = _uint("q_size", q_size, 32)
+    req.hash = HASHES[hash] if hash is not None else 0
+    req.gindex = -1 if gindex is None else gindex
+    call = _Call(threads, seed, progress)
+    out = _H()
+    with _CBytes(_bytes("domain_seed", domain_seed) if domain_seed is not None else b"") as d:
+        if domain_seed is not None:
+            req.seed, req.seed_len = d.ptr, d.len
+        call.run(_pf_dh_generate_fips186, ctypes.byref(req), ctypes.byref(call.opts),
+                 ctypes.byref(out))
+    return DhParams(out, call.counters())
+
+
 class DhBatch(_Owned):
     """Many DH parameter sets of one size from one sieve: the consecutive
     safe primes above one random start (pf_dh_batch_*). The sieve is set
@@ -761,7 +861,13 @@ DH_CHECK_BITS = {0x01: "p not prime", 0x02: "p not a safe prime",
                  0x08: "unsuitable generator", 0x10: "q not prime",
                  0x20: "q does not divide p - 1", 0x40: "j is not (p - 1)/q",
                  0x80: "modulus too small", 0x100: "modulus too large",
-                 0x10000: "q under 160 bits"}
+                 0x10000: "q under 160 bits",
+                 0x20000: "the FIPS 186-4 seed and counter do not give p and q"}
+
+DH_VERIFIED_BITS = {PF_DH_VERIFIED_SEED: "p and q from the seed and counter (FIPS 186-4 A.1.1.3)",
+                    PF_DH_VERIFIED_SEED_FIPS186_2: "p and q from the seed and counter (FIPS 186-2, as OpenSSL)",
+                    PF_DH_VERIFIED_G_CANONICAL: "g canonical from the seed (A.2.4)",
+                    PF_DH_VERIFIED_G_ORDER: "g of order q (A.2.2)"}
 
 
 def named_group(name: str) -> DhParams:
@@ -783,6 +889,15 @@ def check_dh(data: BytesLike) -> int:
     with _CBytes(_bytes("data", data)) as d:
         _check(_pf_dh_check(d.ptr, d.len, ctypes.byref(problems)))
     return int(problems.value)
+
+
+def check_dh_ex(data: BytesLike) -> Tuple[int, int]:
+    """check_dh, with what was verified: (problem bits, verified bits; see
+    DH_VERIFIED_BITS)."""
+    problems, verified = _U32(), _U32()
+    with _CBytes(_bytes("data", data)) as d:
+        _check(_pf_dh_check_ex(d.ptr, d.len, ctypes.byref(problems), ctypes.byref(verified)))
+    return int(problems.value), int(verified.value)
 
 
 class Job(_Owned):
