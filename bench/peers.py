@@ -11,7 +11,16 @@ order alternating per sample; reported: mean, median and standard deviation
 of wall seconds, and primeforge's speed as ratios of means (with the
 standard error of that ratio) and of medians.
 
-    PRIMEFORGE_LIB=target/release/libprimeforge.so python3 bench/peers.py [rsa:BITS:N[:FIRST] | dh:BITS:N[:FIRST] ...]
+    PRIMEFORGE_LIB=target/release/libprimeforge.so python3 bench/peers.py [rsa:BITS:N[:FIRST] | dh:BITS:N[:FIRST] | dsa:BITS:N[:FIRST] | dhx:BITS:N[:FIRST] ...]
+
+dsa and dhx rows are FIPS 186-4 domain parameters (A.1.1.2) with q of 256
+bits (160 for p of 1024): OpenSSL 4.0 by dsa.generate_parameters (its
+DSA_generate_parameters_ex picks FIPS 186-4 and that q for 2048 bits and
+up), and the OpenSSL 3.0 command, `openssl genpkey -genparam` with
+type fips186_4 (for dhx: DHX, dh_paramgen_type 2; OpenSSL makes DH
+parameters of 2048 bits only, and pyca has no DHX generation, so dhx rows
+compare with the command alone and the DSA row stands for OpenSSL 4.0's
+same FFC code).
 
 primeforge's seeds are those of samples FIRST … FIRST + N − 1 (FIRST = 0 by
 default): runs with disjoint ranges are independent samples and can be
@@ -26,7 +35,7 @@ import time
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "bindings", "python"))
 import primeforge  # noqa: E402
 from cryptography.hazmat.backends.openssl import backend  # noqa: E402
-from cryptography.hazmat.primitives.asymmetric import dh, rsa  # noqa: E402
+from cryptography.hazmat.primitives.asymmetric import dh, dsa, rsa  # noqa: E402
 
 
 def timed(f):
@@ -54,6 +63,22 @@ def row(kind, bits, n, first=0):
             "primeforge": lambda i: primeforge.generate_rsa(bits, threads=1, seed=seed(0, bits, i)),
             "OpenSSL 4.0": lambda i: rsa.generate_private_key(65537, bits),
         }
+    elif kind in ("dsa", "dhx"):
+        q = 160 if bits == 1024 else 256
+        algorithm, opts = (("DSA", [f"pbits:{bits}", f"qbits:{q}", "type:fips186_4"]) if kind == "dsa" else
+                           ("DHX", [f"dh_paramgen_prime_len:{bits}", f"dh_paramgen_subprime_len:{q}",
+                                    "dh_paramgen_type:2"]))
+        cli = ["openssl", "genpkey", "-genparam", "-algorithm", algorithm, "-out", "/dev/null"]
+        for o in opts:
+            cli += ["-pkeyopt", o]
+        peers = {
+            "primeforge": lambda i: primeforge.generate_fips186(bits, q_size=q, threads=1,
+                                                                seed=seed(2, bits, i)),
+            f"openssl genpkey {algorithm} (3.0 CLI)": lambda i: subprocess.run(
+                cli, check=True, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL),
+        }
+        if kind == "dsa":
+            peers["OpenSSL 4.0"] = lambda i: dsa.generate_parameters(bits)
     else:
         peers = {
             "primeforge": lambda i: primeforge.generate_dh(bits, generator=2, threads=1, seed=seed(1, bits, i)),

@@ -22,6 +22,7 @@
 //!
 //!     cargo run --release -p primeforge-bench --example thread_seconds -- rsa BITS N
 //!     cargo run --release -p primeforge-bench --example thread_seconds -- dh BITS N
+//!     cargo run --release -p primeforge-bench --example thread_seconds -- ffc BITS N   (FIPS 186-4, q of 256 bits; 160 at 1024)
 //!     cargo run --release -p primeforge-bench --example thread_seconds -- rsa BITS 0 --callers 8 --seconds 20
 use std::time::{Duration, Instant};
 
@@ -37,6 +38,9 @@ use timing::cpu_seconds;
 enum Kind {
     Rsa(u32),
     Dh(u32),
+    /// FIPS 186-4 domain parameters: p of this size, q of 256 bits (160
+    /// for p of 1024).
+    Ffc(u32),
 }
 
 fn generate(kind: Kind, o: &mut Options<'_>) -> Stats {
@@ -45,6 +49,13 @@ fn generate(kind: Kind, o: &mut Options<'_>) -> Stats {
         Kind::Dh(bits) => {
             let req = primeforge::dh::Request::new(bits, 2, 0).expect("request");
             primeforge::dh::generate_request(&req, o).expect("DH").1
+        }
+        Kind::Ffc(bits) => {
+            let n = if bits == 1024 { 160 } else { 256 };
+            let req = primeforge::dh::fips186::Request::new(bits, n, None).expect("request");
+            primeforge::dh::fips186::generate(&req, o)
+                .expect("FIPS 186-4")
+                .1
         }
     }
 }
@@ -165,6 +176,7 @@ fn sweep(kind: Kind, n: usize) {
     let name = match kind {
         Kind::Rsa(b) => format!("RSA-{b}"),
         Kind::Dh(b) => format!("DH-{b}"),
+        Kind::Ffc(b) => format!("FIPS 186-4 {b}/{}", if b == 1024 { 160 } else { 256 }),
     };
     println!("{name}, {n} seeds, every column the same seeds, interleaved:");
     let labels: Vec<String> = threads
@@ -242,11 +254,12 @@ fn callers(kind: Kind, callers: usize, secs: f64) {
 
 fn main() {
     let args: Vec<String> = std::env::args().skip(1).collect();
-    let usage = "usage: thread_seconds rsa|dh BITS N [--callers C --seconds S]";
+    let usage = "usage: thread_seconds rsa|dh|ffc BITS N [--callers C --seconds S]";
     let bits: u32 = args.get(1).expect(usage).parse().expect(usage);
     let kind = match args.first().map(String::as_str) {
         Some("rsa") => Kind::Rsa(bits),
         Some("dh") => Kind::Dh(bits),
+        Some("ffc") => Kind::Ffc(bits),
         _ => panic!("{usage}"),
     };
     let n: usize = args.get(2).expect(usage).parse().expect(usage);

@@ -1,12 +1,14 @@
-//! Key management for RSA and DH: gen (our engine: RSA keys, DH
-//! parameters, and DH key pairs on given parameters — a TLS server's
-//! ephemeral DHE keys — or on a named group), has, match, get_params and
-//! set_params (the encoded public key TLS exchanges), import/export (to
-//! and from the default provider, which signs, derives and encodes), and
-//! their type lists.
+//! Key management for RSA, DH, and FIPS 186-4's DHX and DSA: gen (our
+//! engine: RSA keys, DH parameters, FIPS 186-4 domain parameters, and DH,
+//! DHX and DSA key pairs on given parameters — a TLS server's ephemeral
+//! DHE keys — or on a named group), has, match, get_params and set_params
+//! (the encoded public key TLS exchanges), import/export (to and from the
+//! default provider, which signs, derives and encodes), and their type
+//! lists.
 
 use std::ffi::{c_char, c_int, c_void, CStr};
 
+use primeforge::dh::fips186::{self, GenMethod, Generator, HashFn, Provenance};
 use primeforge::dh::named::Group;
 use primeforge::dh::{self, DhKeyPair, DhParams, DhPart};
 use primeforge::prime::{Options, Progress};
@@ -29,6 +31,22 @@ type OSSL_CALLBACK = unsafe extern "C" fn(*const OSSL_PARAM, *mut c_void) -> c_i
 enum Kind {
     Rsa,
     Dh,
+    /// X9.42 DH with FIPS 186-4 parameters (OpenSSL's "DHX").
+    Dhx,
+    /// DSA (FIPS 186-4 parameters; keys for the default provider's
+    /// signatures).
+    Dsa,
+}
+
+impl Kind {
+    /// DH, DHX and DSA objects all hold finite-field parameters.
+    fn ffc(self) -> bool {
+        self != Kind::Rsa
+    }
+    /// DHX and DSA: FIPS 186-4 parameters, with q always.
+    fn fips186(self) -> bool {
+        matches!(self, Kind::Dhx | Kind::Dsa)
+    }
 }
 
 /// Our key object.
@@ -65,6 +83,15 @@ struct GenCtx {
     /// DH key pairs: the parameters to make them on (a template key, or a
     /// named group).
     dh_params: Option<DhParams>,
+    /// DHX and DSA: q's size (0: OpenSSL's for the size of p).
+    qbits: u32,
+    /// DHX and DSA: the hash (OpenSSL's "digest"; None: by q's size).
+    hash: Option<HashFn>,
+    /// DHX and DSA: g's method (OpenSSL's "gindex"; -1: A.2.1).
+    gindex: i32,
+    /// DHX and DSA: a domain parameter seed to run A.1.1.2 from (OpenSSL's
+    /// "seed" as an octet string).
+    domain_seed: Option<Vec<u8>>,
 }
 
 fn security_bits(bits: u32) -> i64 {
@@ -90,6 +117,14 @@ unsafe extern "C" fn rsa_new(_provctx: *mut c_void) -> *mut c_void {
 
 unsafe extern "C" fn dh_new(_provctx: *mut c_void) -> *mut c_void {
     guard(std::ptr::null_mut(), || new_key(Kind::Dh))
+}
+
+unsafe extern "C" fn dhx_new(_provctx: *mut c_void) -> *mut c_void {
+    guard(std::ptr::null_mut(), || new_key(Kind::Dhx))
+}
+
+unsafe extern "C" fn dsa_new(_provctx: *mut c_void) -> *mut c_void {
+    guard(std::ptr::null_mut(), || new_key(Kind::Dsa))
 }
 
 unsafe extern "C" fn free(keydata: *mut c_void) {
@@ -120,6 +155,10 @@ unsafe fn gen_init(
         threads,
         seed: None,
         dh_params: None,
+        qbits: 0,
+        hash: None,
+        gindex: fips186::DEFAULT_GINDEX as i32,
+        domain_seed: None,
     }));
     // SAFETY: a fresh context and OpenSSL's array.
     if unsafe { gen_set_params(ctx.cast(), p) } == 0 {
@@ -150,6 +189,28 @@ unsafe extern "C" fn dh_gen_init(
     // SAFETY: as in rsa_gen_init.
     guard(std::ptr::null_mut(), || unsafe {
         gen_init(Kind::Dh, provctx, selection, p)
+    })
+}
+
+unsafe extern "C" fn dhx_gen_init(
+    provctx: *mut c_void,
+    selection: c_int,
+    p: *const OSSL_PARAM,
+) -> *mut c_void {
+    // SAFETY: as in rsa_gen_init.
+    guard(std::ptr::null_mut(), || unsafe {
+        gen_init(Kind::Dhx, provctx, selection, p)
+    })
+}
+
+unsafe extern "C" fn dsa_gen_init(
+    provctx: *mut c_void,
+    selection: c_int,
+    p: *const OSSL_PARAM,
+) -> *mut c_void {
+    // SAFETY: as in rsa_gen_init.
+    guard(std::ptr::null_mut(), || unsafe {
+        gen_init(Kind::Dsa, provctx, selection, p)
     })
 }
 
@@ -208,6 +269,9 @@ unsafe fn apply_gen_params(g: &mut GenCtx, p: *const OSSL_PARAM) -> Result<(), S
             }
             g.e = v;
         }
+    } else if g.kind.fips186() {
+        // SAFETY: per this function's contract.
+        unsafe { apply_fips186_params(g, p) }?;
     } else {
         if let Some(v) = num("pbits") {
             let v = v?;
@@ -265,10 +329,86 @@ unsafe fn apply_gen_params(g: &mut GenCtx, p: *const OSSL_PARAM) -> Result<(), S
     }
     // SAFETY: per this function's contract.
     if let Some(r) = unsafe { params::find(p, "seed") } {
+        if g.kind.fips186() && r.data_type == params::OCTET_STRING {
+            // OpenSSL's FFC seed: a domain parameter seed.
+            // SAFETY: a record of that array.
+            g.domain_seed = unsafe { params::get_octets(r) };
+        } else {
+            // SAFETY: a record of that array.
+            match unsafe { params::get_hex32(r) } {
+                Some(s) => g.seed = Some(s),
+                None => return Err("seed: must be 64 hexadecimal digits (32 bytes)".into()),
+            }
+        }
+    }
+    Ok(())
+}
+
+/// DHX and DSA generation parameters, with OpenSSL's names: pbits, qbits,
+/// type (fips186_4 only), digest, gindex (−1: A.2.1's generator).
+///
+/// # Safety
+/// `p` is NULL or OpenSSL's terminated array.
+unsafe fn apply_fips186_params(g: &mut GenCtx, p: *const OSSL_PARAM) -> Result<(), String> {
+    let num = |key: &str| -> Option<Result<u64, String>> {
+        // SAFETY: per this function's contract.
+        unsafe { params::find(p, key) }.map(|r| {
+            // SAFETY: a record of that array, readable for its size.
+            unsafe { params::get_u64(r) }
+                .ok_or_else(|| format!("{key}: not a non-negative integer"))
+        })
+    };
+    if let Some(v) = num("pbits") {
+        let v = v?;
+        if ![1024, 2048, 3072].contains(&v) {
+            return Err(format!(
+                "pbits: {v}: FIPS 186-4 sizes of p are 1024, 2048 and 3072"
+            ));
+        }
+        g.bits = v as u32;
+    }
+    if let Some(v) = num("qbits") {
+        let v = v?;
+        if ![160, 224, 256].contains(&v) {
+            return Err(format!(
+                "qbits: {v}: FIPS 186-4 sizes of q are 160, 224 and 256"
+            ));
+        }
+        g.qbits = v as u32;
+    }
+    // SAFETY: per this function's contract.
+    if let Some(r) = unsafe { params::find(p, "gindex") } {
         // SAFETY: a record of that array.
-        match unsafe { params::get_hex32(r) } {
-            Some(s) => g.seed = Some(s),
-            None => return Err("seed: must be 64 hexadecimal digits (32 bytes)".into()),
+        let v = unsafe { params::get_i64(r) };
+        match v {
+            Some(i @ -1..=255) => g.gindex = i as i32,
+            _ => return Err("gindex: must be 0 to 255, or -1 for A.2.1's generator".into()),
+        }
+    }
+    // SAFETY: per this function's contract.
+    if let Some(r) = unsafe { params::find(p, "digest") } {
+        // SAFETY: a record of that array.
+        let name = unsafe { params::get_utf8(r) }.unwrap_or_default();
+        match HashFn::from_name(&name) {
+            Some(HashFn::Sha1) | None => {
+                return Err(format!(
+                    "digest: {name:?}: a SHA-2 hash (SHA2-224, SHA2-256, SHA2-384, SHA2-512, SHA2-512/224, SHA2-512/256)"
+                ))
+            }
+            h => g.hash = h,
+        }
+    }
+    // SAFETY: per this function's contract.
+    if let Some(r) = unsafe { params::find(p, "type") } {
+        // SAFETY: a record of that array.
+        match unsafe { params::get_utf8(r) }.as_deref() {
+            Some("fips186_4") | Some("default") => {}
+            other => {
+                return Err(format!(
+                    "type: {:?}: primeforge makes FIPS 186-4 parameters only (type \"fips186_4\")",
+                    other.unwrap_or("?")
+                ))
+            }
         }
     }
     Ok(())
@@ -282,6 +422,23 @@ static RSA_GEN_SETTABLE: Static<[OSSL_PARAM; 6]> = Static([
     describe(c"seed", params::UTF8_STRING),
     params::END,
 ]);
+
+static FFC_GEN_SETTABLE: Static<[OSSL_PARAM; 10]> = Static([
+    describe(c"pbits", UNSIGNED_INTEGER),
+    describe(c"qbits", UNSIGNED_INTEGER),
+    describe(c"type", params::UTF8_STRING),
+    describe(c"digest", params::UTF8_STRING),
+    describe(c"gindex", params::INTEGER),
+    describe(c"seed", params::OCTET_STRING),
+    describe(c"group", params::UTF8_STRING),
+    describe(c"threads", UNSIGNED_INTEGER),
+    describe(c"properties", params::UTF8_STRING),
+    params::END,
+]);
+
+unsafe extern "C" fn ffc_gen_settable(_g: *mut c_void, _p: *mut c_void) -> *const OSSL_PARAM {
+    FFC_GEN_SETTABLE.0.as_ptr()
+}
 
 static DH_GEN_SETTABLE: Static<[OSSL_PARAM; 7]> = Static([
     describe(c"pbits", UNSIGNED_INTEGER),
@@ -381,10 +538,13 @@ unsafe extern "C" fn gen(
                     }
                 }
             }
-            Kind::Dh => {
+            Kind::Dh | Kind::Dhx | Kind::Dsa => {
                 // Parameters: from the template or group, else made here.
                 let made = match &g.dh_params {
                     Some(d) => Ok(d.clone()),
+                    None if g.kind.fips186() => fips186_request(g)
+                        .and_then(|r| fips186::generate(&r, &mut opts))
+                        .map(|(d, _)| d),
                     None => dh::Request::new(g.bits, g.generator, 0)
                         .and_then(|r| dh::generate_request(&r, &mut opts))
                         .map(|(d, _)| d),
@@ -407,6 +567,19 @@ unsafe extern "C" fn gen(
         };
         Box::into_raw(Box::new(key)).cast()
     })
+}
+
+/// The FIPS 186-4 request of a DHX or DSA generation context.
+fn fips186_request(g: &GenCtx) -> primeforge::Result<fips186::Request> {
+    let method = match g.gindex {
+        -1 => GenMethod::Unverifiable,
+        i => GenMethod::Canonical(i as u8),
+    };
+    let r = fips186::Request::new(g.bits, g.qbits, g.hash)?.with_generator(method);
+    match &g.domain_seed {
+        Some(s) => r.with_domain_seed(s),
+        None => Ok(r),
+    }
 }
 
 /// A failed generation on OpenSSL's error queue.
@@ -434,7 +607,7 @@ unsafe extern "C" fn gen_set_template(genctx: *mut c_void, templ: *mut c_void) -
             return 0;
         };
         match t.dh_params() {
-            Some(d) if g.kind == Kind::Dh => {
+            Some(d) if g.kind.ffc() => {
                 g.dh_params = Some(d.clone());
                 1
             }
@@ -497,8 +670,12 @@ unsafe extern "C" fn get_params(keydata: *mut c_void, p: *mut OSSL_PARAM) -> c_i
         // DH: the parameters and keys by name (TLS reads p, g and the
         // encoded public key of its ephemeral key this way).
         if let Some(d) = key.and_then(KeyData::dh_params) {
-            // p and g only, as in export (see there for q).
-            for (name, part) in [("p", DhPart::P), ("g", DhPart::G)] {
+            // p and g only, as in export (see there for q), and q for
+            // FIPS 186-4 parameters.
+            for (name, part) in [("p", DhPart::P), ("g", DhPart::G), ("q", DhPart::Q)] {
+                if part == DhPart::Q && d.fips186().is_none() {
+                    continue;
+                }
                 if let Some(v) = d.part_bytes(part) {
                     // SAFETY: as above.
                     ok &= unsafe { params::set_bn(p, name, &v) };
@@ -681,11 +858,23 @@ unsafe extern "C" fn export(
                     // p and g only, as OpenSSL's own safe-prime parameters:
                     // with q = (p − 1)/2 exported too, OpenSSL 3 treats them
                     // as FIPS 186 parameters and refuses to make key pairs
-                    // (it wants q of 160, 224 or 256 bits).
+                    // (it wants q of 160, 224 or 256 bits). FIPS 186-4
+                    // parameters carry q, and their seed, counter and
+                    // canonical index, as OpenSSL's own do.
                     for (key, part) in [(c"p", DhPart::P), (c"g", DhPart::G)] {
                         if let Some(v) = d.part_bytes(part) {
                             bn.push(key, &v);
                         }
+                    }
+                    if let (Some(q), Some(v)) = (d.part_bytes(DhPart::Q), d.fips186()) {
+                        bn.push(c"q", &q);
+                        bn.push_octets(c"seed", &v.seed);
+                        bn.push_int(c"pcounter", v.counter as i32);
+                        let index = match v.generator {
+                            Generator::Canonical(i) => i32::from(i),
+                            _ => -1,
+                        };
+                        bn.push_int(c"gindex", index);
                     }
                 }
             }
@@ -720,6 +909,22 @@ static RSA_TYPES: Static<[OSSL_PARAM; 17]> = Static([
     describe(c"rsa-coefficient3", UNSIGNED_INTEGER),
     params::END,
 ]);
+
+static FFC_TYPES: Static<[OSSL_PARAM; 9]> = Static([
+    describe(c"p", UNSIGNED_INTEGER),
+    describe(c"g", UNSIGNED_INTEGER),
+    describe(c"q", UNSIGNED_INTEGER),
+    describe(c"seed", params::OCTET_STRING),
+    describe(c"pcounter", params::INTEGER),
+    describe(c"gindex", params::INTEGER),
+    describe(c"pub", UNSIGNED_INTEGER),
+    describe(c"priv", UNSIGNED_INTEGER),
+    params::END,
+]);
+
+unsafe extern "C" fn ffc_types(_selection: c_int) -> *const OSSL_PARAM {
+    FFC_TYPES.0.as_ptr()
+}
 
 static DH_TYPES: Static<[OSSL_PARAM; 6]> = Static([
     describe(c"p", UNSIGNED_INTEGER),
@@ -839,12 +1044,35 @@ unsafe extern "C" fn import(keydata: *mut c_void, selection: c_int, p: *const OS
                     Err(_) => 0,
                 }
             }
-            KeyData::Empty(Kind::Dh) | KeyData::Dh(_) | KeyData::DhKey(_) => {
+            KeyData::Empty(Kind::Dh | Kind::Dhx | Kind::Dsa)
+            | KeyData::Dh(_)
+            | KeyData::DhKey(_) => {
                 let (Some(pp), Some(g)) = (bn("p"), bn("g")) else {
                     return 0;
                 };
                 let q = bn("q");
-                let d = DhParams::from_bytes(&pp, &g, q.as_ref().map(|v| &v[..]));
+                let mut d = DhParams::from_bytes(&pp, &g, q.as_ref().map(|v| &v[..]));
+                // FIPS 186-4's seed and counter, when OpenSSL has them.
+                // SAFETY: as for `bn`.
+                let (seed, counter, gindex) = unsafe {
+                    (
+                        params::find(p, "seed").and_then(|r| params::get_octets(r)),
+                        params::find(p, "pcounter").and_then(|r| params::get_i64(r)),
+                        params::find(p, "gindex").and_then(|r| params::get_i64(r)),
+                    )
+                };
+                if let (Some(seed), Some(c @ 0..=0xffff_ffff), true) = (seed, counter, q.is_some())
+                {
+                    d = d.with_fips186(Provenance {
+                        seed,
+                        counter: c as u32,
+                        hash: None,
+                        generator: match gindex {
+                            Some(i @ 0..=255) => Generator::Canonical(i as u8),
+                            _ => Generator::Unknown,
+                        },
+                    });
+                }
                 let public = if selection & (SELECT_PUBLIC_KEY | SELECT_PRIVATE_KEY) != 0 {
                     bn("pub")
                 } else {
@@ -886,6 +1114,10 @@ unsafe extern "C" fn dh_query_operation_name(_op: c_int) -> *const c_char {
     c"DH".as_ptr()
 }
 
+unsafe extern "C" fn dsa_query_operation_name(_op: c_int) -> *const c_char {
+    c"DSA".as_ptr()
+}
+
 use crate::abi::{
     OSSL_FUNC_KEYMGMT_EXPORT as EXPORT, OSSL_FUNC_KEYMGMT_EXPORT_TYPES as EXPORT_TYPES,
     OSSL_FUNC_KEYMGMT_FREE as FREE, OSSL_FUNC_KEYMGMT_GEN as GEN,
@@ -922,25 +1154,56 @@ pub(crate) static RSA_KEYMGMT: Static<[OSSL_DISPATCH; 17]> = Static([
     crate::END,
 ]);
 
-pub(crate) static DH_KEYMGMT: Static<[OSSL_DISPATCH; 20]> = Static([
-    entry!(NEW, dh_new),
-    entry!(GEN_INIT, dh_gen_init),
-    entry!(GEN_SET_TEMPLATE, gen_set_template),
-    entry!(GEN_SET_PARAMS, gen_set_params),
-    entry!(GEN_SETTABLE_PARAMS, dh_gen_settable),
-    entry!(GEN, gen),
-    entry!(GEN_CLEANUP, gen_cleanup),
-    entry!(FREE, free),
-    entry!(GET_PARAMS, get_params),
-    entry!(GETTABLE_PARAMS, gettable_params),
-    entry!(SET_PARAMS, set_params),
-    entry!(SETTABLE_PARAMS, settable_params),
-    entry!(QUERY_OPERATION_NAME, dh_query_operation_name),
-    entry!(HAS, has),
-    entry!(MATCH, key_match),
-    entry!(IMPORT, import),
-    entry!(IMPORT_TYPES, dh_types),
-    entry!(EXPORT, export),
-    entry!(EXPORT_TYPES, dh_types),
-    crate::END,
-]);
+/// The dispatch table of a finite-field key management (DH, DHX, DSA):
+/// its own constructor, gen_init, gen settables, type list and operation
+/// name; the rest shared.
+macro_rules! ffc_keymgmt {
+    ($new:ident, $init:ident, $settable:ident, $types:ident, $name:ident) => {
+        Static([
+            entry!(NEW, $new),
+            entry!(GEN_INIT, $init),
+            entry!(GEN_SET_TEMPLATE, gen_set_template),
+            entry!(GEN_SET_PARAMS, gen_set_params),
+            entry!(GEN_SETTABLE_PARAMS, $settable),
+            entry!(GEN, gen),
+            entry!(GEN_CLEANUP, gen_cleanup),
+            entry!(FREE, free),
+            entry!(GET_PARAMS, get_params),
+            entry!(GETTABLE_PARAMS, gettable_params),
+            entry!(SET_PARAMS, set_params),
+            entry!(SETTABLE_PARAMS, settable_params),
+            entry!(QUERY_OPERATION_NAME, $name),
+            entry!(HAS, has),
+            entry!(MATCH, key_match),
+            entry!(IMPORT, import),
+            entry!(IMPORT_TYPES, $types),
+            entry!(EXPORT, export),
+            entry!(EXPORT_TYPES, $types),
+            crate::END,
+        ])
+    };
+}
+
+pub(crate) static DH_KEYMGMT: Static<[OSSL_DISPATCH; 20]> = ffc_keymgmt!(
+    dh_new,
+    dh_gen_init,
+    dh_gen_settable,
+    dh_types,
+    dh_query_operation_name
+);
+
+pub(crate) static DHX_KEYMGMT: Static<[OSSL_DISPATCH; 20]> = ffc_keymgmt!(
+    dhx_new,
+    dhx_gen_init,
+    ffc_gen_settable,
+    ffc_types,
+    dh_query_operation_name
+);
+
+pub(crate) static DSA_KEYMGMT: Static<[OSSL_DISPATCH; 20]> = ffc_keymgmt!(
+    dsa_new,
+    dsa_gen_init,
+    ffc_gen_settable,
+    ffc_types,
+    dsa_query_operation_name
+);

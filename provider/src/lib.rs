@@ -209,7 +209,7 @@ unsafe extern "C" fn get_params(_provctx: *mut c_void, p: *mut OSSL_PARAM) -> c_
     })
 }
 
-static KEYMGMT_ALGORITHMS: Static<[OSSL_ALGORITHM; 3]> = Static([
+static KEYMGMT_ALGORITHMS: Static<[OSSL_ALGORITHM; 5]> = Static([
     OSSL_ALGORITHM {
         names: c"RSA:rsaEncryption:1.2.840.113549.1.1.1".as_ptr(),
         property_definition: c"provider=primeforge".as_ptr(),
@@ -221,6 +221,18 @@ static KEYMGMT_ALGORITHMS: Static<[OSSL_ALGORITHM; 3]> = Static([
         property_definition: c"provider=primeforge".as_ptr(),
         implementation: keymgmt::DH_KEYMGMT.0.as_ptr(),
         description: c"primeforge DH parameter generation (safe primes, all cores)".as_ptr(),
+    },
+    OSSL_ALGORITHM {
+        names: c"DHX:X9.42 DH:dhpublicnumber:1.2.840.10046.2.1".as_ptr(),
+        property_definition: c"provider=primeforge".as_ptr(),
+        implementation: keymgmt::DHX_KEYMGMT.0.as_ptr(),
+        description: c"primeforge X9.42 DH parameters (FIPS 186-4 A.1.1.2, all cores)".as_ptr(),
+    },
+    OSSL_ALGORITHM {
+        names: c"DSA:dsaEncryption:1.2.840.10040.4.1".as_ptr(),
+        property_definition: c"provider=primeforge".as_ptr(),
+        implementation: keymgmt::DSA_KEYMGMT.0.as_ptr(),
+        description: c"primeforge DSA parameters (FIPS 186-4 A.1.1.2, all cores)".as_ptr(),
     },
     OSSL_ALGORITHM {
         names: std::ptr::null(),

@@ -117,6 +117,36 @@ pub unsafe fn get_u64(r: &OSSL_PARAM) -> Option<u64> {
     }
 }
 
+/// A C integer parameter (INTEGER of 1 to 8 bytes, sign-extended, or an
+/// UNSIGNED_INTEGER below 2^63) as an i64.
+///
+/// # Safety
+/// As [`get_u64`].
+pub unsafe fn get_i64(r: &OSSL_PARAM) -> Option<i64> {
+    if r.data.is_null() || r.data_size == 0 || r.data_size > 8 {
+        return None;
+    }
+    match r.data_type {
+        INTEGER => {
+            // SAFETY: per the contract.
+            let bytes = unsafe { std::slice::from_raw_parts(r.data.cast::<u8>(), r.data_size) };
+            // Native endian (little endian on every target we build for),
+            // sign-extended from the top byte.
+            let fill = if bytes[bytes.len() - 1] & 0x80 != 0 {
+                0xff
+            } else {
+                0
+            };
+            let mut v = [fill; 8];
+            v[..bytes.len()].copy_from_slice(bytes);
+            Some(i64::from_le_bytes(v))
+        }
+        // SAFETY: per the contract.
+        UNSIGNED_INTEGER => unsafe { get_u64(r) }.and_then(|v| i64::try_from(v).ok()),
+        _ => None,
+    }
+}
+
 /// An unsigned big number (native-endian byte array), big endian, in a
 /// buffer of exactly its size (never reallocated, so no copy is left
 /// behind) that is wiped when dropped: the number may be a private key's
@@ -353,6 +383,7 @@ pub unsafe fn config_threads(
 /// (wiped on drop) and the array that points into them.
 pub struct BnParams {
     keys: Vec<&'static CStr>,
+    types: Vec<c_uint>,
     bufs: Vec<Vec<u8>>,
 }
 
@@ -360,6 +391,7 @@ impl BnParams {
     pub fn new() -> BnParams {
         BnParams {
             keys: Vec::new(),
+            types: Vec::new(),
             bufs: Vec::new(),
         }
     }
@@ -371,7 +403,22 @@ impl BnParams {
             le.push(0);
         }
         self.keys.push(key);
+        self.types.push(UNSIGNED_INTEGER);
         self.bufs.push(le);
+    }
+
+    /// Adds `key` = the octet string `bytes`.
+    pub fn push_octets(&mut self, key: &'static CStr, bytes: &[u8]) {
+        self.keys.push(key);
+        self.types.push(OCTET_STRING);
+        self.bufs.push(bytes.to_vec());
+    }
+
+    /// Adds `key` = the C `int` `v`.
+    pub fn push_int(&mut self, key: &'static CStr, v: i32) {
+        self.keys.push(key);
+        self.types.push(INTEGER);
+        self.bufs.push(v.to_ne_bytes().to_vec());
     }
 
     /// The terminated array, valid while `self` lives and is not changed.
@@ -379,10 +426,11 @@ impl BnParams {
         let mut v: Vec<OSSL_PARAM> = self
             .keys
             .iter()
+            .zip(&self.types)
             .zip(self.bufs.iter_mut())
-            .map(|(k, b)| OSSL_PARAM {
+            .map(|((k, &t), b)| OSSL_PARAM {
                 key: k.as_ptr(),
-                data_type: UNSIGNED_INTEGER,
+                data_type: t,
                 data: b.as_mut_ptr().cast(),
                 data_size: b.len(),
                 return_size: UNMODIFIED,

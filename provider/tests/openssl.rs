@@ -222,22 +222,28 @@ fn dh_through_genpkey_and_dhparam() {
 
 /// The ready-to-copy configuration of the README: the module, `activate`,
 /// and `threads` (read: 1025 threads is refused, so the generation fails).
+/// An openssl.cnf loading the default provider and ours with `threads`.
+fn conf_with_threads(dir: &Path, threads: &str) -> PathBuf {
+    let conf = tmp(&format!("prov-openssl-{threads}.cnf"));
+    std::fs::write(
+        &conf,
+        format!(
+            "openssl_conf = openssl_init\n\n[openssl_init]\nproviders = provider_sect\n\n\
+             [provider_sect]\ndefault = default_sect\nprimeforge = primeforge_sect\n\n\
+             [default_sect]\nactivate = 1\n\n\
+             [primeforge_sect]\nmodule = {}\nactivate = 1\nthreads = {threads}\n",
+            dir.join("primeforge.so").display()
+        ),
+    )
+    .unwrap();
+    conf
+}
+
 #[test]
 fn configuration_file_loads_and_sets_threads() {
     let dir = module_dir();
     for (threads, works) in [("2", true), ("1025", false)] {
-        let conf = tmp(&format!("prov-openssl-{threads}.cnf"));
-        std::fs::write(
-            &conf,
-            format!(
-                "openssl_conf = openssl_init\n\n[openssl_init]\nproviders = provider_sect\n\n\
-                 [provider_sect]\ndefault = default_sect\nprimeforge = primeforge_sect\n\n\
-                 [default_sect]\nactivate = 1\n\n\
-                 [primeforge_sect]\nmodule = {}\nactivate = 1\nthreads = {threads}\n",
-                dir.join("primeforge.so").display()
-            ),
-        )
-        .unwrap();
+        let conf = conf_with_threads(&dir, threads);
         let out = tmp("prov-conf.pem");
         let _ = std::fs::remove_file(&out);
         let (good, text) = openssl(
@@ -737,4 +743,172 @@ fn the_copied_abi_numbers_are_the_installed_headers() {
     }
     assert_eq!(text.lines().count(), table.len());
     assert!(wrong.is_empty(), "{}", wrong.join("\n"));
+}
+
+/// `openssl genpkey -genparam -algorithm DHX|DSA` and `openssl dsaparam`
+/// run on our engine: our `threads` parameter is accepted (OpenSSL's own
+/// generators refuse it), the parameters are the library's for the same
+/// domain parameter seed (`hexseed`) with our canonical generator (OpenSSL
+/// makes an A.2.1 g when no index is given), OpenSSL checks them, makes
+/// key pairs and derives one secret from two; the seed, counter and index
+/// travel to the default provider's encoder; a configuration with 1025
+/// threads makes `dsaparam` fail, so it is ours that ran.
+#[test]
+fn dhx_and_dsa_parameters_are_the_engines() {
+    use primeforge::dh::fips186;
+    let dir = module_dir();
+    // A domain seed the library turns into parameters.
+    let req = fips186::Request::new(2048, 256, None).unwrap();
+    let mut o = Options {
+        threads: 2,
+        seed: Some(&[0x3c; 32]),
+        ..Default::default()
+    };
+    let (want, _) = fips186::generate(&req, &mut o).unwrap();
+    let domain_seed: String = want
+        .fips186()
+        .unwrap()
+        .seed
+        .iter()
+        .map(|b| format!("{b:02x}"))
+        .collect();
+    let hexseed = format!("hexseed:{domain_seed}");
+    for (alg, extra, format) in [
+        (
+            "DHX",
+            vec![
+                "dh_paramgen_prime_len:2048",
+                "dh_paramgen_subprime_len:256",
+                "dh_paramgen_type:2",
+            ],
+            DhFormat::X942Pem,
+        ),
+        ("DSA", vec!["pbits:2048", "qbits:256"], DhFormat::DsaPem),
+    ] {
+        let out = tmp(&format!("prov-{alg}.pem"));
+        let mut args = vec!["genpkey", "-genparam", "-algorithm", alg];
+        for o in extra.iter().chain(&["threads:2", &hexseed]) {
+            args.extend(["-pkeyopt", o]);
+        }
+        args.extend(["-out", s(&out)]);
+        ok(&with_provider(&dir, &args));
+        assert_eq!(
+            std::fs::read(&out).unwrap(),
+            want.export(format).unwrap().as_slice(),
+            "{alg}"
+        );
+        assert!(ok(&["pkeyparam", "-in", s(&out), "-check", "-noout"]).contains("valid"));
+        // Key pairs on them: on our key management, then OpenSSL's use.
+        let (k1, k2) = (
+            tmp(&format!("prov-{alg}-k1.pem")),
+            tmp(&format!("prov-{alg}-k2.pem")),
+        );
+        for k in [&k1, &k2] {
+            ok(&with_provider(
+                &dir,
+                &["genpkey", "-paramfile", s(&out), "-out", s(k)],
+            ));
+        }
+        if alg == "DHX" {
+            let p2 = tmp("prov-DHX-p2.pem");
+            ok(&["pkey", "-in", s(&k2), "-pubout", "-out", s(&p2)]);
+            let p1 = tmp("prov-DHX-p1.pem");
+            ok(&["pkey", "-in", s(&k1), "-pubout", "-out", s(&p1)]);
+            let (a, b) = (tmp("prov-DHX-a"), tmp("prov-DHX-b"));
+            ok(&[
+                "pkeyutl",
+                "-derive",
+                "-inkey",
+                s(&k1),
+                "-peerkey",
+                s(&p2),
+                "-out",
+                s(&a),
+            ]);
+            ok(&[
+                "pkeyutl",
+                "-derive",
+                "-inkey",
+                s(&k2),
+                "-peerkey",
+                s(&p1),
+                "-out",
+                s(&b),
+            ]);
+            assert_eq!(std::fs::read(&a).unwrap(), std::fs::read(&b).unwrap());
+        } else {
+            let (msg, sig, pubk) = (tmp("prov-msg"), tmp("prov-sig"), tmp("prov-DSA-pub.pem"));
+            std::fs::write(&msg, b"primeforge").unwrap();
+            ok(&["pkey", "-in", s(&k1), "-pubout", "-out", s(&pubk)]);
+            ok(&["dgst", "-sha256", "-sign", s(&k1), "-out", s(&sig), s(&msg)]);
+            assert!(ok(&[
+                "dgst",
+                "-sha256",
+                "-verify",
+                s(&pubk),
+                "-signature",
+                s(&sig),
+                s(&msg)
+            ])
+            .contains("Verified OK"));
+        }
+    }
+    // A generation seed of ours with the seed, counter and index printed
+    // by OpenSSL from our export.
+    let text = ok(&with_provider(
+        &dir,
+        &[
+            "genpkey",
+            "-genparam",
+            "-algorithm",
+            "DSA",
+            "-pkeyopt",
+            "pbits:2048",
+            "-pkeyopt",
+            "qbits:256",
+            "-pkeyopt",
+            "gindex:7",
+            "-text",
+        ],
+    ));
+    assert!(
+        text.contains("gindex: 7") && text.contains("pcounter: "),
+        "{text}"
+    );
+    // FIPS 186-2 and bad sizes are refused with our message.
+    for (opt, words) in [
+        ("dh_paramgen_type:1", "FIPS 186-4 parameters only"),
+        ("dh_paramgen_prime_len:1536", "FIPS 186-4 sizes of p"),
+    ] {
+        let (good, text) = openssl(
+            &with_provider(
+                &dir,
+                &["genpkey", "-genparam", "-algorithm", "DHX", "-pkeyopt", opt],
+            ),
+            &[],
+        );
+        assert!(!good && text.contains(words), "{opt}: {text}");
+    }
+    // `openssl dsaparam` goes through our key management: with 1025
+    // threads configured it fails, with 2 it works.
+    for (threads, works) in [("2", true), ("1025", false)] {
+        let conf = conf_with_threads(&dir, threads);
+        let out = tmp("prov-dsaparam.pem");
+        let _ = std::fs::remove_file(&out);
+        let (good, text) = openssl(
+            &[
+                "dsaparam",
+                "-propquery",
+                "provider=primeforge",
+                "-out",
+                s(&out),
+                "2048",
+            ],
+            &[("OPENSSL_CONF", s(&conf))],
+        );
+        assert_eq!(good, works, "threads = {threads}: {text}");
+        if works {
+            assert!(ok(&["pkeyparam", "-in", s(&out), "-check", "-noout"]).contains("valid"));
+        }
+    }
 }

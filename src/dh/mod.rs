@@ -195,6 +195,14 @@ impl DhParams {
         self.fips186.as_ref()
     }
 
+    /// The parameters with FIPS 186-4's seed and counter attached (as
+    /// another library hands them over; nothing is checked here: see
+    /// [`check`]).
+    pub fn with_fips186(mut self, provenance: fips186::Provenance) -> DhParams {
+        self.fips186 = Some(provenance);
+        self
+    }
+
     /// Big-endian unsigned bytes of a component (`None`: q is unknown).
     pub fn part_bytes(&self, part: DhPart) -> Option<Vec<u8>> {
         let v = match part {
