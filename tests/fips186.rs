@@ -194,6 +194,64 @@ fn nist_validation_vectors() {
     }
 }
 
+/// Our A.1.1.3 and OpenSSL's agree on every one of NIST's PQGVer cases
+/// that OpenSSL's default provider can take (p and q only: the cases have
+/// no g), each verdict from both.
+#[test]
+fn our_seed_check_agrees_with_openssls_on_nist_data() {
+    let Some(dir) = cavp_dir() else {
+        common::skip(
+            "nist-vectors",
+            "pyca's cryptography_vectors is not installed (pip install cryptography-vectors)",
+        );
+        return;
+    };
+    let exe = common::compile_c(
+        "ffc_openssl",
+        &[&common::manifest_dir().join("tests/c/ffc_openssl.c")],
+        &["-lcrypto"],
+    );
+    let (mut agreed, mut passes) = (0, 0);
+    for r in records(&dir.join("PQGVer.rsp")) {
+        if r.section != "A.1.1.3" {
+            continue;
+        }
+        let f = &r.fields;
+        let (p, q) = (int(&f["P"]), int(&f["Q"]));
+        let c: u32 = f["c"].parse().unwrap();
+        let ours = verify_pq(&p, &q, &bytes(&f["Seed"]), c, r.hash).is_ok();
+        let theirs = common::run_ok(
+            &exe,
+            &[
+                &f["P"],
+                &f["Q"],
+                "2",
+                &f["Seed"],
+                &f["c"],
+                "-1",
+                r.hash.name(),
+                "pq",
+            ],
+        );
+        assert_eq!(
+            ours,
+            theirs.stdout.trim() == "valid",
+            "L={} N={} {:?} c={c}: NIST says {}; OpenSSL: {}",
+            r.l,
+            r.n,
+            r.hash,
+            f["Result"],
+            theirs.stderr
+        );
+        agreed += 1;
+        passes += usize::from(ours);
+    }
+    assert!(
+        agreed >= 70 && passes >= 20,
+        "{agreed} cases, {passes} valid"
+    );
+}
+
 /// Generation from NIST's seeds (PQGGen A.1.1.2) gives NIST's p, q and
 /// counter on the engine at 1 and 2 threads, and A.2.3 gives NIST's g.
 #[test]

@@ -1,8 +1,9 @@
 /* OpenSSL's own FIPS 186-4 validation of domain parameters, for tests.
  *
- * usage: ffc_openssl P Q G SEED COUNTER GINDEX DIGEST
+ * usage: ffc_openssl P Q G SEED COUNTER GINDEX DIGEST [pq]
  *   numbers and the seed in hex; GINDEX -1 when g is not canonical;
- *   DIGEST an OpenSSL name ("SHA2-256"), or "-" for OpenSSL's default.
+ *   DIGEST an OpenSSL name ("SHA2-256"), or "-" for OpenSSL's default;
+ *   "pq" validates p and q only (A.1.1.3), not g.
  *
  * Builds a DSA key object from the parameters with their seed, counter
  * and index (EVP_PKEY_fromdata), then runs EVP_PKEY_param_check: OpenSSL's
@@ -30,10 +31,11 @@ static BIGNUM *hex_bn(const char *s) {
 }
 
 int main(int argc, char **argv) {
-    if (argc != 8) {
-        fprintf(stderr, "usage: ffc_openssl P Q G SEED COUNTER GINDEX DIGEST\n");
+    if (argc != 8 && !(argc == 9 && strcmp(argv[8], "pq") == 0)) {
+        fprintf(stderr, "usage: ffc_openssl P Q G SEED COUNTER GINDEX DIGEST [pq]\n");
         return 2;
     }
+    int validate_g = argc == 8;
     BIGNUM *p = hex_bn(argv[1]), *q = hex_bn(argv[2]), *g = hex_bn(argv[3]);
     long seed_len = 0;
     unsigned char *seed = OPENSSL_hexstr2buf(argv[4], &seed_len);
@@ -52,7 +54,7 @@ int main(int argc, char **argv) {
              OSSL_PARAM_BLD_push_int(bld, OSSL_PKEY_PARAM_FFC_PCOUNTER, counter) &&
              OSSL_PARAM_BLD_push_int(bld, OSSL_PKEY_PARAM_FFC_GINDEX, gindex) &&
              OSSL_PARAM_BLD_push_int(bld, OSSL_PKEY_PARAM_FFC_VALIDATE_PQ, 1) &&
-             OSSL_PARAM_BLD_push_int(bld, OSSL_PKEY_PARAM_FFC_VALIDATE_G, 1);
+             OSSL_PARAM_BLD_push_int(bld, OSSL_PKEY_PARAM_FFC_VALIDATE_G, validate_g);
     if (ok && strcmp(argv[7], "-") != 0)
         ok = OSSL_PARAM_BLD_push_utf8_string(bld, OSSL_PKEY_PARAM_FFC_DIGEST, argv[7], 0);
     OSSL_PARAM *params = ok ? OSSL_PARAM_BLD_to_param(bld) : NULL;
