@@ -575,7 +575,7 @@ fn openssl_uses_every_format() {
 /// index, and every one fails once its counter or seed is changed.
 #[test]
 fn our_check_verifies_what_openssl_makes() {
-    let cases: [(&str, &[&str], SeedCheck, Option<u8>); 4] = [
+    let cases: [(&str, &[&str], SeedCheck, Option<GeneratorCheck>); 5] = [
         (
             "dhx4_224.pem",
             &[
@@ -584,7 +584,7 @@ fn our_check_verifies_what_openssl_makes() {
                 "dh_paramgen_type:2",
             ],
             SeedCheck::Verified(HashFn::Sha224),
-            None,
+            Some(GeneratorCheck::OrderOnly),
         ),
         (
             "dhx4_256.pem",
@@ -595,22 +595,29 @@ fn our_check_verifies_what_openssl_makes() {
                 "gindex:5",
             ],
             SeedCheck::Verified(HashFn::Sha256),
-            Some(5),
+            Some(GeneratorCheck::Canonical(5)),
         ),
         (
             "dhx2_256.pem",
             &["dh_paramgen_prime_len:2048", "dh_paramgen_subprime_len:256"],
             SeedCheck::VerifiedFips186_2(HashFn::Sha256),
+            Some(GeneratorCheck::OrderOnly),
+        ),
+        // Not a FIPS 186-4 size, and OpenSSL's checks call it valid.
+        (
+            "dhx2_1536.pem",
+            &["dh_paramgen_prime_len:1536", "dh_paramgen_subprime_len:224"],
+            SeedCheck::VerifiedFips186_2(HashFn::Sha224),
             None,
         ),
         (
             "dhx2_160.pem",
             &["dh_paramgen_prime_len:1024", "dh_paramgen_subprime_len:160"],
             SeedCheck::VerifiedFips186_2(HashFn::Sha1),
-            None,
+            Some(GeneratorCheck::OrderOnly),
         ),
     ];
-    for (name, opts, want, index) in cases {
+    for (name, opts, want, generator) in cases {
         let f = tmp(name);
         let mut args = vec![
             "genpkey",
@@ -628,11 +635,7 @@ fn our_check_verifies_what_openssl_makes() {
         let r = primeforge::dh::check::check_encoded(&data).unwrap();
         assert_eq!(r.problems, 0, "{name}");
         assert_eq!(r.seed, want, "{name}");
-        let g = match index {
-            Some(i) => GeneratorCheck::Canonical(i),
-            None => GeneratorCheck::OrderOnly,
-        };
-        assert_eq!(r.generator, Some(g), "{name}");
+        assert_eq!(r.generator, generator, "{name}");
         // Change the counter (the last byte of the file's DER) and a
         // seed byte: the check says so.
         let params = primeforge::dh::import(&data).unwrap();

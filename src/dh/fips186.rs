@@ -269,7 +269,7 @@ impl Request {
     /// fails ([`Error::InvalidArgument`], saying which) when the seed
     /// gives no prime q or no counter gives a prime p.
     pub fn with_domain_seed(mut self, seed: &[u8]) -> Result<Request> {
-        if seed.len() * 8 < self.n as usize || seed.len() > 128 {
+        if seed.len() * 8 < self.n as usize || seed.len() > MAX_SEED_BYTES {
             return Err(Error::InvalidArgument(
                 "the domain parameter seed must have at least as many bits as q, and at most 1024",
             ));
@@ -329,6 +329,9 @@ fn q_rounds(l: u32, n: u32) -> u32 {
         _ => 27,
     }
 }
+
+/// The longest domain parameter seed made or checked (1024 bits).
+pub const MAX_SEED_BYTES: usize = 128;
 
 /// Seeds drawn per generation at most (each costs a q search; one in
 /// about e^11 also exhausts its counters).
@@ -748,8 +751,19 @@ fn verify_with(
 ) -> std::result::Result<(), &'static str> {
     crate::gmp::init();
     let (l, n) = (p.significant_bits(), q.significant_bits());
-    if !SIZES.contains(&(l, n)) {
-        return Err("p and q are not of a FIPS 186-4 size");
+    if ![160, 224, 256].contains(&n) {
+        return Err("q is not of a FIPS 186 size (160, 224 or 256 bits)");
+    }
+    match procedure {
+        Procedure::Fips186_4 if !SIZES.contains(&(l, n)) => {
+            return Err("p and q are not of a FIPS 186-4 size");
+        }
+        // OpenSSL's FIPS 186-2 procedure: any p of 512 bits or more that
+        // is a multiple of 64 bits, q of 160, 224 or 256 bits.
+        Procedure::Fips186_2 if l < 512 || l % 64 != 0 || ![160, 224, 256].contains(&n) => {
+            return Err("p and q are not of a size FIPS 186-2 (as OpenSSL runs it) makes");
+        }
+        _ => {}
     }
     if hash.bits() < n {
         return Err("the hash is shorter than q");
@@ -759,6 +773,11 @@ fn verify_with(
     }
     if seed.len() * 8 < n as usize {
         return Err("the seed is shorter than q");
+    }
+    // Each counter hashes the seed about L/outlen times: a longer seed
+    // than anyone makes is not worth that (generation stops there too).
+    if seed.len() > MAX_SEED_BYTES {
+        return Err("the seed is longer than 1024 bits (not checked)");
     }
     let (computed_q, cands) = match procedure {
         Procedure::Fips186_4 => (
@@ -813,6 +832,12 @@ pub fn check_seed(
     hash: Option<HashFn>,
 ) -> SeedCheck {
     let n = q.significant_bits();
+    if seed.len() > MAX_SEED_BYTES {
+        return SeedCheck::Failed("the seed is longer than 1024 bits (not checked)");
+    }
+    if ![160, 224, 256].contains(&n) {
+        return SeedCheck::Failed("q is not of a FIPS 186 size (160, 224 or 256 bits)");
+    }
     let mut order: Vec<HashFn> = match hash {
         Some(h) => vec![h],
         None => HashFn::openssl_default(n).into_iter().collect(),
@@ -1028,6 +1053,43 @@ mod tests {
             verify_pq(&x, &q, &prov.seed, later, hash),
             Err("a lower counter already gives a prime p")
         );
+    }
+
+    /// A megabyte seed that does give a prime q is refused before any
+    /// counter is hashed (each counter would hash it about L/outlen times:
+    /// gigabytes for a counter near 4L).
+    #[test]
+    fn long_seeds_are_refused_at_once() {
+        let os = Seed::from_os().unwrap();
+        let mut seed = vec![7u8; 1 << 20];
+        let q = (0u8..=255)
+            .find_map(|v| {
+                seed[0] = v;
+                let q = q_from_seed(&seed, 256, HashFn::Sha256);
+                crate::prime::is_probable_prime(&q, &os, 0).then_some(q)
+            })
+            .expect("a seed with a prime q");
+        let p = (Integer::from(1u32) << 2047u32) + 1u32;
+        let refused = "the seed is longer than 1024 bits (not checked)";
+        assert_eq!(verify_pq(&p, &q, &seed, 4000, HashFn::Sha256), Err(refused));
+        assert_eq!(
+            check_seed(&p, &q, &seed, 4000, None),
+            SeedCheck::Failed(refused)
+        );
+    }
+
+    /// A seed with a q of no FIPS 186 size (here 1 and 2^20 bits) is
+    /// refused before q is derived (which would shift by N − 1).
+    #[test]
+    fn odd_sizes_of_q_are_refused_first() {
+        let p = (Integer::from(1u32) << 2047u32) + 1u32;
+        for q in [Integer::from(1u32), Integer::from(1u32) << 20_000u32] {
+            assert!(matches!(
+                check_seed(&p, &q, &[1; 32], 3, None),
+                SeedCheck::Failed(_)
+            ));
+            assert!(verify_pq(&p, &q, &[1; 32], 3, HashFn::Sha256).is_err());
+        }
     }
 
     #[test]
