@@ -413,6 +413,19 @@ enum pf_format
    * DSA Dss-Parms, DER.
    */
   PF_FORMAT_DSA_DER = 14,
+  /**
+   * An OpenSSH private key ("-----BEGIN OPENSSH PRIVATE KEY-----",
+   * openssh-key-v1), as `ssh-keygen -t rsa` writes it, with an empty
+   * comment; `pf_rsa_export_encrypted` with `PF_KDF_BCRYPT_PBKDF`
+   * encrypts it as ssh-keygen does. Two-prime keys only. Added after
+   * 0.2.0.
+   */
+  PF_FORMAT_OPENSSH = 15,
+  /**
+   * The OpenSSH public key line ("ssh-rsa AAAA…" and a newline, no
+   * comment): an `authorized_keys` line. Added after 0.2.0.
+   */
+  PF_FORMAT_OPENSSH_PUBLIC = 16,
 };
 #ifndef __cplusplus
 #if __STDC_VERSION__ >= 202311L
@@ -581,6 +594,11 @@ enum pf_kdf
    * PBKDF2-HMAC-SHA256, 600 000 iterations: for readers without scrypt.
    */
   PF_KDF_PBKDF2_SHA256 = 2,
+  /**
+   * bcrypt-pbkdf (16 rounds, 16-byte salt) with AES-256-CTR: OpenSSH's
+   * own encryption, for `PF_FORMAT_OPENSSH` only. Added after 0.2.0.
+   */
+  PF_KDF_BCRYPT_PBKDF = 3,
 };
 #ifndef __cplusplus
 #if __STDC_VERSION__ >= 202311L
@@ -1314,7 +1332,9 @@ pf_status pf_rsa_check(const struct pf_rsa_key *key, uint32_t *problems);
  * Exports `key` encrypted under a passphrase: PKCS#8
  * EncryptedPrivateKeyInfo with PBES2 (`kdf`, a `pf_kdf` value, and
  * AES-256-CBC, fresh salt and IV from the OS), as `PF_FORMAT_PKCS8_PEM`
- * ("ENCRYPTED PRIVATE KEY") or `PF_FORMAT_PKCS8_DER`. OpenSSL
+ * ("ENCRYPTED PRIVATE KEY") or `PF_FORMAT_PKCS8_DER`; or, with
+ * `PF_FORMAT_OPENSSH` and `PF_KDF_BCRYPT_PBKDF`, an OpenSSH private key
+ * encrypted as ssh-keygen encrypts it. OpenSSL
  * (`openssl pkey -passin`), pyca `cryptography`, GnuTLS (scrypt from 3.8;
  * use PBKDF2 for older), Go and `pf_rsa_import` read it.
  *

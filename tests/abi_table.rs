@@ -164,7 +164,7 @@ fn every_export_rejects_bad_arguments_as_documented() {
         unsafe { pf_rsa_export(key, 1, std::ptr::null_mut()) },
         PF_ERR_NULL_ARGUMENT,
     );
-    for f in [0u32, 9, 12, 13, 14, 15, u32::MAX] {
+    for f in [0u32, 9, 12, 13, 14, 17, u32::MAX] {
         row(
             "pf_rsa_export",
             unsafe { pf_rsa_export(key, f, &mut b) },
@@ -500,6 +500,31 @@ fn every_export_rejects_bad_arguments_as_documented() {
         (
             key as *const _,
             1,
+            pw.as_ptr(),
+            3,
+            &mut b as *mut _,
+            PF_ERR_INVALID_ARGUMENT,
+        ),
+        // OpenSSH keys are encrypted with bcrypt-pbkdf only.
+        (
+            key as *const _,
+            15,
+            pw.as_ptr(),
+            1,
+            &mut b as *mut _,
+            PF_ERR_INVALID_ARGUMENT,
+        ),
+        (
+            key as *const _,
+            15,
+            pw.as_ptr(),
+            4,
+            &mut b as *mut _,
+            PF_ERR_INVALID_ARGUMENT,
+        ),
+        (
+            key as *const _,
+            16,
             pw.as_ptr(),
             3,
             &mut b as *mut _,

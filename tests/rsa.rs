@@ -917,3 +917,79 @@ fn known_answers_for_provable_primes() {
     ];
     assert_known_answers(&cases, pf_rsa_flag::PF_RSA_PROVABLE as u32);
 }
+
+fn ssh_keygen(args: &[&str]) -> (bool, String) {
+    let o = Command::new("ssh-keygen")
+        .args(args)
+        .output()
+        .expect("ssh-keygen (openssh-client, by .ci/deps)");
+    (
+        o.status.success(),
+        String::from_utf8_lossy(&o.stdout).into_owned() + &String::from_utf8_lossy(&o.stderr),
+    )
+}
+
+/// `PF_FORMAT_OPENSSH` / `_PUBLIC` through the C ABI: ssh-keygen derives
+/// our public line from our private key, opens the encrypted form
+/// (`PF_KDF_BCRYPT_PBKDF`) with its passphrase only, and `pf_rsa_import`
+/// reads both back to the same key; a three-prime key is refused.
+#[test]
+fn openssh_formats_ssh_keygen_reads() {
+    use std::os::unix::fs::PermissionsExt;
+    let key = generate(2048, 65537, 2, &opts(2, Some(&seed(41)))).unwrap();
+    let private = export(key, pf_format::PF_FORMAT_OPENSSH);
+    let public = export(key, pf_format::PF_FORMAT_OPENSSH_PUBLIC);
+    assert!(private.starts_with(b"-----BEGIN OPENSSH PRIVATE KEY-----\n"));
+    assert!(public.starts_with(b"ssh-rsa AAAA") && public.ends_with(b"\n"));
+    let path = tmp("abi_openssh");
+    std::fs::write(&path, &private).unwrap();
+    std::fs::set_permissions(&path, std::fs::Permissions::from_mode(0o600)).unwrap();
+    let (good, line) = ssh_keygen(&["-y", "-f", path.to_str().unwrap()]);
+    assert!(good, "{line}");
+    assert_eq!(line.as_bytes(), &public[..]);
+    // Encrypted.
+    let pass = b"tr0ub4dor";
+    let mut b = std::ptr::null_mut();
+    assert_eq!(
+        unsafe {
+            pf_rsa_export_encrypted(
+                key,
+                pf_format::PF_FORMAT_OPENSSH as u32,
+                pass.as_ptr(),
+                pass.len(),
+                pf_kdf::PF_KDF_BCRYPT_PBKDF as u32,
+                &mut b,
+            )
+        },
+        pf_status::PF_OK
+    );
+    let encrypted = take(b);
+    let epath = tmp("abi_openssh_enc");
+    std::fs::write(&epath, &encrypted).unwrap();
+    std::fs::set_permissions(&epath, std::fs::Permissions::from_mode(0o600)).unwrap();
+    let (good, line) = ssh_keygen(&["-y", "-P", "tr0ub4dor", "-f", epath.to_str().unwrap()]);
+    assert!(good && line.as_bytes() == &public[..], "{line}");
+    assert!(!ssh_keygen(&["-y", "-P", "tr0ub4dor!", "-f", epath.to_str().unwrap()]).0);
+    // Back through our own reader, to the same modulus.
+    for (data, pw) in [(&private, &b""[..]), (&encrypted, &pass[..])] {
+        let mut k2 = std::ptr::null_mut();
+        assert_eq!(
+            unsafe { pf_rsa_import(data.as_ptr(), data.len(), pw.as_ptr(), pw.len(), &mut k2) },
+            pf_status::PF_OK
+        );
+        assert_eq!(component(k2, 1), component(key, 1));
+        unsafe { pf_rsa_free(k2) };
+    }
+    // Three primes: the format has no place for them.
+    let three = generate(2048, 65537, 3, &opts(2, None)).unwrap();
+    let mut b = std::ptr::null_mut();
+    assert_eq!(
+        unsafe { pf_rsa_export(three, pf_format::PF_FORMAT_OPENSSH as u32, &mut b) },
+        pf_status::PF_ERR_UNSUPPORTED
+    );
+    assert!(b.is_null());
+    unsafe {
+        pf_rsa_free(three);
+        pf_rsa_free(key);
+    }
+}

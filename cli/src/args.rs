@@ -184,6 +184,10 @@ pub(crate) enum KeyFormat {
     Pkcs8,
     /// PKCS#1 RSAPrivateKey ("RSA PRIVATE KEY").
     Pkcs1,
+    /// OpenSSH ("OPENSSH PRIVATE KEY"), as `ssh-keygen -t rsa` writes it;
+    /// --pubout then writes the `ssh-rsa AAAA… comment` line, --encrypt
+    /// uses bcrypt-pbkdf and AES-256-CTR as ssh-keygen does.
+    Openssh,
 }
 
 #[derive(Clone, Copy, ValueEnum)]
@@ -222,11 +226,16 @@ pub(crate) struct RsaArgs {
     /// Private key container.
     #[arg(long, value_enum, default_value_t = KeyFormat::Pkcs8)]
     pub(crate) format: KeyFormat,
-    /// Also write the public key (SubjectPublicKeyInfo) to FILE.
+    /// Also write the public key (SubjectPublicKeyInfo; with --format
+    /// openssh the authorized_keys line) to FILE.
     #[arg(long, value_name = "FILE")]
     pub(crate) pubout: Option<PathBuf>,
+    /// The comment of an OpenSSH key (--format openssh), e.g. user@host.
+    #[arg(long, value_name = "TEXT")]
+    pub(crate) comment: Option<String>,
     /// Encrypt the key under a passphrase (--passout): PKCS#8
-    /// EncryptedPrivateKeyInfo, PBES2 with AES-256-CBC.
+    /// EncryptedPrivateKeyInfo, PBES2 with AES-256-CBC (OpenSSH keys:
+    /// bcrypt-pbkdf and AES-256-CTR).
     #[arg(long, requires = "passout")]
     pub(crate) encrypt: bool,
     /// Where the passphrase comes from: pass:TEXT, env:VAR, file:PATH, fd:N
@@ -387,7 +396,7 @@ pub(crate) const OPENSSL_SPELLINGS: [(&str, &str); 37] = [
     ("quiet", "--quiet"),
     ("exponent", "--exponent E"),
     ("primes", "--primes N"),
-    ("format", "--format pkcs8|pkcs1"),
+    ("format", "--format pkcs8|pkcs1|openssh"),
     ("generator", "--generator G"),
     ("legacy", "--legacy"),
     ("x942", "--x942"),

@@ -7,9 +7,8 @@
 mod common;
 
 use std::collections::BTreeSet;
-use std::io::{BufRead, BufReader};
 use std::path::Path;
-use std::process::{Command, Stdio};
+use std::process::Command;
 
 use common::{dir, ok, run, s};
 
@@ -199,14 +198,8 @@ fn sshd_uses_our_moduli_for_group_exchange() {
         .output()
         .unwrap();
     assert!(o.status.success());
-    // sshd needs its privilege-separation directory.
-    let _ = std::fs::create_dir_all("/run/sshd");
     for (file, ours) in [(&moduli, true), (&empty, false)] {
-        let port = std::net::TcpListener::bind("127.0.0.1:0")
-            .unwrap()
-            .local_addr()
-            .unwrap()
-            .port();
+        let port = common::free_port();
         let cfg = d.join("sshd_config");
         std::fs::write(
             &cfg,
@@ -220,24 +213,7 @@ fn sshd_uses_our_moduli_for_group_exchange() {
             ),
         )
         .unwrap();
-        let mut sshd = Command::new("/usr/sbin/sshd")
-            .args(["-D", "-ddd", "-e", "-f", s(&cfg)])
-            .stderr(Stdio::piped())
-            .spawn()
-            .expect("/usr/sbin/sshd (openssh-server, by .ci/deps)");
-        let mut log = BufReader::new(sshd.stderr.take().unwrap());
-        let mut seen = String::new();
-        loop {
-            let mut l = String::new();
-            if log.read_line(&mut l).unwrap() == 0 {
-                let _ = sshd.kill();
-                panic!("sshd did not start: {seen}");
-            }
-            seen += &l;
-            if l.contains("Server listening") {
-                break;
-            }
-        }
+        let (sshd, log, mut seen) = common::start_sshd(&cfg);
         let client = Command::new("ssh")
             .args([
                 "-vv",
@@ -256,11 +232,7 @@ fn sshd_uses_our_moduli_for_group_exchange() {
             ])
             .output()
             .unwrap();
-        let _ = sshd.kill();
-        let mut rest = String::new();
-        let _ = std::io::Read::read_to_string(&mut log, &mut rest);
-        let _ = sshd.wait();
-        seen += &rest;
+        seen += &common::stop_sshd(sshd, log);
         let cli = String::from_utf8_lossy(&client.stderr);
         assert!(
             cli.contains("SSH2_MSG_KEX_DH_GEX_GROUP received")

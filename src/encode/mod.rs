@@ -15,7 +15,7 @@ use der::asn1::{BitStringRef, OctetStringRef, UintRef};
 use der::Encode;
 
 pub mod decrypt;
-mod openssh;
+pub(crate) mod openssh;
 pub mod pbes2;
 pub mod sniff;
 
@@ -41,6 +41,11 @@ pub enum RsaFormat {
     RsaPublicPem,
     /// PKCS#1 RSAPublicKey, DER.
     RsaPublicDer,
+    /// OpenSSH private key ("OPENSSH PRIVATE KEY", openssh-key-v1), no
+    /// comment, unencrypted (see `RsaKey::export_openssh` for both).
+    OpenSsh,
+    /// The OpenSSH public key line, "ssh-rsa AAAA…" and a newline.
+    OpenSshPublic,
 }
 
 fn der_err(_: der::Error) -> Error {
@@ -132,7 +137,7 @@ pub struct RsaParts<'a> {
 }
 
 impl RsaParts<'_> {
-    fn e_bytes(&self) -> Vec<u8> {
+    pub(crate) fn e_bytes(&self) -> Vec<u8> {
         let b = self.e.to_be_bytes();
         let skip = b.iter().position(|&x| x != 0).unwrap_or(7);
         b[skip..].to_vec()
@@ -224,6 +229,8 @@ pub fn rsa_encode(key: &RsaParts<'_>, format: RsaFormat) -> Result<SecureBuf> {
             }
         }
         RsaPublicDer => pkcs1_public_der(key),
+        OpenSsh => openssh::write_private(key, "", None),
+        OpenSshPublic => SecureBuf::from_slice(openssh::write_public(key.n, key.e, "")?.as_bytes()),
         RsaPublicPem => pem_to_secure("RSA PUBLIC KEY", pkcs1_public_der(key)?.as_slice()),
         SpkiDer | SpkiPem => {
             let inner = pkcs1_public_der(key)?;

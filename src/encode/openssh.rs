@@ -10,6 +10,12 @@
 //! `ssh-key` holds the key's numbers in its own heap buffers while it
 //! parses them and wipes them when they are dropped (`Zeroize`); the
 //! PKCS#1 DER is built straight into a secure buffer.
+//!
+//! Written the same way ([`write_private`], [`write_public`]): the key's
+//! numbers go into `ssh-key`'s wiped buffers, the encoding straight into a
+//! secure buffer; encryption is `ssh-key`'s
+//! (bcrypt-pbkdf with 16 rounds and a 16-byte salt, AES-256-CTR: what
+//! `ssh-keygen` writes), with randomness from the operating system.
 
 use rug::integer::Order;
 use rug::Integer;
@@ -103,4 +109,109 @@ pub(super) fn read(data: &[u8], pass: Option<&[u8]>) -> Result<Content> {
 /// Big-endian bytes without their leading zeros (a DER INTEGER's).
 fn strip(b: &[u8]) -> &[u8] {
     &b[b.iter().position(|&x| x != 0).unwrap_or(b.len())..]
+}
+
+/// The operating system's random source, for `ssh-key`'s encryption (the
+/// bcrypt-pbkdf salt and the check integer): rand_core's traits as
+/// `ssh-key` re-exports them, over getrandom.
+struct OsRng;
+
+/// The OS random source failed.
+#[derive(Debug)]
+struct RngFailed;
+
+impl std::fmt::Display for RngFailed {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str("the operating system's random source failed")
+    }
+}
+
+impl std::error::Error for RngFailed {}
+
+impl ssh_key::rand_core::TryRng for OsRng {
+    type Error = RngFailed;
+    fn try_next_u32(&mut self) -> std::result::Result<u32, Self::Error> {
+        getrandom::u32().map_err(|_| RngFailed)
+    }
+    fn try_next_u64(&mut self) -> std::result::Result<u64, Self::Error> {
+        getrandom::u64().map_err(|_| RngFailed)
+    }
+    fn try_fill_bytes(&mut self, dst: &mut [u8]) -> std::result::Result<(), Self::Error> {
+        getrandom::fill(dst).map_err(|_| RngFailed)
+    }
+}
+
+impl ssh_key::rand_core::TryCryptoRng for OsRng {}
+
+/// The key as `ssh-key` holds it (two primes only: the format has no
+/// place for more).
+fn ssh_private(key: &super::RsaParts<'_>, comment: &str) -> Result<ssh_key::PrivateKey> {
+    use ssh_key::private::{RsaKeypair, RsaPrivateKey};
+    use ssh_key::Mpint;
+    if key.primes.len() != 2 {
+        return Err(Error::Unsupported(
+            "OpenSSH keys have two primes; this is a multi-prime key",
+        ));
+    }
+    let mp = Mpint::from_positive_bytes;
+    let fail = |_| Error::Internal;
+    let public = ssh_key::public::RsaPublicKey::new(mp(&key.e_bytes()), mp(key.n)).map_err(fail)?;
+    // OpenSSH's iqmp is q⁻¹ mod p, PKCS#1's coefficient.
+    let private = RsaPrivateKey::new(
+        mp(key.d),
+        mp(key.coeffs[0]),
+        mp(key.primes[0]),
+        mp(key.primes[1]),
+    )
+    .map_err(fail)?;
+    let pair = RsaKeypair::new(public, private).map_err(fail)?;
+    ssh_key::PrivateKey::new(KeypairData::Rsa(pair), comment).map_err(fail)
+}
+
+/// An "OPENSSH PRIVATE KEY" (openssh-key-v1) with `comment`, encrypted
+/// under `passphrase` when given (not empty: [`Error::InvalidArgument`]),
+/// in a secure buffer.
+pub(crate) fn write_private(
+    key: &super::RsaParts<'_>,
+    comment: &str,
+    passphrase: Option<&[u8]>,
+) -> Result<crate::secure::SecureBuf> {
+    let plain = ssh_private(key, comment)?;
+    let key = match passphrase {
+        Some([]) => return Err(Error::InvalidArgument("the passphrase is empty")),
+        Some(pass) => plain.encrypt(&mut OsRng, pass).map_err(|e| match e {
+            ssh_key::Error::RngFailure => Error::Entropy,
+            _ => Error::Internal,
+        })?,
+        None => plain,
+    };
+    // Encoded straight into secure memory (a bound on its length, then
+    // the exact length): no ordinary heap copy of the text.
+    use ssh_key::encoding::Encode;
+    let binary = key.encoded_len().map_err(|_| Error::Internal)?;
+    let b64 = binary.div_ceil(3) * 4;
+    let bound = b64 + b64.div_ceil(70) + 128;
+    let mut scratch = crate::secure::SecureBuf::new(bound)?;
+    let len = key
+        .encode_openssh(ssh_key::LineEnding::LF, scratch.as_mut_slice())
+        .map_err(|_| Error::Internal)?
+        .len();
+    crate::secure::SecureBuf::from_slice(&scratch.as_slice()[..len])
+}
+
+/// The public key as one line of `authorized_keys` / `id_rsa.pub`:
+/// "ssh-rsa AAAA… comment" and a newline (no comment: no trailing space).
+pub(crate) fn write_public(n: &[u8], e: u64, comment: &str) -> Result<String> {
+    use ssh_key::Mpint;
+    let eb = e.to_be_bytes();
+    let e = &eb[eb.iter().position(|&x| x != 0).unwrap_or(7)..];
+    let public = ssh_key::public::RsaPublicKey::new(
+        Mpint::from_positive_bytes(e),
+        Mpint::from_positive_bytes(n),
+    )
+    .map_err(|_| Error::Internal)?;
+    let key = ssh_key::PublicKey::new(ssh_key::public::KeyData::Rsa(public), comment);
+    let mut line = key.to_openssh().map_err(|_| Error::Internal)?;
+    line.push('\n');
+    Ok(line)
 }

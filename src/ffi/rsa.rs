@@ -64,6 +64,15 @@ pub enum pf_format {
     PF_FORMAT_DSA_PEM = 13,
     /// DSA Dss-Parms, DER.
     PF_FORMAT_DSA_DER = 14,
+    /// An OpenSSH private key ("-----BEGIN OPENSSH PRIVATE KEY-----",
+    /// openssh-key-v1), as `ssh-keygen -t rsa` writes it, with an empty
+    /// comment; `pf_rsa_export_encrypted` with `PF_KDF_BCRYPT_PBKDF`
+    /// encrypts it as ssh-keygen does. Two-prime keys only. Added after
+    /// 0.2.0.
+    PF_FORMAT_OPENSSH = 15,
+    /// The OpenSSH public key line ("ssh-rsa AAAA…" and a newline, no
+    /// comment): an `authorized_keys` line. Added after 0.2.0.
+    PF_FORMAT_OPENSSH_PUBLIC = 16,
 }
 
 /// Components of an RSA key, passed to `pf_rsa_component` as `uint32_t`.
@@ -421,17 +430,23 @@ pub enum pf_kdf {
     PF_KDF_SCRYPT = 1,
     /// PBKDF2-HMAC-SHA256, 600 000 iterations: for readers without scrypt.
     PF_KDF_PBKDF2_SHA256 = 2,
+    /// bcrypt-pbkdf (16 rounds, 16-byte salt) with AES-256-CTR: OpenSSH's
+    /// own encryption, for `PF_FORMAT_OPENSSH` only. Added after 0.2.0.
+    PF_KDF_BCRYPT_PBKDF = 3,
 }
 
 c_enum_from_u32!(pf_kdf {
     PF_KDF_SCRYPT,
     PF_KDF_PBKDF2_SHA256,
+    PF_KDF_BCRYPT_PBKDF,
 });
 
 /// Exports `key` encrypted under a passphrase: PKCS#8
 /// EncryptedPrivateKeyInfo with PBES2 (`kdf`, a `pf_kdf` value, and
 /// AES-256-CBC, fresh salt and IV from the OS), as `PF_FORMAT_PKCS8_PEM`
-/// ("ENCRYPTED PRIVATE KEY") or `PF_FORMAT_PKCS8_DER`. OpenSSL
+/// ("ENCRYPTED PRIVATE KEY") or `PF_FORMAT_PKCS8_DER`; or, with
+/// `PF_FORMAT_OPENSSH` and `PF_KDF_BCRYPT_PBKDF`, an OpenSSH private key
+/// encrypted as ssh-keygen encrypts it. OpenSSL
 /// (`openssl pkey -passin`), pyca `cryptography`, GnuTLS (scrypt from 3.8;
 /// use PBKDF2 for older), Go and `pf_rsa_import` read it.
 ///
@@ -466,18 +481,30 @@ pub unsafe extern "C" fn pf_rsa_export_encrypted(
         // SAFETY: the caller passes NULL or a live key, and `out`.
         unsafe {
             buffer_from(key, out, |k| {
-                let pem = match pf_format::try_from(format)? {
-                    pf_format::PF_FORMAT_PKCS8_PEM => true,
-                    pf_format::PF_FORMAT_PKCS8_DER => false,
+                use pf_format::{PF_FORMAT_OPENSSH, PF_FORMAT_PKCS8_DER, PF_FORMAT_PKCS8_PEM};
+                use pf_kdf::{PF_KDF_BCRYPT_PBKDF, PF_KDF_PBKDF2_SHA256, PF_KDF_SCRYPT};
+                let (pem, kdf) = match (pf_format::try_from(format)?, pf_kdf::try_from(kdf)?) {
+                    (PF_FORMAT_OPENSSH, PF_KDF_BCRYPT_PBKDF) => {
+                        return Ok(k.inner.export_openssh("", Some(passphrase)))
+                    }
+                    (PF_FORMAT_OPENSSH, _) | (_, PF_KDF_BCRYPT_PBKDF) => {
+                        return Err(invalid(
+                            "PF_FORMAT_OPENSSH is encrypted with PF_KDF_BCRYPT_PBKDF, and that KDF is for OpenSSH keys only",
+                        ))
+                    }
+                    (PF_FORMAT_PKCS8_PEM, k) => (true, k),
+                    (PF_FORMAT_PKCS8_DER, k) => (false, k),
                     _ => {
                         return Err(invalid(
-                            "encrypted export is PKCS#8 only (PF_FORMAT_PKCS8_PEM or _DER)",
+                            "encrypted export is PKCS#8 (PF_FORMAT_PKCS8_PEM or _DER) or PF_FORMAT_OPENSSH",
                         ))
                     }
                 };
-                let kdf = match pf_kdf::try_from(kdf)? {
-                    pf_kdf::PF_KDF_SCRYPT => Kdf::Scrypt,
-                    pf_kdf::PF_KDF_PBKDF2_SHA256 => Kdf::Pbkdf2Sha256,
+                let kdf = if kdf == PF_KDF_SCRYPT {
+                    Kdf::Scrypt
+                } else {
+                    debug_assert!(kdf == PF_KDF_PBKDF2_SHA256);
+                    Kdf::Pbkdf2Sha256
                 };
                 Ok(k.inner.export_encrypted(pem, passphrase, kdf))
             })
@@ -500,6 +527,8 @@ c_enum_from_u32!(pf_format {
     PF_FORMAT_X942_DER,
     PF_FORMAT_DSA_PEM,
     PF_FORMAT_DSA_DER,
+    PF_FORMAT_OPENSSH,
+    PF_FORMAT_OPENSSH_PUBLIC,
 });
 
 c_enum_from_u32!(pf_rsa_part {
@@ -535,6 +564,8 @@ fn rsa_format(format: u32) -> Option<RsaFormat> {
         PF_FORMAT_SPKI_DER => SpkiDer,
         PF_FORMAT_RSA_PUBLIC_PEM => RsaPublicPem,
         PF_FORMAT_RSA_PUBLIC_DER => RsaPublicDer,
+        PF_FORMAT_OPENSSH => OpenSsh,
+        PF_FORMAT_OPENSSH_PUBLIC => OpenSshPublic,
         PF_FORMAT_PKCS3_PEM | PF_FORMAT_PKCS3_DER | PF_FORMAT_X942_PEM | PF_FORMAT_X942_DER
         | PF_FORMAT_DSA_PEM | PF_FORMAT_DSA_DER => return None,
     })

@@ -185,6 +185,22 @@ impl RsaKey {
         crate::encode::rsa_encode(&self.parts(), format)
     }
 
+    /// The key as an "OPENSSH PRIVATE KEY" (what `ssh-keygen -t rsa`
+    /// writes), with `comment`, encrypted under `passphrase` when given
+    /// (bcrypt-pbkdf and AES-256-CTR, as ssh-keygen encrypts). Two-prime
+    /// keys only ([`Error::Unsupported`] otherwise).
+    pub fn export_openssh(&self, comment: &str, passphrase: Option<&[u8]>) -> Result<SecureBuf> {
+        self.usable()?;
+        crate::encode::openssh::write_private(&self.parts(), comment, passphrase)
+    }
+
+    /// The public key as an `authorized_keys` line ("ssh-rsa AAAA…
+    /// comment", newline-terminated).
+    pub fn openssh_public(&self, comment: &str) -> Result<String> {
+        self.usable()?;
+        crate::encode::openssh::write_public(self.n(), self.e, comment)
+    }
+
     /// Encodes the key as encrypted PKCS#8 (see
     /// [`crate::encode::rsa_encode_encrypted`]).
     pub fn export_encrypted(

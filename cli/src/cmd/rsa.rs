@@ -25,6 +25,20 @@ pub(crate) fn run_rsa(a: RsaArgs) -> Result<(), Fail> {
     if a.text && a.der {
         return Err(usage("--text prints text before PEM; not with --der"));
     }
+    let openssh = matches!(a.format, KeyFormat::Openssh);
+    if openssh && (a.der || a.text) {
+        return Err(usage(
+            "--format openssh writes OpenSSH's own text format; not with --der or --text",
+        ));
+    }
+    if openssh && a.primes != 2 {
+        return Err(usage(
+            "OpenSSH keys have two primes; drop --primes or --format openssh",
+        ));
+    }
+    if a.comment.is_some() && !openssh {
+        return Err(usage("--comment is for --format openssh"));
+    }
     check_outputs(
         &[
             ("--out", c.out.as_deref()),
@@ -51,11 +65,23 @@ pub(crate) fn run_rsa(a: RsaArgs) -> Result<(), Fail> {
             )
         },
     )?;
+    if openssh {
+        let comment = a.comment.as_deref().unwrap_or("");
+        let private = key
+            .export_openssh(comment, passphrase.as_ref().map(|p| p.as_slice()))
+            .map_err(from_core)?;
+        if let Some(pubpath) = &a.pubout {
+            let line = key.openssh_public(comment).map_err(from_core)?;
+            emit(line.as_bytes(), Some(pubpath), false, false)?;
+        }
+        return emit(private.as_slice(), c.out.as_deref(), true, false);
+    }
     let format = match (a.format, a.der) {
         (KeyFormat::Pkcs8, false) => RsaFormat::Pkcs8Pem,
         (KeyFormat::Pkcs8, true) => RsaFormat::Pkcs8Der,
         (KeyFormat::Pkcs1, false) => RsaFormat::Pkcs1Pem,
         (KeyFormat::Pkcs1, true) => RsaFormat::Pkcs1Der,
+        (KeyFormat::Openssh, _) => unreachable!("written above"),
     };
     let mut private: SecureBuf = match &passphrase {
         Some(p) => {

@@ -52,3 +52,59 @@ pub fn skip(capability: &str, why: &str) {
         "\n*** SKIPPED (no {capability}): {why} ***"
     );
 }
+
+/// A real sshd in debug mode (one connection) with config `cfg`, once it
+/// listens; its log so far. Stop it with [`stop_sshd`].
+// The child is handed to the caller, whose stop_sshd waits for it.
+#[allow(clippy::zombie_processes)]
+pub fn start_sshd(
+    cfg: &Path,
+) -> (
+    std::process::Child,
+    std::io::BufReader<std::process::ChildStderr>,
+    String,
+) {
+    use std::io::BufRead;
+    // sshd needs its privilege-separation directory.
+    let _ = std::fs::create_dir_all("/run/sshd");
+    let mut sshd = Command::new("/usr/sbin/sshd")
+        .args(["-D", "-ddd", "-e", "-f", s(cfg)])
+        .stderr(std::process::Stdio::piped())
+        .spawn()
+        .expect("/usr/sbin/sshd (openssh-server, by .ci/deps)");
+    let mut log = std::io::BufReader::new(sshd.stderr.take().unwrap());
+    let mut seen = String::new();
+    loop {
+        let mut l = String::new();
+        if log.read_line(&mut l).unwrap() == 0 {
+            let _ = sshd.kill();
+            let _ = sshd.wait();
+            panic!("sshd did not start: {seen}");
+        }
+        seen += &l;
+        if l.contains("Server listening") {
+            return (sshd, log, seen);
+        }
+    }
+}
+
+/// Stops an sshd from [`start_sshd`]; the rest of its log.
+pub fn stop_sshd(
+    mut sshd: std::process::Child,
+    mut log: std::io::BufReader<std::process::ChildStderr>,
+) -> String {
+    let _ = sshd.kill();
+    let mut rest = String::new();
+    let _ = std::io::Read::read_to_string(&mut log, &mut rest);
+    let _ = sshd.wait();
+    rest
+}
+
+/// A free TCP port on 127.0.0.1.
+pub fn free_port() -> u16 {
+    std::net::TcpListener::bind("127.0.0.1:0")
+        .unwrap()
+        .local_addr()
+        .unwrap()
+        .port()
+}
