@@ -232,6 +232,12 @@ fn every_export_rejects_bad_arguments_as_documented() {
             PF_ERR_INVALID_ARGUMENT,
         );
     }
+    // The core's OpenSSH-moduli flag (4, with generator 0) is not a C flag.
+    row(
+        "pf_dh_generate_ex",
+        unsafe { pf_dh_generate_ex(512, 0, 4, &good, &mut d) },
+        PF_ERR_INVALID_ARGUMENT,
+    );
     row(
         "pf_dh_generate_ex",
         unsafe { pf_dh_generate_ex(512, 5, PF_DH_FLAG_LEGACY_G2, &good, &mut d) },

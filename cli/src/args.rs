@@ -91,7 +91,8 @@ pub(crate) enum Command {
     /// /etc/ssh/moduli format), on all cores.
     ///
     /// Generation writes COUNT safe primes of each size with the generator
-    /// `ssh-keygen -M screen` would give them (g = 2, p ≡ 11 mod 24),
+    /// `ssh-keygen -M screen` gives them (g = 2 for p ≡ 11 mod 24, else
+    /// g = 5 for p ≡ 3 or 7 mod 10: every prime it accepts),
     /// sorted by size and value as /etc/ssh/moduli is. Ctrl-C keeps the
     /// lines already complete (exit 130). --screen re-checks an existing
     /// file (ours or ssh-keygen's, types 2 and 4) and writes the lines

@@ -20,17 +20,15 @@ pub const TYPE_SOPHIE_GERMAIN: u32 = 4;
 /// TESTS: sieved, then Miller–Rabin.
 pub const TESTS_SIEVE_MR: u32 = 0x02 | 0x04;
 
-/// The generator `ssh-keygen -M screen` gives p: 2 when p ≡ 11 (mod 24),
-/// else 5 when p mod 10 is 3 or 7, else none (it drops the line).
-pub fn ssh_generator(p: &Integer) -> Option<u32> {
-    if p.mod_u(24) == 11 {
-        Some(2)
-    } else if matches!(p.mod_u(10), 3 | 7) {
-        Some(5)
-    } else {
-        None
-    }
-}
+/// The comment that heads a generated file: what its TRIALS count, and
+/// that every p is proven prime, which no field of the format can say.
+pub const PROOF_NOTE: &str = "\
+# primeforge: every p below is proven prime by Pocklington's criterion from
+# q = (p - 1)/2 (2^(p-1) = 1 mod p, and gcd(2^2 - 1, p) = 1); q passed trial
+# division, a Miller-Rabin round to base 2, TRIALS - 1 rounds with random
+# bases (error below 2^-128 for a random candidate) and a strong Lucas test.
+# TRIALS counts the Miller-Rabin rounds on q.
+";
 
 /// One moduli(5) line for the safe prime `p` with generator `g`.
 pub fn line(time: &str, trials: u32, p: &Integer, g: u32) -> String {
@@ -130,6 +128,7 @@ mod tests {
 
     #[test]
     fn generator_rule_is_ssh_keygens() {
+        use primeforge::dh::ssh_generator;
         assert_eq!(ssh_generator(&Integer::from(59u32)), Some(2)); // 59 ≡ 11 (mod 24)
         assert_eq!(ssh_generator(&Integer::from(23u32)), Some(5)); // 23 ≡ 3 (mod 10)
         assert_eq!(ssh_generator(&Integer::from(47u32)), Some(5)); // 47 ≡ 7 (mod 10)

@@ -73,6 +73,13 @@ pub const DEFAULT_GENERATOR: u32 = 2;
 pub const MAX_GENERATOR: u32 = (1 << 31) - 1;
 /// Flag: for g = 2, the legacy form p ≡ 11 (mod 24).
 pub const FLAG_LEGACY_G2: u32 = 1;
+/// Flag (with generator 0): OpenSSH's moduli — p ≡ 11 (mod 12), kept
+/// when `ssh-keygen -M screen` gives it a generator: g = 2 for p ≡ 11
+/// (mod 24), else g = 5 for p ≡ 3 or 7 (mod 10); the others (a quarter of
+/// the sieve's classes) are passed over unbuilt. Every prime ssh-keygen
+/// would accept, not only the g = 2 ones. Not with the other flags; not a
+/// C flag (`primeforge moduli`).
+pub const FLAG_SSH_MODULI: u32 = 4;
 /// Flag: g must generate the subgroup of prime order q (g a quadratic
 /// residue mod p), as X9.42 parameters require. Automatic for g = 2, 3, 4
 /// and 5 by their congruences; for other g a side condition on each
@@ -223,8 +230,16 @@ pub(crate) fn be_bytes(v: &Integer) -> Vec<u8> {
 
 /// The congruence p ≡ a (mod M) for a generator and flags.
 pub fn convention(generator: u32, flags: u32) -> Result<(u64, u64)> {
-    if flags & !(FLAG_LEGACY_G2 | FLAG_X942) != 0 {
+    if flags & !(FLAG_LEGACY_G2 | FLAG_X942 | FLAG_SSH_MODULI) != 0 {
         return Err(Error::InvalidArgument("unknown DH flags"));
+    }
+    if flags & FLAG_SSH_MODULI != 0 {
+        if flags != FLAG_SSH_MODULI || generator != 0 {
+            return Err(Error::InvalidArgument(
+                "OpenSSH moduli pick g per prime: generator 0 and no other flag",
+            ));
+        }
+        return Ok((12, 11));
     }
     if flags & FLAG_LEGACY_G2 != 0 && flags & FLAG_X942 != 0 {
         return Err(Error::InvalidArgument(
@@ -305,6 +320,9 @@ struct DhSource {
     /// With [`FLAG_X942`] and a g whose congruence does not already make it
     /// a quadratic residue: the side condition (g/p) = 1.
     residue_g: Option<Integer>,
+    /// With [`FLAG_SSH_MODULI`]: the side condition that ssh-keygen gives
+    /// p a generator.
+    ssh_generators: bool,
     /// Miller–Rabin rounds on q with random bases.
     mr_rounds: u32,
     /// q's size.
@@ -320,6 +338,7 @@ impl DhSource {
         if req.flags & FLAG_X942 != 0 && ![2, 3, 4, 5].contains(&req.generator) {
             source.residue_g = Some(Integer::from(req.generator));
         }
+        source.ssh_generators = req.flags & FLAG_SSH_MODULI != 0;
         source
     }
 
@@ -341,6 +360,7 @@ impl DhSource {
             m,
             sieve,
             residue_g: None,
+            ssh_generators: false,
             mr_rounds: rounds_for_bits(bits - 1),
             q_bits: bits - 1,
         }
@@ -365,6 +385,10 @@ impl CandidateSource for DhSource {
                 *scratch = p;
                 return None;
             }
+        }
+        if self.ssh_generators && ssh_generator(&p).is_none() {
+            *scratch = p;
+            return None;
         }
         let q = Integer::from(&p >> 1u32);
         Some(DhCand {
@@ -450,6 +474,19 @@ fn euler_on_p(c: &DhCand, q_passes: bool, stop: &AtomicBool) -> Verdict {
     }
 }
 
+/// The generator `ssh-keygen -M screen` gives a safe prime p (OpenSSH's
+/// moduli.c): 2 for p ≡ 11 (mod 24), else 5 for p ≡ 3 or 7 (mod 10), else
+/// none (the prime is skipped).
+pub fn ssh_generator(p: &Integer) -> Option<u32> {
+    if p.mod_u(24) == 11 {
+        Some(2)
+    } else if matches!(p.mod_u(10), 3 | 7) {
+        Some(5)
+    } else {
+        None
+    }
+}
+
 /// Reads DH parameters (PEM or DER, PKCS#3 or X9.42, read as leniently as
 /// OpenSSL reads them). Parameters above [`check::MAX_CHECK_BITS`] bits
 /// are refused ([`Error::WrongKind`]); whether they are sound is
@@ -519,10 +556,15 @@ impl Request {
             return Err(Error::Internal);
         }
         let q = Integer::from(&p >> 1u32);
+        let g = if self.flags & FLAG_SSH_MODULI != 0 {
+            ssh_generator(&p).ok_or(Error::Internal)?
+        } else {
+            self.generator
+        };
         let params = DhParams {
             p,
             q: Some(q),
-            g: Integer::from(self.generator),
+            g: Integer::from(g),
             fips186: None,
         };
         if self.flags & FLAG_X942 != 0 && !params.g_in_q_subgroup() {
@@ -832,6 +874,42 @@ mod tests {
             ..Default::default()
         };
         assert!(matches!(batch.next(&mut o), Err(Error::InvalidArgument(_))));
+    }
+
+    /// OpenSSH moduli: a seeded batch holds every safe prime ssh-keygen
+    /// gives a generator, in order — g = 2 and g = 5 ones — and skips none
+    /// of them: between two, every p ≡ 11 (mod 12) with a generator is not
+    /// a safe prime.
+    #[test]
+    fn ssh_moduli_admit_every_generator_ssh_keygen_gives() {
+        assert!(Request::new(1024, 2, FLAG_SSH_MODULI).is_err());
+        assert!(Request::new(1024, 0, FLAG_SSH_MODULI | FLAG_LEGACY_G2).is_err());
+        let req = Request::new(512, 0, FLAG_SSH_MODULI).unwrap();
+        let mut batch = Batch::new(&req, 12, Some(&[0x17; 32])).unwrap();
+        let found: Vec<DhParams> = (0..12)
+            .map(|_| batch.next(&mut Options::default()).unwrap().0)
+            .collect();
+        let mut gs = std::collections::BTreeSet::new();
+        for d in &found {
+            let g = ssh_generator(d.p()).unwrap();
+            assert_eq!(*d.g(), g);
+            gs.insert(g);
+        }
+        assert_eq!(gs.into_iter().collect::<Vec<_>>(), vec![2, 5]);
+        for pair in found.windows(2) {
+            let mut p = Integer::from(pair[0].p() + 12u32);
+            while p < *pair[1].p() {
+                if ssh_generator(&p).is_some() {
+                    let q = Integer::from(&p >> 1u32);
+                    assert!(
+                        q.is_probably_prime(20) == rug::integer::IsPrime::No
+                            || p.is_probably_prime(20) == rug::integer::IsPrime::No,
+                        "a safe prime with a generator was skipped"
+                    );
+                }
+                p += 12u32;
+            }
+        }
     }
 
     /// With FLAG_X942 every generator ends in the subgroup of order q

@@ -650,6 +650,9 @@ fn dh_request(
     checked: &CheckedOptions<'_>,
 ) -> Result<dh::Request, pf_status> {
     dh_flags(checked)?;
+    if flags & !(PF_DH_FLAG_LEGACY_G2 | PF_DH_FLAG_X942) != 0 {
+        return Err(invalid("unknown DH flags"));
+    }
     dh::Request::new(bits, generator, flags).map_err(pf_status::from)
 }
 

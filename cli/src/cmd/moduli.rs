@@ -57,7 +57,7 @@ pub(crate) fn run_moduli(a: ModuliArgs) -> Result<(), Fail> {
                 }
             };
             seen += 1;
-            let Some(g) = moduli::ssh_generator(&p) else {
+            let Some(g) = dh::ssh_generator(&p) else {
                 continue;
             };
             GENERATING.store(true, Ordering::SeqCst);
@@ -93,7 +93,8 @@ pub(crate) fn run_moduli(a: ModuliArgs) -> Result<(), Fail> {
         }
         let common = &a.common;
         'sizes: for &bits in &a.bits {
-            let request = dh::Request::new(bits, 2, dh::FLAG_LEGACY_G2).map_err(from_core)?;
+            // Every prime ssh-keygen gives a generator (2 or 5).
+            let request = dh::Request::new(bits, 0, dh::FLAG_SSH_MODULI).map_err(from_core)?;
             // One sieve for the size: its set-up is shared by all COUNT
             // searches (and sized for them), each still its own search, so
             // Ctrl-C keeps every prime already found.
@@ -111,7 +112,11 @@ pub(crate) fn run_moduli(a: ModuliArgs) -> Result<(), Fail> {
                 match got {
                     Ok(params) => {
                         let p = params.p().clone();
-                        let line = moduli::line(&moduli::now(), moduli::trials(bits), &p, 2);
+                        let g = params
+                            .g()
+                            .to_u32()
+                            .ok_or_else(|| from_core(primeforge::Error::Internal))?;
+                        let line = moduli::line(&moduli::now(), moduli::trials(bits), &p, g);
                         lines.push((p, line));
                     }
                     Err(Fail(_, 130)) => {
@@ -129,7 +134,13 @@ pub(crate) fn run_moduli(a: ModuliArgs) -> Result<(), Fail> {
             .cmp(&y.0.significant_bits())
             .then_with(|| x.0.cmp(&y.0))
     });
-    let text: String = lines.iter().map(|(_, l)| format!("{l}\n")).collect();
+    let mut text: String = lines.iter().map(|(_, l)| format!("{l}\n")).collect();
+    if a.screen.is_none() && !lines.is_empty() {
+        // What TRIALS counts, and what was proven beyond it (the format
+        // has no field for a proof; comments are skipped by sshd and
+        // ssh-keygen).
+        text.insert_str(0, moduli::PROOF_NOTE);
+    }
     emit(text.as_bytes(), a.common.out.as_deref(), false, false)?;
     if interrupted {
         return Err(Fail(
