@@ -1352,6 +1352,25 @@ pf_status pf_rsa_check(const struct pf_rsa_key *key, uint32_t *problems);
 pf_status pf_rsa_export_encrypted(const struct pf_rsa_key *key, uint32_t format, const uint8_t *pass, size_t pass_len, uint32_t kdf, struct pf_buffer **out);
 
 /**
+ * Exports `key` as OpenSSH writes it, with a comment: the "OPENSSH
+ * PRIVATE KEY" (`public` 0) — encrypted as ssh-keygen encrypts it
+ * (bcrypt-pbkdf, AES-256-CTR) when `pass` is not NULL — or the
+ * `ssh-rsa AAAA… comment` line (`public` 1; `pass` must then be NULL).
+ * `comment` is NULL (no comment) or a NUL-terminated UTF-8 string of at
+ * most 1024 bytes; `pass`/`pass_len` as for `pf_rsa_export_encrypted`
+ * (not empty). Two-prime keys only.
+ *
+ * On success `*out` receives a buffer the caller owns (`pf_buffer_free`);
+ * on failure it is untouched. Returns `PF_ERR_NULL_ARGUMENT`,
+ * `PF_ERR_INVALID_ARGUMENT` (`public` not 0 or 1, a passphrase with
+ * `public`, an empty passphrase, a comment that is too long, not UTF-8 or
+ * holds a line break), `PF_ERR_UNSUPPORTED` (more than two primes),
+ * `PF_ERR_FORKED`, `PF_ERR_ENTROPY`, `PF_ERR_NO_MEMORY`. Thread-safe.
+ * Added after 0.2.0.
+ */
+pf_status pf_rsa_export_openssh(const struct pf_rsa_key *key, const char *comment, const uint8_t *pass, size_t pass_len, uint32_t public_, struct pf_buffer **out);
+
+/**
  * Encodes `key` in `format` (a `pf_format` value) into a new secure buffer.
  *
  * Multi-prime keys are written as PKCS#1 version 1 with otherPrimeInfos

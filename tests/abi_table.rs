@@ -712,6 +712,84 @@ fn every_export_rejects_bad_arguments_as_documented() {
         "pf_options_default",
     ]);
 
+    // OpenSSH export with a comment.
+    let mut b = sentinel();
+    let pw = b"pw";
+    let long = std::ffi::CString::new("c".repeat(1025)).unwrap();
+    let two_lines = std::ffi::CString::new("a\nb").unwrap();
+    for (k, comment, pass, len, public, out, want) in [
+        (
+            std::ptr::null(),
+            std::ptr::null(),
+            std::ptr::null(),
+            0,
+            0,
+            &mut b as *mut _,
+            PF_ERR_NULL_ARGUMENT,
+        ),
+        (
+            key as *const _,
+            std::ptr::null(),
+            std::ptr::null(),
+            0,
+            0,
+            std::ptr::null_mut(),
+            PF_ERR_NULL_ARGUMENT,
+        ),
+        (
+            key as *const _,
+            std::ptr::null(),
+            std::ptr::null(),
+            0,
+            2,
+            &mut b as *mut _,
+            PF_ERR_INVALID_ARGUMENT,
+        ),
+        (
+            key as *const _,
+            std::ptr::null(),
+            pw.as_ptr(),
+            2,
+            1,
+            &mut b as *mut _,
+            PF_ERR_INVALID_ARGUMENT,
+        ),
+        (
+            key as *const _,
+            std::ptr::null(),
+            pw.as_ptr(),
+            0,
+            0,
+            &mut b as *mut _,
+            PF_ERR_INVALID_ARGUMENT,
+        ),
+        (
+            key as *const _,
+            long.as_ptr(),
+            std::ptr::null(),
+            0,
+            0,
+            &mut b as *mut _,
+            PF_ERR_INVALID_ARGUMENT,
+        ),
+        (
+            key as *const _,
+            two_lines.as_ptr(),
+            std::ptr::null(),
+            0,
+            1,
+            &mut b as *mut _,
+            PF_ERR_INVALID_ARGUMENT,
+        ),
+    ] {
+        row(
+            "pf_rsa_export_openssh",
+            unsafe { pf_rsa_export_openssh(k, comment, pass, len, public, out) },
+            want,
+        );
+    }
+    assert_eq!(b, sentinel());
+
     // FIPS 186-4 parameters.
     let base = pf_dh_fips186_default(2048);
     assert_eq!(

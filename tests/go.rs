@@ -79,6 +79,7 @@ fn go_module_tests_and_example_run() {
         "TestRSAGenerateCheckImportEncrypt",
         "TestContextCancelsAGeneration",
         "TestFIPS186",
+        "TestOpenSSH",
         "TestSecretsStayOutOfProfilingSignalFrames",
         "Example",
     ] {

@@ -980,6 +980,29 @@ fn openssh_formats_ssh_keygen_reads() {
         assert_eq!(component(k2, 1), component(key, 1));
         unsafe { pf_rsa_free(k2) };
     }
+    // With a comment (pf_rsa_export_openssh): ssh-keygen shows it.
+    let comment = std::ffi::CString::new("c@abi").unwrap();
+    let mut b = std::ptr::null_mut();
+    assert_eq!(
+        unsafe {
+            pf_rsa_export_openssh(key, comment.as_ptr(), pass.as_ptr(), pass.len(), 0, &mut b)
+        },
+        pf_status::PF_OK
+    );
+    let commented = take(b);
+    let cpath = tmp("abi_openssh_comment");
+    std::fs::write(&cpath, &commented).unwrap();
+    std::fs::set_permissions(&cpath, std::fs::Permissions::from_mode(0o600)).unwrap();
+    let (good, line) = ssh_keygen(&["-y", "-P", "tr0ub4dor", "-f", cpath.to_str().unwrap()]);
+    assert!(good, "{line}");
+    let mut b = std::ptr::null_mut();
+    assert_eq!(
+        unsafe { pf_rsa_export_openssh(key, comment.as_ptr(), std::ptr::null(), 0, 1, &mut b) },
+        pf_status::PF_OK
+    );
+    let want = take(b);
+    assert!(want.ends_with(b" c@abi\n"));
+    assert_eq!(line.as_bytes(), &want[..]);
     // Three primes: the format has no place for them.
     let three = generate(2048, 65537, 3, &opts(2, None)).unwrap();
     let mut b = std::ptr::null_mut();

@@ -212,6 +212,29 @@ class Dh(unittest.TestCase):
         self.assertLess(time.monotonic() - t, 3)
 
 
+class OpenSsh(unittest.TestCase):
+    def test_ssh_keygen_reads_our_keys(self):
+        import tempfile
+        key = pf.generate_rsa(2048, threads=2)
+        line = key.openssh_public("py@test")
+        self.assertTrue(line.startswith(b"ssh-rsa AAAA") and line.endswith(b" py@test\n"))
+        with tempfile.TemporaryDirectory() as d:
+            for password in (None, "s3cret"):
+                path = os.path.join(d, "id")
+                with open(os.open(path, os.O_CREAT | os.O_WRONLY | os.O_TRUNC, 0o600), "wb") as f:
+                    f.write(key.openssh("py@test", password=password))
+                args = ["ssh-keygen", "-y", "-f", path] + (["-P", password] if password else [])
+                got = subprocess.run(args, capture_output=True, check=True).stdout
+                self.assertEqual(got, line)
+        with self.assertRaises(pf.InvalidArgument):
+            key.openssh("two\nlines")
+        with self.assertRaises(TypeError):
+            key.openssh_public(b"bytes")
+        three = pf.generate_rsa(2048, primes=3, threads=2)
+        with self.assertRaises(pf.Unsupported):
+            three.openssh()
+
+
 class Fips186(unittest.TestCase):
     def test_generate_export_check_and_regenerate(self):
         seed = bytes(range(32))

@@ -512,6 +512,68 @@ pub unsafe extern "C" fn pf_rsa_export_encrypted(
     })
 }
 
+/// Exports `key` as OpenSSH writes it, with a comment: the "OPENSSH
+/// PRIVATE KEY" (`public` 0) — encrypted as ssh-keygen encrypts it
+/// (bcrypt-pbkdf, AES-256-CTR) when `pass` is not NULL — or the
+/// `ssh-rsa AAAA… comment` line (`public` 1; `pass` must then be NULL).
+/// `comment` is NULL (no comment) or a NUL-terminated UTF-8 string of at
+/// most 1024 bytes; `pass`/`pass_len` as for `pf_rsa_export_encrypted`
+/// (not empty). Two-prime keys only.
+///
+/// On success `*out` receives a buffer the caller owns (`pf_buffer_free`);
+/// on failure it is untouched. Returns `PF_ERR_NULL_ARGUMENT`,
+/// `PF_ERR_INVALID_ARGUMENT` (`public` not 0 or 1, a passphrase with
+/// `public`, an empty passphrase, a comment that is too long, not UTF-8 or
+/// holds a line break), `PF_ERR_UNSUPPORTED` (more than two primes),
+/// `PF_ERR_FORKED`, `PF_ERR_ENTROPY`, `PF_ERR_NO_MEMORY`. Thread-safe.
+/// Added after 0.2.0.
+#[no_mangle]
+pub unsafe extern "C" fn pf_rsa_export_openssh(
+    key: *const pf_rsa_key,
+    comment: *const std::ffi::c_char,
+    pass: *const u8,
+    pass_len: usize,
+    public: u32,
+    out: *mut *mut pf_buffer,
+) -> pf_status {
+    guard_secret(|| {
+        let comment = if comment.is_null() {
+            ""
+        } else {
+            // SAFETY: the caller's NUL-terminated string; read up to 1025
+            // bytes for the length check.
+            let bytes = unsafe { std::ffi::CStr::from_ptr(comment) }.to_bytes();
+            match std::str::from_utf8(bytes) {
+                Ok(c) if c.len() <= 1024 && !c.contains(['\n', '\r']) => c,
+                _ => return invalid("the comment must be UTF-8, one line, at most 1024 bytes"),
+            }
+        };
+        let passphrase = if pass.is_null() {
+            None
+        } else {
+            // SAFETY: the caller's contract for `pass`.
+            match unsafe { super::input(pass, pass_len) } {
+                Ok(p) => Some(p),
+                Err(st) => return st,
+            }
+        };
+        // SAFETY: the caller passes NULL or a live key, and `out`.
+        unsafe {
+            buffer_from(key, out, |k| match (public, passphrase) {
+                (0, p) => Ok(k.inner.export_openssh(comment, p)),
+                (1, None) => Ok(k
+                    .inner
+                    .openssh_public(comment)
+                    .and_then(|l| SecureBuf::from_slice(l.as_bytes()))),
+                (1, Some(_)) => Err(invalid("a public key line is not encrypted: pass NULL")),
+                _ => Err(invalid(
+                    "public must be 0 (the private key) or 1 (the public line)",
+                )),
+            })
+        }
+    })
+}
+
 c_enum_from_u32!(pf_format {
     PF_FORMAT_PKCS8_PEM,
     PF_FORMAT_PKCS8_DER,

@@ -502,3 +502,35 @@ const (
 	VerifiedGCanonical    uint32 = C.PF_DH_VERIFIED_G_CANONICAL
 	VerifiedGOrder        uint32 = C.PF_DH_VERIFIED_G_ORDER
 )
+
+// OpenSSH is the key as ssh-keygen -t rsa writes it ("OPENSSH PRIVATE
+// KEY") with comment, encrypted under passphrase as ssh-keygen encrypts
+// (bcrypt-pbkdf, AES-256-CTR) when passphrase is not nil.
+func (k *RSAKey) OpenSSH(comment string, passphrase []byte) ([]byte, error) {
+	return k.openssh(comment, passphrase, 0)
+}
+
+// OpenSSHPublic is the "ssh-rsa AAAA... comment" line for authorized_keys.
+func (k *RSAKey) OpenSSHPublic(comment string) ([]byte, error) {
+	return k.openssh(comment, nil, 1)
+}
+
+func (k *RSAKey) openssh(comment string, passphrase []byte, public C.uint32_t) ([]byte, error) {
+	if k.k == nil {
+		return nil, errors.New("primeforge: key is closed")
+	}
+	c := C.CString(comment)
+	defer C.free(unsafe.Pointer(c))
+	var pass unsafe.Pointer
+	if passphrase != nil {
+		pass = C.CBytes(passphrase)
+		defer wipeAndFree(pass, len(passphrase))
+	}
+	var b *C.pf_buffer
+	if err := call(func() C.pf_status {
+		return C.pf_rsa_export_openssh(k.k, c, (*C.uint8_t)(pass), C.size_t(len(passphrase)), public, &b)
+	}); err != nil {
+		return nil, err
+	}
+	return take(b), nil
+}

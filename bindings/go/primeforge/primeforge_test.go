@@ -193,3 +193,27 @@ func TestFIPS186(t *testing.T) {
 		t.Fatalf("%v", err)
 	}
 }
+
+func TestOpenSSH(t *testing.T) {
+	key, err := GenerateRSA(context.Background(), 2048, &Options{Threads: 2})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer key.Close()
+	line, err := key.OpenSSHPublic("go@test")
+	if err != nil || !bytes.HasPrefix(line, []byte("ssh-rsa AAAA")) || !bytes.HasSuffix(line, []byte(" go@test\n")) {
+		t.Fatalf("%q %v", line, err)
+	}
+	pem, err := key.OpenSSH("go@test", []byte("pw"))
+	if err != nil || !bytes.HasPrefix(pem, []byte("-----BEGIN OPENSSH PRIVATE KEY-----\n")) {
+		t.Fatalf("%v", err)
+	}
+	back, err := ImportRSA(pem, []byte("pw"))
+	if err != nil || back.Bits() != 2048 {
+		t.Fatalf("%v", err)
+	}
+	back.Close()
+	if _, err := key.OpenSSH("a\nb", nil); !errors.Is(err, ErrInvalidArgument) {
+		t.Fatalf("%v", err)
+	}
+}

@@ -101,6 +101,9 @@ PF_FORMAT_X942_PEM = 11
 PF_FORMAT_X942_DER = 12
 PF_FORMAT_DSA_PEM = 13
 PF_FORMAT_DSA_DER = 14
+PF_FORMAT_OPENSSH = 15
+PF_FORMAT_OPENSSH_PUBLIC = 16
+PF_KDF_BCRYPT_PBKDF = 3
 PF_HASH_SHA1 = 1
 PF_HASH_SHA224 = 2
 PF_HASH_SHA256 = 3
@@ -231,6 +234,8 @@ class _Fips186(ctypes.Structure):
                 ("gindex", ctypes.c_int32), ("seed", _U8P), ("seed_len", _SIZE)]
 
 
+_pf_rsa_export_openssh = _fn("pf_rsa_export_openssh", _ST, _H, ctypes.c_char_p, _U8P, _SIZE,
+                             _U32, _HP)
 _pf_dh_fips186_default = _fn("pf_dh_fips186_default", _Fips186, _U32)
 _pf_dh_generate_fips186 = _fn("pf_dh_generate_fips186", _ST, ctypes.POINTER(_Fips186), _OPTS, _HP)
 _pf_dh_fips186_info = _fn("pf_dh_fips186_info", _ST, _H, _HP, ctypes.POINTER(_U32),
@@ -617,6 +622,31 @@ class RsaKey(_Owned):
         with _CBytes(_password(password)) as pw:
             _check(_pf_rsa_export_encrypted(self._handle(), fmt, pw.ptr, pw.len, kdfs[kdf],
                                             ctypes.byref(out)))
+        return _take(out)
+
+    def openssh(self, comment: str = "", password: Optional[Password] = None) -> bytes:
+        """The key as `ssh-keygen -t rsa` writes it ("OPENSSH PRIVATE KEY"),
+        with `comment`, encrypted under `password` as ssh-keygen encrypts
+        (bcrypt-pbkdf, AES-256-CTR) when one is given."""
+        if not isinstance(comment, str):
+            raise TypeError("comment must be a str, not %s" % type(comment).__name__)
+        out = _H()
+        if password is None:
+            _check(_pf_rsa_export_openssh(self._handle(), comment.encode(), None, 0, 0,
+                                          ctypes.byref(out)))
+        else:
+            with _CBytes(_password(password)) as pw:
+                _check(_pf_rsa_export_openssh(self._handle(), comment.encode(), pw.ptr, pw.len,
+                                              0, ctypes.byref(out)))
+        return _take(out)
+
+    def openssh_public(self, comment: str = "") -> bytes:
+        """The `ssh-rsa AAAA... comment` line for authorized_keys."""
+        if not isinstance(comment, str):
+            raise TypeError("comment must be a str, not %s" % type(comment).__name__)
+        out = _H()
+        _check(_pf_rsa_export_openssh(self._handle(), comment.encode(), None, 0, 1,
+                                      ctypes.byref(out)))
         return _take(out)
 
     def to_cryptography(self) -> Any:
