@@ -118,6 +118,7 @@ fn npm_install_builds_the_addon_and_the_package_tests_pass() {
         "existing keys are read, checked and converted",
         "OpenSSH keys: the public line and the private key read back",
         "the package loads and generates in a worker thread",
+        "terminating a worker thread stops the generation it started",
         "generated parameters: both sides of crypto.createDiffieHellman derive the same secret",
         "X9.42 parameters carry q; the generator choice is honoured",
         "named groups are the published ones",

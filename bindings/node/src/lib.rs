@@ -101,6 +101,16 @@ pub struct NativeJob {
     settling: bool,
 }
 
+impl Drop for NativeJob {
+    /// Collected, or its environment torn down (a worker thread
+    /// terminated, the process exiting): nobody can take the result any
+    /// more, so the generation stops at its next check instead of running
+    /// on for nothing. A no-op once the job has ended.
+    fn drop(&mut self) {
+        self.job.cancel();
+    }
+}
+
 type Settled = Either3<NativeRsaKey, NativeDhParams, Failure>;
 type Resolver = Box<dyn FnOnce(Env) -> napi::Result<Settled> + Send>;
 

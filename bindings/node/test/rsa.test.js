@@ -233,3 +233,30 @@ test('the package loads and generates in a worker thread', async () => {
   const here = await pf.generateRsa({ modulusLength: 1024, seed, threads: 1 });
   assert.equal(hex, here.modulus.toString('hex'));
 });
+
+test('terminating a worker thread stops the generation it started', async () => {
+  const { Worker } = require('node:worker_threads');
+  const path = require('node:path');
+  const code = `
+    const { parentPort } = require('node:worker_threads');
+    const pf = require(${JSON.stringify(path.resolve(__dirname, '..'))});
+    pf.generateDhParams({ primeLength: 8192, threads: 2 }).catch(() => {});
+    setTimeout(() => parentPort.postMessage('running'), 100);`;
+  const worker = new Worker(code, { eval: true });
+  await new Promise((resolve, reject) => {
+    worker.once('message', resolve);
+    worker.once('error', reject);
+  });
+  const busy = process.cpuUsage();
+  await new Promise((r) => setTimeout(r, 100));
+  const used = process.cpuUsage(busy);
+  // The generation is running: two threads' worth of CPU.
+  assert.ok(used.user + used.system > 50_000, `${JSON.stringify(used)} µs in 100 ms before terminate()`);
+  await worker.terminate();
+  await new Promise((r) => setTimeout(r, 150));
+  const after = process.cpuUsage();
+  await new Promise((r) => setTimeout(r, 400));
+  const idle = process.cpuUsage(after);
+  // A generation left running would burn about 800 ms of CPU here.
+  assert.ok(idle.user + idle.system < 150_000, `${JSON.stringify(idle)} µs of CPU in 400 ms after terminate()`);
+});
