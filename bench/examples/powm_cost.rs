@@ -3,7 +3,9 @@
 //! base-2 Fermat test (`prime::fermat`, the first test on RSA candidates)
 //! and our interruptible variable-time exponentiation for public values
 //! (`gmp::pubpow`) and our variable-time strong base-2 test for public
-//! candidates (the first test on DH candidates).
+//! candidates (the first test on DH candidates), and our secret
+//! Miller–Rabin round (RSA candidates' confirmation rounds), alone and two
+//! of one candidate at once.
 //!
 //!     cargo run --release --example powm_cost -- [BITS...]
 use std::time::Instant;
@@ -102,6 +104,41 @@ fn main() {
             best[5] / best[1],
             best[6] * 1e3,
             best[6] / best[2]
+        );
+        // The secret Miller–Rabin round (the confirmation rounds of RSA
+        // candidates), one at a time and two of one candidate at once.
+        let cand = primeforge::prime::mr::MrCandidate::new(n.clone());
+        let bases = [Integer::from(&n >> 3u32), Integer::from(&n >> 5u32)];
+        let (mut one, mut two) = (f64::MAX, f64::MAX);
+        let rounds = count.div_ceil(2);
+        for _ in 0..5 {
+            let start = Instant::now();
+            let mut pass = 0u32;
+            for i in 0..rounds {
+                pass += cand.round(bases[i as usize % 2].clone(), true) as u32;
+            }
+            std::hint::black_box(pass);
+            one = one.min(start.elapsed().as_secs_f64() / rounds as f64);
+            let start = Instant::now();
+            for _ in 0..rounds.div_ceil(2) {
+                if cand
+                    .round_pair_or_stop([&bases[0], &bases[1]], &never)
+                    .is_none()
+                {
+                    two = f64::INFINITY;
+                    break;
+                }
+            }
+            two = two.min(start.elapsed().as_secs_f64() / (2 * rounds.div_ceil(2)) as f64);
+        }
+        println!(
+            "{bits:>5} bits: secret Miller–Rabin round (ours) {:.3} ms = {:.2}x base-2 Fermat, \
+             {:.2}x powm_sec; two rounds at once {:.3} ms each = {:.2}x one alone",
+            one * 1e3,
+            one / best[2],
+            one / best[0],
+            two * 1e3,
+            two / one
         );
     }
 }

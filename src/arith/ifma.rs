@@ -535,8 +535,6 @@ unsafe fn fermat<const V: usize, const L: usize>(
     k: usize,
     stop: &AtomicBool,
 ) -> Option<[u64; L]> {
-    use zeroize::Zeroize;
-    let len = ns[0].len();
     let bits = bit_length(ns[0]);
     // SAFETY: the features were checked by the caller.
     let mut lanes: [Lane<V>; L] = std::array::from_fn(|l| unsafe { Lane::new(ns[l], rs[l], k) });
@@ -566,28 +564,9 @@ unsafe fn fermat<const V: usize, const L: usize>(
         // SAFETY: as above.
         unsafe { amm::<V, L>(&mut lanes, k) };
     }
-    let verdict = (!stopped).then(|| {
-        std::array::from_fn(|l| {
-            let (n, r_mod_n) = (ns[l], rs[l]);
-            // x < 2n is congruent to 2^(n−1)·R: it passes when x − (R mod
-            // n) is 0 or n. Both compared limb by limb, all limbs, with
-            // masks.
-            let mut xl = [0u64; 161];
-            limbs_into(&lanes[l].x[..k], &mut xl);
-            let (mut borrow, mut diff_zero, mut diff_n) = (0u64, 0u64, 0u64);
-            for (j, &xj) in xl[..=len].iter().enumerate() {
-                let r = r_mod_n.get(j).copied().unwrap_or(0);
-                let (d1, b1) = xj.overflowing_sub(r);
-                let (d, b2) = d1.overflowing_sub(borrow);
-                borrow = (b1 | b2) as u64;
-                diff_zero |= d;
-                diff_n |= d ^ n.get(j).copied().unwrap_or(0);
-            }
-            xl.zeroize();
-            let is_zero = |w: u64| 1 ^ ((w | w.wrapping_neg()) >> 63);
-            is_zero(diff_zero) | is_zero(diff_n)
-        })
-    });
+    // x < 2n is congruent to 2^(n−1)·R: it passes when x ≡ R (mod n).
+    let verdict =
+        (!stopped).then(|| std::array::from_fn(|l| congruent(&lanes[l].x, k, rs[l], ns[l])));
     for lane in lanes.iter_mut() {
         lane.wipe();
     }
@@ -618,6 +597,258 @@ unsafe fn fermat2<const V: usize>(
 ) -> Option<[u64; 2]> {
     // SAFETY: the features were checked by the caller.
     unsafe { fermat::<V, 2>(ns, rs, k, stop) }
+}
+
+/// 1 when the digits x (k of them, x < 2n) are congruent to the limbs t
+/// (t < n) modulo n, else 0: x − t is then 0 or n. Compared limb by limb
+/// over all of n's limbs and one more, with masks: no branch or index
+/// depends on a value.
+#[cfg(all(target_arch = "x86_64", pf_avx512))]
+fn congruent(x: &[u64; 160], k: usize, t: &[u64], n: &[u64]) -> u64 {
+    use zeroize::Zeroize;
+    let mut xl = [0u64; 161];
+    limbs_into(&x[..k], &mut xl);
+    let (mut borrow, mut diff_zero, mut diff_n) = (0u64, 0u64, 0u64);
+    for (j, &xj) in xl[..=n.len()].iter().enumerate() {
+        let (d1, b1) = xj.overflowing_sub(t.get(j).copied().unwrap_or(0));
+        let (d, b2) = d1.overflowing_sub(borrow);
+        borrow = (b1 | b2) as u64;
+        diff_zero |= d;
+        diff_n |= d ^ n.get(j).copied().unwrap_or(0);
+    }
+    xl.zeroize();
+    let is_zero = |w: u64| 1 ^ ((w | w.wrapping_neg()) >> 63);
+    is_zero(diff_zero) | is_zero(diff_n)
+}
+
+/// Exponent bits per window of [`mr_round_secret`].
+#[cfg(all(target_arch = "x86_64", pf_avx512))]
+const MR_WINDOW: usize = 4;
+
+/// One Miller–Rabin round to `base` (limbs, 2 ≤ base ≤ n − 2) on a
+/// *secret* odd `n` ([`LIMBS`] limbs, top one non-zero): `Some(1)` when n
+/// is a strong probable prime to the base, `Some(0)` when not, `None` once
+/// `stop` is set (looked at every 64 exponent bits) or when this CPU or
+/// size is not covered, or v2(n − 1) is above `gmp::sec::MAX_S` (the
+/// caller decides). `r_mod_n` and `r2_mod_n` are R and R² mod n for R =
+/// 2^(52k) (k = [`digits`]), computed by the caller in constant time.
+///
+/// The round of `gmp::sec::mr_round` on the IFMA step: s = v2(n − 1) by a
+/// count of trailing zeros of one limb and d = (n − 1)/2^s by shifts (their
+/// time does not depend on s); the base into Montgomery form by one step
+/// with R²; base^0 … base^15 in a table; base^d by fixed 4-bit windows over
+/// as many bits as n has (not d), each window's power read by scanning all
+/// sixteen entries with masks; then `MAX_S − 1` squarings, each compared
+/// with −1, only those before the s-th counted. Every loop's length, index
+/// and branch depends on n's size only; the lane, the table and d are wiped
+/// before returning.
+pub(crate) fn mr_round_secret(
+    n: &[u64],
+    base: &[u64],
+    r_mod_n: &[u64],
+    r2_mod_n: &[u64],
+    stop: &AtomicBool,
+) -> Option<u64> {
+    let (k, v) = plan(n)?;
+    let s = (n[0] ^ 1).trailing_zeros();
+    if s > crate::gmp::sec::MAX_S || base.len() > n.len() {
+        return None;
+    }
+    #[cfg(all(target_arch = "x86_64", pf_avx512))]
+    {
+        by_registers!(v, mr_round1(n, base, r_mod_n, r2_mod_n, s, k, stop))
+    }
+    #[cfg(not(all(target_arch = "x86_64", pf_avx512)))]
+    {
+        let _ = (base, r_mod_n, r2_mod_n, stop, v, k, s);
+        None
+    }
+}
+
+/// [`mr_round_secret`] on two bases at once: two rounds on the same
+/// secret n, their steps interleaved in one loop as the Fermat pairs are
+/// (up to [`PAIR_REGISTERS`] registers, about 3300 bits); `None` as for
+/// the single round, or above that size. Each lane has its own base and
+/// table; the exponent, and so every window's index, is the same in both.
+pub(crate) fn mr_round_secret_pair(
+    n: &[u64],
+    bases: [&[u64]; 2],
+    r_mod_n: &[u64],
+    r2_mod_n: &[u64],
+    stop: &AtomicBool,
+) -> Option<[u64; 2]> {
+    let (k, v) = plan(n)?;
+    let s = (n[0] ^ 1).trailing_zeros();
+    if s > crate::gmp::sec::MAX_S || bases.iter().any(|b| b.len() > n.len()) || v > PAIR_REGISTERS {
+        return None;
+    }
+    #[cfg(all(target_arch = "x86_64", pf_avx512))]
+    {
+        by_registers!(@ v, mr_round2(n, bases, r_mod_n, r2_mod_n, s, k, stop), 2 3 4 5 6 7 8)
+    }
+    #[cfg(not(all(target_arch = "x86_64", pf_avx512)))]
+    {
+        let _ = (bases, r_mod_n, r2_mod_n, stop, v, k, s);
+        None
+    }
+}
+
+/// [`mr_rounds`] with one base.
+#[cfg(all(target_arch = "x86_64", pf_avx512))]
+#[target_feature(enable = "avx512f,avx512ifma")]
+#[allow(clippy::too_many_arguments)]
+unsafe fn mr_round1<const V: usize>(
+    n: &[u64],
+    base: &[u64],
+    r_mod_n: &[u64],
+    r2_mod_n: &[u64],
+    s: u32,
+    k: usize,
+    stop: &AtomicBool,
+) -> Option<u64> {
+    // SAFETY: the features were checked by the caller.
+    unsafe { mr_rounds::<V, 1>(n, [base], r_mod_n, r2_mod_n, s, k, stop) }.map(|[v]| v)
+}
+
+/// [`mr_rounds`] with two bases.
+#[cfg(all(target_arch = "x86_64", pf_avx512))]
+#[target_feature(enable = "avx512f,avx512ifma")]
+#[allow(clippy::too_many_arguments)]
+unsafe fn mr_round2<const V: usize>(
+    n: &[u64],
+    bases: [&[u64]; 2],
+    r_mod_n: &[u64],
+    r2_mod_n: &[u64],
+    s: u32,
+    k: usize,
+    stop: &AtomicBool,
+) -> Option<[u64; 2]> {
+    // SAFETY: the features were checked by the caller.
+    unsafe { mr_rounds::<V, 2>(n, bases, r_mod_n, r2_mod_n, s, k, stop) }
+}
+
+/// The rounds of [`mr_round_secret`] on L bases at once (the lanes share
+/// n, d and s), for V registers per number.
+#[cfg(all(target_arch = "x86_64", pf_avx512))]
+#[target_feature(enable = "avx512f,avx512ifma")]
+unsafe fn mr_rounds<const V: usize, const L: usize>(
+    n: &[u64],
+    bases: [&[u64]; L],
+    r_mod_n: &[u64],
+    r2_mod_n: &[u64],
+    s: u32,
+    k: usize,
+    stop: &AtomicBool,
+) -> Option<[u64; L]> {
+    use crate::gmp::sec::MAX_S;
+    use zeroize::Zeroize;
+    let len = n.len();
+    let bits = bit_length(n);
+    // d = (n − 1) >> s for 1 ≤ s ≤ 63; the branches look at positions only.
+    let mut d = [0u64; 128];
+    for i in 0..len {
+        let lo = if i == 0 { n[0] ^ 1 } else { n[i] };
+        let hi = if i + 1 < len { n[i + 1] } else { 0 };
+        d[i] = (lo >> s) | (hi << (64 - s));
+    }
+    // −1 in Montgomery form: n − (R mod n), R mod n < n.
+    let mut minus_one = [0u64; 128];
+    let mut borrow = 0u64;
+    for j in 0..len {
+        let (d1, b1) = n[j].overflowing_sub(r_mod_n[j]);
+        let (dj, b2) = d1.overflowing_sub(borrow);
+        minus_one[j] = dj;
+        borrow = (b1 | b2) as u64;
+    }
+    // SAFETY: the features were checked by the caller (for every unsafe
+    // block below: `Lane::new` and `amm` need them).
+    let mut lanes: [Lane<V>; L] = std::array::from_fn(|l| unsafe { Lane::new(n, bases[l], k) });
+    let mut one = [0u64; 160];
+    digits_into(r_mod_n, k, &mut one);
+    let mut tables = [[[0u64; 160]; 1 << MR_WINDOW]; L];
+    // x = AMM(base, R²) = base·R: each base in Montgomery form, then its
+    // powers; every value below 2n.
+    for (lane, table) in lanes.iter_mut().zip(tables.iter_mut()) {
+        digits_into(r2_mod_n, k, &mut lane.b);
+        table[0] = one;
+    }
+    // SAFETY: as above.
+    unsafe { amm::<V, L>(&mut lanes, k) };
+    for (lane, table) in lanes.iter_mut().zip(tables.iter_mut()) {
+        table[1] = lane.x;
+        lane.b = lane.x;
+    }
+    for e in 2..1 << MR_WINDOW {
+        // SAFETY: as above.
+        unsafe { amm::<V, L>(&mut lanes, k) };
+        for (lane, table) in lanes.iter_mut().zip(tables.iter_mut()) {
+            table[e] = lane.x;
+        }
+    }
+    for lane in lanes.iter_mut() {
+        lane.x = one;
+    }
+    let mut stopped = false;
+    for w in (0..bits.div_ceil(MR_WINDOW)).rev() {
+        if w % (64 / MR_WINDOW) == 0 && stop.load(Ordering::Relaxed) {
+            stopped = true;
+            break;
+        }
+        for _ in 0..MR_WINDOW {
+            for lane in lanes.iter_mut() {
+                lane.b[..k].copy_from_slice(&lane.x[..k]);
+            }
+            // SAFETY: as above.
+            unsafe { amm::<V, L>(&mut lanes, k) };
+        }
+        let bit = w * MR_WINDOW;
+        let idx = (d[bit / 64] >> (bit % 64)) & ((1 << MR_WINDOW) - 1);
+        for (lane, table) in lanes.iter_mut().zip(tables.iter()) {
+            lane.b[..k].fill(0);
+            for (e, entry) in table.iter().enumerate() {
+                let x = e as u64 ^ idx;
+                // All ones when e = idx.
+                let mask = std::hint::black_box(((x | x.wrapping_neg()) >> 63) ^ 1).wrapping_neg();
+                for (bj, ej) in lane.b[..k].iter_mut().zip(&entry[..k]) {
+                    *bj |= ej & mask;
+                }
+            }
+        }
+        // SAFETY: as above.
+        unsafe { amm::<V, L>(&mut lanes, k) };
+    }
+    let mut verdict = None;
+    if !stopped {
+        let (r, ml) = (&r_mod_n[..len], &minus_one[..len]);
+        let mut pass: [u64; L] = std::array::from_fn(|l| {
+            congruent(&lanes[l].x, k, r, n) | congruent(&lanes[l].x, k, ml, n)
+        });
+        for j in 1..MAX_S {
+            for lane in lanes.iter_mut() {
+                lane.b[..k].copy_from_slice(&lane.x[..k]);
+            }
+            // SAFETY: as above.
+            unsafe { amm::<V, L>(&mut lanes, k) };
+            // Counts only while j < s: mask from the borrow of j − s.
+            let live = (j.wrapping_sub(s) >> 31) as u64 & 1;
+            for (p, lane) in pass.iter_mut().zip(&lanes) {
+                *p |= congruent(&lane.x, k, ml, n) & live;
+            }
+        }
+        verdict = Some(pass);
+    }
+    for lane in lanes.iter_mut() {
+        lane.wipe();
+    }
+    for table in tables.iter_mut() {
+        for entry in table.iter_mut() {
+            entry.zeroize();
+        }
+    }
+    one.zeroize();
+    d.zeroize();
+    minus_one.zeroize();
+    verdict
 }
 
 #[cfg(test)]
@@ -983,6 +1214,135 @@ mod tests {
         );
     }
 
+    /// R and R² mod n in n's length (the tests' inputs of the MR round).
+    fn r_and_r2(n: &Integer) -> (Vec<u64>, Vec<u64>) {
+        let k = digits(n.as_limbs()) as u32;
+        let r2 = Integer::from(Integer::ONE << (104 * k)) % n;
+        let mut r2 = r2.as_limbs().to_vec();
+        r2.resize(n.as_limbs().len(), 0);
+        (r_mod(n), r2)
+    }
+
+    fn mr(n: &Integer, base: &Integer, stop: &AtomicBool) -> Option<u64> {
+        let (r, r2) = r_and_r2(n);
+        mr_round_secret(n.as_limbs(), base.as_limbs(), &r, &r2, stop)
+    }
+
+    /// The secret Miller–Rabin round agrees with the textbook round
+    /// (mpz_powm) at every size it takes: primes (with v2(p − 1) from 1 to
+    /// 63, so that −1 turns up at every step of the squarings), random odd
+    /// composites, numbers at the R ≥ 8n edge and with all bits set, and
+    /// Carmichael numbers, each with random bases and the extreme bases 2
+    /// and n − 2.
+    #[test]
+    fn secret_mr_round_agrees_with_the_textbook_round() {
+        if !available() {
+            crate::capability::skip(
+                "ifma",
+                "no AVX-512 IFMA on this CPU: the IFMA Miller–Rabin round is not exercised",
+            );
+            return;
+        }
+        use crate::gmp::sec::tests::{prime_with_s, reference};
+        let never = AtomicBool::new(false);
+        let mut rng = ChaCha20Rng::seed_from_u64(0x4d52);
+        let mut walk = Integer::from(0x2545_f491u32);
+        let (mut passed, mut failed, mut paired) = (0, 0, 0);
+        let limbs: Vec<u32> = (9..=40)
+            .chain((41..=128).step_by(11))
+            .chain([128])
+            .collect();
+        for l in limbs {
+            let bits = 64 * l - rng.next_u32() % 60;
+            let top = Integer::from(Integer::ONE << (bits - 1));
+            let mut ns = vec![
+                random(bits - 1, &mut rng) | &top | 1u32,
+                Integer::from(Integer::ONE << bits) - 1u32,
+                // The largest n with R ≥ 8n for its digit count.
+                Integer::from(Integer::ONE << (52 * digits(top.as_limbs()) as u32 - 3)) - 1u32,
+            ];
+            // Primes (slow to find) at the small sizes and a few larger.
+            let ss: &[u32] = match l {
+                9..=16 => &[1, 2, 7, 31, 63],
+                20 | 24 | 32 => &[1, 63],
+                _ => &[],
+            };
+            for &s in ss {
+                ns.push(prime_with_s(&mut walk, bits, s));
+            }
+            if l <= 12 {
+                ns.push(carmichael(bits / 3 - 4, &mut rng));
+            }
+            for n in ns {
+                if !LIMBS.contains(&n.as_limbs().len()) || n.is_even() {
+                    continue;
+                }
+                let width = Integer::from(&n - 3u32);
+                let mut bases = vec![Integer::from(2u32), Integer::from(&n - 2u32)];
+                for _ in 0..3 {
+                    bases.push((random(bits, &mut rng) % &width) + 2u32);
+                }
+                let (r, r2) = r_and_r2(&n);
+                let wants: Vec<bool> = bases.iter().map(|b| reference(&n, b)).collect();
+                for (b, &want) in bases.iter().zip(&wants) {
+                    let got = mr(&n, b, &never);
+                    assert_eq!(got, Some(want as u64), "n = {n:x}, base = {b:x}");
+                    if want {
+                        passed += 1;
+                    } else {
+                        failed += 1;
+                    }
+                }
+                // Two at once, where pairs are taken: each lane's verdict.
+                let pair = mr_round_secret_pair(
+                    n.as_limbs(),
+                    [bases[2].as_limbs(), bases[0].as_limbs()],
+                    &r,
+                    &r2,
+                    &never,
+                );
+                if pairs(n.significant_bits()) {
+                    assert_eq!(
+                        pair,
+                        Some([wants[2] as u64, wants[0] as u64]),
+                        "pair, n = {n:x}"
+                    );
+                    paired += 1;
+                } else {
+                    assert_eq!(pair, None);
+                }
+            }
+        }
+        // Both verdicts were exercised, many times.
+        assert!(
+            passed > 200 && failed > 400,
+            "{passed} passed, {failed} failed"
+        );
+        assert!(paired > 150, "{paired} pairs");
+    }
+
+    #[test]
+    fn the_secret_mr_round_declines_what_it_does_not_cover_and_stops() {
+        if !available() {
+            crate::capability::skip(
+                "ifma",
+                "no AVX-512 IFMA on this CPU: the IFMA Miller–Rabin round is not exercised",
+            );
+            return;
+        }
+        let never = AtomicBool::new(false);
+        let p = Integer::from(Integer::ONE << 1023u32).next_prime();
+        assert_eq!(mr(&p, &Integer::from(3u32), &never), Some(1));
+        assert_eq!(mr(&p, &Integer::from(3u32), &AtomicBool::new(true)), None);
+        // v2(n − 1) = 64: left to the caller.
+        let n = Integer::from(Integer::ONE << 1000u32) * 7u32 + 1u32;
+        let n = Integer::from(&n << 64u32) + 1u32;
+        assert_eq!(mr(&n, &Integer::from(3u32), &never), None);
+        // 8 limbs: below the IFMA sizes.
+        let small = Integer::from(Integer::ONE << 511u32).next_prime();
+        assert_eq!(mr(&small, &Integer::from(3u32), &never), None);
+    }
+
     /// The addresses of every instruction `f` executes, single-stepped
     /// in a forked child under ptrace: their count and a hash of the
     /// sequence. `None` where ptrace is refused.
@@ -1155,6 +1515,126 @@ mod tests {
             traces.iter().all(|t| *t == traces[0]),
             "521 bits, pairs: {traces:?}"
         );
+    }
+
+    /// The secret Miller–Rabin round takes one path too: a prime with
+    /// v2(p − 1) = 63, a dense composite (s = 1) and a sparse one (s = 40)
+    /// of one size, each with its own random base, run the same sequence
+    /// of instruction addresses (a branch on a bit of d, on the window's
+    /// index, on s or on a comparison would change it).
+    #[cfg(all(target_os = "linux", target_arch = "x86_64"))]
+    #[test]
+    fn secret_mr_round_takes_one_path_for_every_n() {
+        let never = AtomicBool::new(false);
+        let bits = 521u32;
+        let top = Integer::from(Integer::ONE << (bits - 1));
+        let mut walk = Integer::from(0x6a09_e667u32);
+        let ns = [
+            crate::gmp::sec::tests::prime_with_s(&mut walk, bits, 63),
+            // 2^521 − 1 is a Mersenne prime: this one, just below, is not.
+            Integer::from(Integer::ONE << bits) - Integer::from(Integer::ONE << 200u32) - 1u32,
+            Integer::from(&top + (1u64 << 40)) + 1u32,
+        ];
+        assert!(ns.iter().all(|n| n.significant_bits() == bits));
+        assert!(ns[1..]
+            .iter()
+            .all(|n| n.is_probably_prime(30) == rug::integer::IsPrime::No));
+        let mut rng = ChaCha20Rng::seed_from_u64(0x7261);
+        let bases: Vec<Integer> = ns
+            .iter()
+            .map(|n| (random(bits, &mut rng) % Integer::from(n - 3u32)) + 2u32)
+            .collect();
+        let inputs: Vec<(Vec<u64>, Vec<u64>, Vec<u64>)> = ns
+            .iter()
+            .zip(&bases)
+            .map(|(n, b)| {
+                let (r, r2) = r_and_r2(n);
+                let mut bl = b.as_limbs().to_vec();
+                bl.resize(n.as_limbs().len(), 0);
+                (bl, r, r2)
+            })
+            .collect();
+        let runs: Vec<Box<dyn Fn()>> = (0..3)
+            .map(|i| {
+                let (n, (b, r, r2), never) = (&ns[i], &inputs[i], &never);
+                Box::new(move || {
+                    std::hint::black_box(mr_round_secret(n.as_limbs(), b, r, r2, never));
+                }) as Box<dyn Fn()>
+            })
+            .collect();
+        let runs: Vec<&dyn Fn()> = runs.iter().map(|b| b.as_ref()).collect();
+        let Some(traces) = traces(&runs) else {
+            return;
+        };
+        // What was traced are real rounds: the prime passes, the
+        // composites fail.
+        let verdicts: Vec<Option<u64>> = (0..3)
+            .map(|i| {
+                mr_round_secret(
+                    ns[i].as_limbs(),
+                    &inputs[i].0,
+                    &inputs[i].1,
+                    &inputs[i].2,
+                    &never,
+                )
+            })
+            .collect();
+        assert_eq!(verdicts, [Some(1), Some(0), Some(0)]);
+        assert!(traces[0].0 > 100_000, "{traces:?}");
+        assert!(
+            traces.iter().all(|t| *t == traces[0]),
+            "521 bits, Miller–Rabin: {traces:?}"
+        );
+    }
+
+    /// Two rounds at once take one path too: a prime with v2(p − 1) = 63
+    /// and a composite with s = 1, each with two random bases.
+    #[cfg(all(target_os = "linux", target_arch = "x86_64"))]
+    #[test]
+    fn secret_mr_round_pairs_take_one_path_for_every_n() {
+        let never = AtomicBool::new(false);
+        let bits = 521u32;
+        let mut walk = Integer::from(0x3c6e_f372u32);
+        let ns = [
+            crate::gmp::sec::tests::prime_with_s(&mut walk, bits, 63),
+            Integer::from(Integer::ONE << bits) - Integer::from(Integer::ONE << 300u32) - 1u32,
+        ];
+        assert_eq!(ns[1].is_probably_prime(30), rug::integer::IsPrime::No);
+        let mut rng = ChaCha20Rng::seed_from_u64(0x7262);
+        // Per n: its two bases, R and R² (limbs).
+        type Input = ([Vec<u64>; 2], Vec<u64>, Vec<u64>);
+        let inputs: Vec<Input> = ns
+            .iter()
+            .map(|n| {
+                let base = |rng: &mut ChaCha20Rng| {
+                    let b = (random(bits, rng) % Integer::from(n - 3u32)) + 2u32;
+                    let mut l = b.as_limbs().to_vec();
+                    l.resize(n.as_limbs().len(), 0);
+                    l
+                };
+                let (r, r2) = r_and_r2(n);
+                ([base(&mut rng), base(&mut rng)], r, r2)
+            })
+            .collect();
+        let pair = |i: usize| {
+            let (b, r, r2) = &inputs[i];
+            mr_round_secret_pair(ns[i].as_limbs(), [&b[0], &b[1]], r, r2, &never)
+        };
+        let runs: Vec<Box<dyn Fn()>> = (0..2)
+            .map(|i| {
+                let pair = &pair;
+                Box::new(move || {
+                    std::hint::black_box(pair(i));
+                }) as Box<dyn Fn()>
+            })
+            .collect();
+        let runs: Vec<&dyn Fn()> = runs.iter().map(|b| b.as_ref()).collect();
+        let Some(traces) = traces(&runs) else {
+            return;
+        };
+        assert_eq!([pair(0), pair(1)], [Some([1, 1]), Some([0, 0])]);
+        assert!(traces[0].0 > 200_000, "{traces:?}");
+        assert_eq!(traces[0], traces[1], "521 bits, Miller–Rabin pairs");
     }
 
     #[test]

@@ -71,11 +71,20 @@ pub fn fermat_base2_secret_or_stop(n: &Integer, stop: &AtomicBool) -> bool {
 /// R = 2^(52k) mod the secret n (IFMA limbs) for its IFMA digits, by the
 /// constant-time division straight into `out` (n's length used): the time
 /// and every length depend on the limb counts only.
-fn secret_r_mod(limbs: &[u64], out: &mut [u64; 128]) {
-    let bit = 52 * ifma::digits(limbs);
-    let mut r_pow = [0u64; 130];
-    r_pow[bit / 64] = 1 << (bit % 64);
-    crate::gmp::sec::rem_into(&r_pow[..bit / 64 + 1], limbs, &mut out[..limbs.len()]);
+pub(crate) fn secret_r_mod(limbs: &[u64], out: &mut [u64; 128]) {
+    secret_pow2_mod(52 * ifma::digits(limbs), limbs, out);
+}
+
+/// R² = 2^(104k) mod the secret n, as [`secret_r_mod`].
+pub(crate) fn secret_r2_mod(limbs: &[u64], out: &mut [u64; 128]) {
+    secret_pow2_mod(104 * ifma::digits(limbs), limbs, out);
+}
+
+/// 2^bit mod the secret n into `out` by the constant-time division.
+fn secret_pow2_mod(bit: usize, limbs: &[u64], out: &mut [u64; 128]) {
+    let mut pow = [0u64; 2 * 128 + 4];
+    pow[bit / 64] = 1 << (bit % 64);
+    crate::gmp::sec::rem_into(&pow[..bit / 64 + 1], limbs, &mut out[..limbs.len()]);
 }
 
 /// [`fermat_base2_secret_or_stop`] on two secret odd numbers of the same

@@ -136,13 +136,54 @@ impl MrCandidate {
     /// One strong-probable-prime round with `base` (2 ≤ base ≤ n − 2).
     ///
     /// With `secret`, the round is `mr_round_fixed` for n of up to 7
-    /// limbs and `gmp::sec::mr_round` above: its time depends only on the
+    /// limbs, `arith::ifma::mr_round_secret` from 9 to 128 limbs on CPUs
+    /// with AVX-512 IFMA, and `gmp::sec::mr_round` otherwise: its time depends only on the
     /// size of n — not on s = v2(n − 1), nor on where
     /// −1 shows up. Candidates with s > 63 never reach it from the RSA
     /// source (rejected unbuilt); for them this falls back to the loop
     /// below with `gmp::sec::pow_mod` and s − 1 squarings.
     pub fn round(&self, base: Integer, secret: bool) -> bool {
         self.round_or_stop(base, secret, &AtomicBool::new(false))
+    }
+
+    /// Whether [`MrCandidate::round_pair_or_stop`] takes this candidate
+    /// (AVX-512 IFMA, 9 limbs to about 3300 bits, v2(n − 1) ≤ 63).
+    pub fn pairs_apply(&self) -> bool {
+        let limbs = self.n.as_limbs();
+        !limbs.is_empty()
+            && self.n.is_odd()
+            && (limbs[0] ^ 1).trailing_zeros() <= crate::gmp::sec::MAX_S
+            && crate::arith::ifma::pairs(self.n.significant_bits())
+    }
+
+    /// Two secret rounds at once, with `bases` (each 2 ≤ base ≤ n − 2),
+    /// on AVX-512 IFMA (`arith::ifma::mr_round_secret_pair`): the verdicts
+    /// two calls of [`MrCandidate::round_or_stop`] with `secret` give; a
+    /// stopped pair fails both. `None` where [`MrCandidate::pairs_apply`]
+    /// is false (the caller runs the rounds in turn). Constant time as the
+    /// single round; R and R² mod n are computed once for both.
+    pub fn round_pair_or_stop(&self, bases: [&Integer; 2], stop: &AtomicBool) -> Option<[bool; 2]> {
+        use crate::prime::fermat::{secret_r2_mod, secret_r_mod};
+        let limbs = self.n.as_limbs();
+        let len = limbs.len();
+        if !self.pairs_apply() || bases.iter().any(|b| b.as_limbs().len() > len) {
+            return None;
+        }
+        let (mut r, mut r2) = ([0u64; 128], [0u64; 128]);
+        secret_r_mod(limbs, &mut r);
+        secret_r2_mod(limbs, &mut r2);
+        let v = crate::arith::ifma::mr_round_secret_pair(
+            limbs,
+            bases.map(|b| b.as_limbs()),
+            &r[..len],
+            &r2[..len],
+            stop,
+        );
+        r.zeroize();
+        r2.zeroize();
+        // Every condition under which the pair declines was checked
+        // above: `None` here is a stop.
+        Some(v.map_or([false; 2], |v| v.map(|x| x == 1)))
     }
 
     /// [`MrCandidate::round`] that a cancelled search can interrupt: a
@@ -158,6 +199,9 @@ impl MrCandidate {
             return v;
         }
         if secret {
+            if let Some(v) = mr_round_ifma(&self.n, &base, stop) {
+                return v;
+            }
             if let Some(v) = crate::gmp::sec::mr_round(&self.n, &base, stop) {
                 return v;
             }
@@ -197,6 +241,34 @@ impl MrCandidate {
             pass
         }
     }
+}
+
+/// The secret round on AVX-512 IFMA (`arith::ifma::mr_round_secret`) for
+/// n of 9 to 128 limbs on CPUs that have it: `Some` of the verdict (a
+/// stopped round fails), `None` where it does not apply. R and R² mod n
+/// come from the constant-time division and are wiped after the round.
+fn mr_round_ifma(n: &Integer, base: &Integer, stop: &AtomicBool) -> Option<bool> {
+    use crate::arith::ifma;
+    use crate::prime::fermat::{secret_r2_mod, secret_r_mod};
+    let limbs = n.as_limbs();
+    let len = limbs.len();
+    if !ifma::available()
+        || !ifma::LIMBS.contains(&len)
+        || n.is_even()
+        || (limbs[0] ^ 1).trailing_zeros() > crate::gmp::sec::MAX_S
+        || base.as_limbs().len() > len
+    {
+        return None;
+    }
+    let (mut r, mut r2) = ([0u64; 128], [0u64; 128]);
+    secret_r_mod(limbs, &mut r);
+    secret_r2_mod(limbs, &mut r2);
+    let v = ifma::mr_round_secret(limbs, base.as_limbs(), &r[..len], &r2[..len], stop);
+    r.zeroize();
+    r2.zeroize();
+    // Every condition under which the round declines was checked above:
+    // `None` here is a stop.
+    Some(v == Some(1))
 }
 
 /// Exponent bits per window of [`mr_round_fixed`]'s exponentiation.

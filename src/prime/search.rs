@@ -123,6 +123,26 @@ pub(crate) trait CandidateSource: Send + Sync + 'static {
         let _ = (seed, index, cand, stop);
         None
     }
+    /// Whether a worker may take two confirmation rounds of one candidate
+    /// at once ([`CandidateSource::round_pair`]), for less than two rounds
+    /// cost. Default: no.
+    fn round_pairs(&self) -> bool {
+        false
+    }
+    /// Rounds `rounds[0]` and `rounds[1]` of one candidate at once, with
+    /// the verdicts `round` would give each; `None` when they cannot be
+    /// done together (the engine then runs them in turn). Default: `None`.
+    fn round_pair(
+        &self,
+        seed: &Seed,
+        index: u64,
+        rounds: [u32; 2],
+        cand: &Self::Cand,
+        stop: &AtomicBool,
+    ) -> Option<[Verdict; 2]> {
+        let _ = (seed, index, rounds, cand, stop);
+        None
+    }
 }
 
 /// A shared source searches like the source itself (several searches in
@@ -169,6 +189,19 @@ impl<S: CandidateSource> CandidateSource for Arc<S> {
     ) -> Option<[Verdict; 2]> {
         (**self).first_round_pair(seed, index, cand, stop)
     }
+    fn round_pairs(&self) -> bool {
+        (**self).round_pairs()
+    }
+    fn round_pair(
+        &self,
+        seed: &Seed,
+        index: u64,
+        rounds: [u32; 2],
+        cand: &Self::Cand,
+        stop: &AtomicBool,
+    ) -> Option<[Verdict; 2]> {
+        (**self).round_pair(seed, index, rounds, cand, stop)
+    }
 }
 
 /// The outcome of one round.
@@ -202,6 +235,13 @@ pub(crate) fn mr_round_from_stream(
     secret: bool,
     stop: &AtomicBool,
 ) -> Verdict {
+    let base = mr_base(seed, index, round, cand, secret);
+    Verdict::one(cand.round_or_stop(base, secret, stop))
+}
+
+/// The base of Miller–Rabin round `round` on candidate `index`: one block
+/// of words per round of the seeded stream (purpose `MillerRabinBase`).
+fn mr_base(seed: &Seed, index: u64, round: u32, cand: &MrCandidate, secret: bool) -> Integer {
     let words_per_round = (cand.n.significant_bits() as u128 + 64).div_ceil(32) + 2;
     let width = Integer::from(&cand.n - 3u32);
     let mut base = Integer::new();
@@ -213,7 +253,26 @@ pub(crate) fn mr_round_from_stream(
             random_in_range(rng, &Integer::from(2u32), &width, &mut base);
         }
     });
-    Verdict::one(cand.round_or_stop(base, secret, stop))
+    base
+}
+
+/// Two secret Miller–Rabin rounds of [`mr_round_from_stream`] (the same
+/// bases) on candidate `index` at once (`MrCandidate::round_pair_or_stop`);
+/// `None` where the pair does not apply.
+pub(crate) fn mr_round_pair_from_stream(
+    seed: &Seed,
+    index: u64,
+    rounds: [u32; 2],
+    cand: &MrCandidate,
+    stop: &AtomicBool,
+) -> Option<[Verdict; 2]> {
+    if !cand.pairs_apply() {
+        return None;
+    }
+    // The bases' limbs are wiped when GMP frees them (`gmp::alloc`).
+    let bases = rounds.map(|r| mr_base(seed, index, r, cand, true));
+    cand.round_pair_or_stop([&bases[0], &bases[1]], stop)
+        .map(|v| v.map(Verdict::one))
 }
 
 /// A confirmed prime and its candidate index.
@@ -310,6 +369,8 @@ struct Shared<S: CandidateSource> {
     slots: Vec<Slot>,
     /// `source.pairs()`, asked once.
     pairs: bool,
+    /// `source.round_pairs()`, asked once.
+    round_pairs: bool,
     /// First rounds that may be started above the lowest unresolved
     /// survivor (see `gate`), two per thread for a pairing source.
     window: usize,
@@ -341,6 +402,7 @@ impl<S: CandidateSource> Shared<S> {
         let rounds = source.rounds();
         // A worker of a pairing source runs two first rounds at once.
         let pairs = source.pairs();
+        let source_round_pairs = source.round_pairs();
         let lanes = if pairs { 2 } else { 1 };
         let limit = source.limit().min(MAX_INDEX);
         Shared {
@@ -352,6 +414,7 @@ impl<S: CandidateSource> Shared<S> {
                 })
                 .collect(),
             pairs,
+            round_pairs: source_round_pairs,
             window: lanes * if threads <= 4 { threads } else { threads - 1 },
             limit,
             seed: seed.clone(),
@@ -403,6 +466,26 @@ impl<S: CandidateSource> Shared<S> {
         v.pass && !slot.abandon.load(Ordering::Acquire)
     }
 
+    /// Runs the `n` (1 or 2) consecutive rounds from `round` handed out
+    /// by `take_round`: two at once where the source can, else in turn
+    /// (the second only if the first passed). Whether all passed.
+    fn run_rounds(&self, slot: &Slot, index: u64, round: u32, n: u32, cand: &S::Cand) -> bool {
+        if n == 2 {
+            crate::fault::point("search_round");
+            if let Some(v) =
+                self.source
+                    .round_pair(&self.seed, index, [round, round + 1], cand, &slot.abandon)
+            {
+                self.exponentiations.fetch_add(
+                    u64::from(v[0].exponentiations + v[1].exponentiations),
+                    Ordering::Relaxed,
+                );
+                return v[0].pass && v[1].pass && !slot.abandon.load(Ordering::Acquire);
+            }
+        }
+        (round..round + n).all(|r| self.run_round(slot, index, r, cand))
+    }
+
     /// Hands the round for `index` to `slot` (under the state lock).
     fn assign(slot: &Slot, index: u64) {
         slot.abandon.store(false, Ordering::Relaxed);
@@ -426,14 +509,29 @@ impl<S: CandidateSource> Shared<S> {
     /// `count` candidates below it are confirmed or unresolved, i.e. it is
     /// in the answer unless it fails itself. Otherwise its rounds would be
     /// speculative and wait until the lower ones are decided.
-    fn take_round(&self, slot: &Slot, st: &mut State<S::Cand>) -> Option<(u64, u32, Arc<S::Cand>)> {
+    ///
+    /// For a source that pairs rounds ([`CandidateSource::round_pairs`]) a
+    /// worker takes two of one candidate's rounds when two remain: a
+    /// candidate that reaches its confirmation rounds is nearly always
+    /// prime, so the second round is rarely wasted. Returns the index, the
+    /// first round, how many (1 or 2) and the candidate.
+    fn take_round(
+        &self,
+        slot: &Slot,
+        st: &mut State<S::Cand>,
+    ) -> Option<(u64, u32, u32, Arc<S::Cand>)> {
         let needed = self.needed_pending(st);
         for (&idx, p) in st.pending.iter_mut().take(needed) {
             if p.next_round < self.rounds {
                 let r = p.next_round;
-                p.next_round += 1;
+                let n = if self.round_pairs && r + 1 < self.rounds {
+                    2
+                } else {
+                    1
+                };
+                p.next_round += n;
                 Self::assign(slot, idx);
-                return Some((idx, r, Arc::clone(&p.cand)));
+                return Some((idx, r, n, Arc::clone(&p.cand)));
             }
         }
         None
@@ -460,13 +558,14 @@ impl<S: CandidateSource> Shared<S> {
     }
 
     /// Records the verdict of a confirmation round.
-    fn finish_round(&self, index: u64, pass: bool) {
+    /// (`n` of them run together: all passed, or not).
+    fn finish_rounds(&self, index: u64, pass: bool, n: u32) {
         let mut st = lock(&self.state);
         // Absent: another round already failed it, or the bound dropped it.
         let Some(p) = st.pending.get_mut(&index) else {
             return;
         };
-        p.passed += u32::from(pass);
+        p.passed += if pass { n } else { 0 };
         if !pass || p.passed == self.rounds {
             let p = st.pending.remove(&index).expect("pending entry");
             if pass {
@@ -546,9 +645,9 @@ impl<S: CandidateSource> Shared<S> {
     fn help(&self, slot: &Slot) -> bool {
         let job = self.take_round(slot, &mut lock(&self.state));
         match job {
-            Some((idx, r, cand)) => {
-                let pass = self.run_round(slot, idx, r, &cand);
-                self.finish_round(idx, pass);
+            Some((idx, r, n, cand)) => {
+                let pass = self.run_rounds(slot, idx, r, n, &cand);
+                self.finish_rounds(idx, pass, n);
                 true
             }
             None => false,
@@ -601,10 +700,10 @@ impl<S: CandidateSource> Shared<S> {
                 return true;
             }
             // k would be speculative: help confirm the lower ones, or wait.
-            if let Some((idx, r, cand)) = self.take_round(slot, &mut st) {
+            if let Some((idx, r, n, cand)) = self.take_round(slot, &mut st) {
                 drop(st);
-                let pass = self.run_round(slot, idx, r, &cand);
-                self.finish_round(idx, pass);
+                let pass = self.run_rounds(slot, idx, r, n, &cand);
+                self.finish_rounds(idx, pass, n);
             } else {
                 st.waiting.insert(k, std::thread::current());
                 drop(st);
@@ -1218,6 +1317,10 @@ mod tests {
         pairs: (bool, bool),
         /// Pairs run: (first index, second index).
         paired: Arc<Mutex<Vec<(u64, u64)>>>,
+        /// `round_pairs()`, and whether `round_pair` runs a pair.
+        round_pairs: (bool, bool),
+        /// Round pairs run: (index, first round).
+        round_paired: Arc<Mutex<Vec<(u64, u32)>>>,
     }
 
     impl Toy {
@@ -1226,6 +1329,8 @@ mod tests {
                 reported: Arc::new(AtomicU64::new(0)),
                 pairs,
                 paired: Arc::new(Mutex::new(Vec::new())),
+                round_pairs: (false, false),
+                round_paired: Arc::new(Mutex::new(Vec::new())),
             }
         }
     }
@@ -1266,6 +1371,25 @@ mod tests {
             }
             lock(&self.paired).push((index[0], index[1]));
             Some([0, 1].map(|i| self.round(seed, index[i], 0, c[i], stop)))
+        }
+        fn round_pairs(&self) -> bool {
+            self.round_pairs.0
+        }
+        fn round_pair(
+            &self,
+            seed: &Seed,
+            index: u64,
+            rounds: [u32; 2],
+            c: &u64,
+            stop: &AtomicBool,
+        ) -> Option<[Verdict; 2]> {
+            assert!(self.round_pairs.0);
+            if !self.round_pairs.1 {
+                return None;
+            }
+            lock(&self.round_paired).push((index, rounds[0]));
+            assert_eq!(rounds[1], rounds[0] + 1);
+            Some(rounds.map(|r| self.round(seed, index, r, c, stop)))
         }
     }
 
@@ -1519,6 +1643,53 @@ mod tests {
                 tested.sort_unstable();
                 tested.dedup();
                 assert_eq!(tested.len(), n, "a candidate was tested twice");
+            }
+        }
+    }
+
+    /// Taking two confirmation rounds of a candidate at once changes the
+    /// work, not the answer, at any thread count, whether the source runs
+    /// the pairs or declines them (then each runs alone): of rounds 1 to 3
+    /// (round 0 is the first round), 1 and 2 go together and 3 alone, and
+    /// every round's exponentiations are counted once.
+    #[test]
+    fn round_pairs_change_the_work_not_the_answer() {
+        for threads in [0, 1, 2, 5, 16] {
+            for round_pairs in [(true, true), (true, false), (false, false)] {
+                let pool = Workers::for_test(threads);
+                let seed = Seed::from_bytes(&[7u8; 32]).unwrap();
+                let mut opts = Options::default();
+                let mut generation = Generation::new(&pool, seed, &mut opts, 5);
+                let mut toy = Toy::new((false, false));
+                toy.round_pairs = round_pairs;
+                let (reported, paired) = (Arc::clone(&toy.reported), Arc::clone(&toy.round_paired));
+                let found = generation.search(toy, 1, 5).unwrap();
+                let idx: Vec<u64> = found.iter().map(|f| f.index).collect();
+                assert_eq!(
+                    idx,
+                    [21, 42, 63, 84, 105],
+                    "threads={threads} {round_pairs:?}"
+                );
+                assert_eq!(
+                    generation.stats().exponentiations,
+                    reported.load(Ordering::Relaxed)
+                );
+                let paired = lock(&paired);
+                if !round_pairs.1 {
+                    assert!(paired.is_empty());
+                    continue;
+                }
+                // Only rounds 1 and 2 pair (round 3 has no partner), once
+                // per candidate, and every answer's were paired.
+                assert!(paired.iter().all(|&(_, r)| r == 1), "{paired:?}");
+                let mut which: Vec<u64> = paired.iter().map(|&(i, _)| i).collect();
+                let n = which.len();
+                which.sort_unstable();
+                which.dedup();
+                assert_eq!(which.len(), n, "a pair of rounds ran twice: {paired:?}");
+                for i in [21, 42, 63, 84, 105] {
+                    assert!(which.contains(&i), "threads={threads}: {paired:?}");
+                }
             }
         }
     }

@@ -34,7 +34,9 @@ use crate::gmp::sec;
 use crate::prime::fermat::{fermat_base2_secret_or_stop, fermat_base2_secret_pair_or_stop};
 use crate::prime::mr::rsa_rounds;
 use crate::prime::mr::MrCandidate;
-use crate::prime::search::{mr_round_from_stream, CandidateSource, Generation, Verdict};
+use crate::prime::search::{
+    mr_round_from_stream, mr_round_pair_from_stream, CandidateSource, Generation, Verdict,
+};
 use crate::prime::small::{rsa_trial_bound, TrialTable};
 use crate::prime::stream::{random_in_range, Purpose, Seed};
 use crate::prime::{Options, Stats};
@@ -409,6 +411,24 @@ impl CandidateSource for RsaSource {
         stop: &AtomicBool,
     ) -> Option<[Verdict; 2]> {
         first_tests_paired([&c[0].n, &c[1].n], stop)
+    }
+    /// Two Miller–Rabin rounds of one candidate at once on AVX-512 IFMA,
+    /// where its first rounds pair too (the same sizes).
+    fn round_pairs(&self) -> bool {
+        self.pairs
+    }
+    fn round_pair(
+        &self,
+        seed: &Seed,
+        index: u64,
+        rounds: [u32; 2],
+        cand: &MrCandidate,
+        stop: &AtomicBool,
+    ) -> Option<[Verdict; 2]> {
+        if rounds[0] == 0 {
+            return None;
+        }
+        mr_round_pair_from_stream(seed, index, rounds.map(|r| r - 1), cand, stop)
     }
 }
 
