@@ -1517,6 +1517,40 @@ mod tests {
         );
     }
 
+    /// A round's inputs for the path tests: n, `count` random bases (in
+    /// n's length), R and R² mod n.
+    struct RoundInput {
+        n: Integer,
+        bases: Vec<Vec<u64>>,
+        r: Vec<u64>,
+        r2: Vec<u64>,
+    }
+
+    fn round_input(n: Integer, count: usize, rng: &mut ChaCha20Rng) -> RoundInput {
+        let bits = n.significant_bits();
+        let bases = (0..count)
+            .map(|_| {
+                let b = (random(bits, rng) % Integer::from(&n - 3u32)) + 2u32;
+                let mut l = b.as_limbs().to_vec();
+                l.resize(n.as_limbs().len(), 0);
+                l
+            })
+            .collect();
+        let (r, r2) = r_and_r2(&n);
+        RoundInput { n, bases, r, r2 }
+    }
+
+    /// The traces of `f(0)` … `f(count − 1)`, each run in a child (see
+    /// [`traces`]).
+    #[cfg(all(target_os = "linux", target_arch = "x86_64"))]
+    fn traces_of(count: usize, f: &dyn Fn(usize)) -> Option<Vec<(u64, u64)>> {
+        let runs: Vec<Box<dyn Fn() + '_>> = (0..count)
+            .map(|i| Box::new(move || f(i)) as Box<dyn Fn() + '_>)
+            .collect();
+        let runs: Vec<&dyn Fn()> = runs.iter().map(|b| b.as_ref()).collect();
+        traces(&runs)
+    }
+
     /// The secret Miller–Rabin round takes one path too: a prime with
     /// v2(p − 1) = 63, a dense composite (s = 1) and a sparse one (s = 40)
     /// of one size, each with its own random base, run the same sequence
@@ -1529,57 +1563,32 @@ mod tests {
         let bits = 521u32;
         let top = Integer::from(Integer::ONE << (bits - 1));
         let mut walk = Integer::from(0x6a09_e667u32);
-        let ns = [
+        let mut rng = ChaCha20Rng::seed_from_u64(0x7261);
+        let inputs: Vec<RoundInput> = [
             crate::gmp::sec::tests::prime_with_s(&mut walk, bits, 63),
             // 2^521 − 1 is a Mersenne prime: this one, just below, is not.
             Integer::from(Integer::ONE << bits) - Integer::from(Integer::ONE << 200u32) - 1u32,
             Integer::from(&top + (1u64 << 40)) + 1u32,
-        ];
-        assert!(ns.iter().all(|n| n.significant_bits() == bits));
-        assert!(ns[1..]
+        ]
+        .into_iter()
+        .map(|n| round_input(n, 1, &mut rng))
+        .collect();
+        assert!(inputs.iter().all(|x| x.n.significant_bits() == bits));
+        assert!(inputs[1..]
             .iter()
-            .all(|n| n.is_probably_prime(30) == rug::integer::IsPrime::No));
-        let mut rng = ChaCha20Rng::seed_from_u64(0x7261);
-        let bases: Vec<Integer> = ns
-            .iter()
-            .map(|n| (random(bits, &mut rng) % Integer::from(n - 3u32)) + 2u32)
-            .collect();
-        let inputs: Vec<(Vec<u64>, Vec<u64>, Vec<u64>)> = ns
-            .iter()
-            .zip(&bases)
-            .map(|(n, b)| {
-                let (r, r2) = r_and_r2(n);
-                let mut bl = b.as_limbs().to_vec();
-                bl.resize(n.as_limbs().len(), 0);
-                (bl, r, r2)
-            })
-            .collect();
-        let runs: Vec<Box<dyn Fn()>> = (0..3)
-            .map(|i| {
-                let (n, (b, r, r2), never) = (&ns[i], &inputs[i], &never);
-                Box::new(move || {
-                    std::hint::black_box(mr_round_secret(n.as_limbs(), b, r, r2, never));
-                }) as Box<dyn Fn()>
-            })
-            .collect();
-        let runs: Vec<&dyn Fn()> = runs.iter().map(|b| b.as_ref()).collect();
-        let Some(traces) = traces(&runs) else {
+            .all(|x| x.n.is_probably_prime(30) == rug::integer::IsPrime::No));
+        let round = |i: usize| {
+            let x = &inputs[i];
+            mr_round_secret(x.n.as_limbs(), &x.bases[0], &x.r, &x.r2, &never)
+        };
+        let Some(traces) = traces_of(3, &|i| {
+            std::hint::black_box(round(i));
+        }) else {
             return;
         };
         // What was traced are real rounds: the prime passes, the
         // composites fail.
-        let verdicts: Vec<Option<u64>> = (0..3)
-            .map(|i| {
-                mr_round_secret(
-                    ns[i].as_limbs(),
-                    &inputs[i].0,
-                    &inputs[i].1,
-                    &inputs[i].2,
-                    &never,
-                )
-            })
-            .collect();
-        assert_eq!(verdicts, [Some(1), Some(0), Some(0)]);
+        assert_eq!([round(0), round(1), round(2)], [Some(1), Some(0), Some(0)]);
         assert!(traces[0].0 > 100_000, "{traces:?}");
         assert!(
             traces.iter().all(|t| *t == traces[0]),
@@ -1595,41 +1604,23 @@ mod tests {
         let never = AtomicBool::new(false);
         let bits = 521u32;
         let mut walk = Integer::from(0x3c6e_f372u32);
-        let ns = [
+        let mut rng = ChaCha20Rng::seed_from_u64(0x7262);
+        let inputs: Vec<RoundInput> = [
             crate::gmp::sec::tests::prime_with_s(&mut walk, bits, 63),
             Integer::from(Integer::ONE << bits) - Integer::from(Integer::ONE << 300u32) - 1u32,
-        ];
-        assert_eq!(ns[1].is_probably_prime(30), rug::integer::IsPrime::No);
-        let mut rng = ChaCha20Rng::seed_from_u64(0x7262);
-        // Per n: its two bases, R and R² (limbs).
-        type Input = ([Vec<u64>; 2], Vec<u64>, Vec<u64>);
-        let inputs: Vec<Input> = ns
-            .iter()
-            .map(|n| {
-                let base = |rng: &mut ChaCha20Rng| {
-                    let b = (random(bits, rng) % Integer::from(n - 3u32)) + 2u32;
-                    let mut l = b.as_limbs().to_vec();
-                    l.resize(n.as_limbs().len(), 0);
-                    l
-                };
-                let (r, r2) = r_and_r2(n);
-                ([base(&mut rng), base(&mut rng)], r, r2)
-            })
-            .collect();
+        ]
+        .into_iter()
+        .map(|n| round_input(n, 2, &mut rng))
+        .collect();
+        assert_eq!(inputs[1].n.is_probably_prime(30), rug::integer::IsPrime::No);
         let pair = |i: usize| {
-            let (b, r, r2) = &inputs[i];
-            mr_round_secret_pair(ns[i].as_limbs(), [&b[0], &b[1]], r, r2, &never)
+            let x = &inputs[i];
+            let bases = [&x.bases[0][..], &x.bases[1][..]];
+            mr_round_secret_pair(x.n.as_limbs(), bases, &x.r, &x.r2, &never)
         };
-        let runs: Vec<Box<dyn Fn()>> = (0..2)
-            .map(|i| {
-                let pair = &pair;
-                Box::new(move || {
-                    std::hint::black_box(pair(i));
-                }) as Box<dyn Fn()>
-            })
-            .collect();
-        let runs: Vec<&dyn Fn()> = runs.iter().map(|b| b.as_ref()).collect();
-        let Some(traces) = traces(&runs) else {
+        let Some(traces) = traces_of(2, &|i| {
+            std::hint::black_box(pair(i));
+        }) else {
             return;
         };
         assert_eq!([pair(0), pair(1)], [Some([1, 1]), Some([0, 0])]);
