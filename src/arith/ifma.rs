@@ -1453,16 +1453,9 @@ mod tests {
         let never = AtomicBool::new(false);
         let ns = path_inputs();
         let rs: Vec<Vec<u64>> = ns.iter().map(r_mod).collect();
-        let runs: Vec<Box<dyn Fn()>> = (0..3)
-            .map(|i| {
-                let (n, r, never) = (&ns[i], &rs[i], &never);
-                Box::new(move || {
-                    std::hint::black_box(fermat_base2_secret(n.as_limbs(), r, never));
-                }) as Box<dyn Fn()>
-            })
-            .collect();
-        let runs: Vec<&dyn Fn()> = runs.iter().map(|b| b.as_ref()).collect();
-        let Some(traces) = traces(&runs) else {
+        let Some(traces) = traces_of(3, &|i| {
+            std::hint::black_box(fermat_base2_secret(ns[i].as_limbs(), &rs[i], &never));
+        }) else {
             return;
         };
         // What was traced is the real test: the prime passes.
@@ -1485,21 +1478,15 @@ mod tests {
         let never = AtomicBool::new(false);
         let ns = path_inputs();
         let rs: Vec<Vec<u64>> = ns.iter().map(r_mod).collect();
-        let runs: Vec<Box<dyn Fn()>> = [(0, 1), (2, 0)]
-            .into_iter()
-            .map(|(a, b)| {
-                let (na, nb, ra, rb, never) = (&ns[a], &ns[b], &rs[a], &rs[b], &never);
-                Box::new(move || {
-                    std::hint::black_box(fermat_base2_secret_pair(
-                        [na.as_limbs(), nb.as_limbs()],
-                        [ra, rb],
-                        never,
-                    ));
-                }) as Box<dyn Fn()>
-            })
-            .collect();
-        let runs: Vec<&dyn Fn()> = runs.iter().map(|b| b.as_ref()).collect();
-        let Some(traces) = traces(&runs) else {
+        let lanes = [(0, 1), (2, 0)];
+        let Some(traces) = traces_of(2, &|i| {
+            let (a, b) = lanes[i];
+            std::hint::black_box(fermat_base2_secret_pair(
+                [ns[a].as_limbs(), ns[b].as_limbs()],
+                [&rs[a], &rs[b]],
+                &never,
+            ));
+        }) else {
             return;
         };
         // What was traced is the real pair test (not a refusal): the

@@ -163,24 +163,20 @@ impl MrCandidate {
     /// is false (the caller runs the rounds in turn). Constant time as the
     /// single round; R and R² mod n are computed once for both.
     pub fn round_pair_or_stop(&self, bases: [&Integer; 2], stop: &AtomicBool) -> Option<[bool; 2]> {
-        use crate::prime::fermat::{secret_r2_mod, secret_r_mod};
         let limbs = self.n.as_limbs();
         let len = limbs.len();
         if !self.pairs_apply() || bases.iter().any(|b| b.as_limbs().len() > len) {
             return None;
         }
-        let (mut r, mut r2) = ([0u64; 128], [0u64; 128]);
-        secret_r_mod(limbs, &mut r);
-        secret_r2_mod(limbs, &mut r2);
-        let v = crate::arith::ifma::mr_round_secret_pair(
-            limbs,
-            bases.map(|b| b.as_limbs()),
-            &r[..len],
-            &r2[..len],
-            stop,
-        );
-        r.zeroize();
-        r2.zeroize();
+        let v = with_r_and_r2(limbs, |r, r2| {
+            crate::arith::ifma::mr_round_secret_pair(
+                limbs,
+                bases.map(|b| b.as_limbs()),
+                r,
+                r2,
+                stop,
+            )
+        });
         // Every condition under which the pair declines was checked
         // above: `None` here is a stop.
         Some(v.map_or([false; 2], |v| v.map(|x| x == 1)))
@@ -249,7 +245,6 @@ impl MrCandidate {
 /// come from the constant-time division and are wiped after the round.
 fn mr_round_ifma(n: &Integer, base: &Integer, stop: &AtomicBool) -> Option<bool> {
     use crate::arith::ifma;
-    use crate::prime::fermat::{secret_r2_mod, secret_r_mod};
     let limbs = n.as_limbs();
     let len = limbs.len();
     if !ifma::available()
@@ -260,15 +255,27 @@ fn mr_round_ifma(n: &Integer, base: &Integer, stop: &AtomicBool) -> Option<bool>
     {
         return None;
     }
-    let (mut r, mut r2) = ([0u64; 128], [0u64; 128]);
-    secret_r_mod(limbs, &mut r);
-    secret_r2_mod(limbs, &mut r2);
-    let v = ifma::mr_round_secret(limbs, base.as_limbs(), &r[..len], &r2[..len], stop);
-    r.zeroize();
-    r2.zeroize();
+    let v = with_r_and_r2(limbs, |r, r2| {
+        ifma::mr_round_secret(limbs, base.as_limbs(), r, r2, stop)
+    });
     // Every condition under which the round declines was checked above:
     // `None` here is a stop.
     Some(v == Some(1))
+}
+
+/// `f(R mod n, R² mod n)` (the IFMA rounds' inputs, in n's length) for
+/// the secret odd `n`, both by the constant-time division and wiped
+/// afterwards.
+fn with_r_and_r2<T>(limbs: &[u64], f: impl FnOnce(&[u64], &[u64]) -> T) -> T {
+    use crate::prime::fermat::{secret_r2_mod, secret_r_mod};
+    let len = limbs.len();
+    let (mut r, mut r2) = ([0u64; 128], [0u64; 128]);
+    secret_r_mod(limbs, &mut r);
+    secret_r2_mod(limbs, &mut r2);
+    let v = f(&r[..len], &r2[..len]);
+    r.zeroize();
+    r2.zeroize();
+    v
 }
 
 /// Exponent bits per window of [`mr_round_fixed`]'s exponentiation.
