@@ -973,10 +973,13 @@ typedef struct pf_options {
   uint32_t threads;
   /**
    * NULL for fresh OS randomness, or a 32-byte seed: the same seed gives
-   * byte-identical output at any thread count. It is copied into secure
-   * memory for the call and wiped when the call returns; not retained.
-   * An all-zero seed is refused (`PF_ERR_INVALID_ARGUMENT`): it is what
-   * a seed kept in a `pf_buffer` reads as in a `fork()` child.
+   * byte-identical output at any thread count. It is read and copied
+   * into secure memory with asynchronous signals blocked, and wiped when
+   * the call (for a job, the job) ends; not retained. Keep it in a
+   * `pf_buffer` (`pf_buffer_copy` moves a seed there without passing it
+   * through registers a signal handler's frame would receive). An
+   * all-zero seed is refused (`PF_ERR_INVALID_ARGUMENT`): it is what a
+   * seed kept in a `pf_buffer` reads as in a `fork()` child.
    */
   const uint8_t *seed;
   /**
@@ -1108,6 +1111,29 @@ const char *pf_last_error_message(void);
  * - Thread-safe.
  */
 pf_status pf_buffer_new(size_t len, struct pf_buffer **out);
+
+/**
+ * Allocates a secure buffer holding a copy of the `len` bytes at `data`
+ * (0 to 1 GiB): the way for a binding or a host to move a secret it holds
+ * (a seed for `pf_options`, a passphrase, a key's text) into secure
+ * memory without leaving it anywhere on the way. The copy runs with
+ * asynchronous signals blocked on the calling thread and the vector and
+ * caller-saved registers cleared before they are unblocked, so no signal
+ * handler's frame (Go's runtime, a profiler) receives the bytes; copying
+ * them with `memcpy` into `pf_buffer_data_mut` leaves them in registers
+ * that the next signal writes to its frame.
+ *
+ * - `data` is read during the call only, `len` bytes; it may be NULL
+ *   only when `len` is 0.
+ * - `out` must not be NULL; on success `*out` receives a buffer that the
+ *   caller owns and releases with `pf_buffer_free`. On failure `*out` is
+ *   left untouched.
+ * - Returns `PF_ERR_NULL_ARGUMENT` if `out` is NULL or `data` is NULL
+ *   with `len` > 0, `PF_ERR_NO_MEMORY` if the memory cannot be mapped or
+ *   `len` exceeds 1 GiB.
+ * - Thread-safe.
+ */
+pf_status pf_buffer_copy(const uint8_t *data, size_t len, struct pf_buffer **out);
 
 /**
  * Returns a pointer to the buffer's bytes, valid until `pf_buffer_free`.

@@ -66,6 +66,26 @@ fn every_export_rejects_bad_arguments_as_documented() {
         PF_ERR_NO_MEMORY, // documented: more than 1 GiB
     );
     assert_eq!(b, sentinel());
+    let mut b = sentinel::<pf_buffer>();
+    row(
+        "pf_buffer_copy",
+        unsafe { pf_buffer_copy(std::ptr::null(), 4, &mut b) },
+        PF_ERR_NULL_ARGUMENT, // NULL data with a length
+    );
+    row(
+        "pf_buffer_copy",
+        unsafe { pf_buffer_copy(b"abcd".as_ptr(), 4, std::ptr::null_mut()) },
+        PF_ERR_NULL_ARGUMENT,
+    );
+    assert_eq!(b, sentinel());
+    // NULL with length 0 is an empty buffer.
+    row(
+        "pf_buffer_copy",
+        unsafe { pf_buffer_copy(std::ptr::null(), 0, &mut b) },
+        PF_OK,
+    );
+    assert_eq!(unsafe { pf_buffer_len(b) }, 0);
+    unsafe { pf_buffer_free(b) };
     row(
         "pf_buffer_check",
         unsafe { pf_buffer_check(std::ptr::null()) },

@@ -227,3 +227,26 @@ fn sizes_up_to_one_mib_and_more() {
         }
     }
 }
+
+#[test]
+fn a_copy_holds_the_callers_bytes_and_leaves_them_with_the_caller() {
+    for len in [0usize, 1, 31, 32, 33, 4096, 70_000] {
+        let src: Vec<u8> = (0..len).map(|i| (i * 7 + 3) as u8).collect();
+        let mut b = std::ptr::null_mut();
+        assert_eq!(
+            unsafe { pf_buffer_copy(src.as_ptr(), len, &mut b) },
+            pf_status::PF_OK
+        );
+        let got = unsafe { std::slice::from_raw_parts(pf_buffer_data(b), pf_buffer_len(b)) };
+        assert_eq!(got, &src[..], "{len} bytes");
+        assert_eq!(unsafe { pf_buffer_check(b) }, pf_status::PF_OK);
+        unsafe { pf_buffer_free(b) };
+    }
+    let mut b = std::ptr::null_mut();
+    assert_eq!(
+        unsafe { pf_buffer_copy(b"x".as_ptr(), (1 << 30) + 1, &mut b) },
+        pf_status::PF_ERR_NO_MEMORY,
+        "more than 1 GiB (refused before the bytes are read)"
+    );
+    assert!(b.is_null());
+}

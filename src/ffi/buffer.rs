@@ -1,6 +1,6 @@
 //! `pf_buffer`: the opaque secure buffer handed to C callers.
 
-use super::{guard, guard_value, pf_status, write_out};
+use super::{guard, guard_secret, guard_value, pf_status, write_out};
 use crate::secure::SecureBuf;
 
 /// An opaque, read-only (to the library's clients) block of bytes in secure
@@ -35,6 +35,49 @@ pub unsafe extern "C" fn pf_buffer_new(len: usize, out: *mut *mut pf_buffer) -> 
         }
         // SAFETY: `out` checked for NULL.
         unsafe { deliver(SecureBuf::new(len), out) }
+    })
+}
+
+/// Allocates a secure buffer holding a copy of the `len` bytes at `data`
+/// (0 to 1 GiB): the way for a binding or a host to move a secret it holds
+/// (a seed for `pf_options`, a passphrase, a key's text) into secure
+/// memory without leaving it anywhere on the way. The copy runs with
+/// asynchronous signals blocked on the calling thread and the vector and
+/// caller-saved registers cleared before they are unblocked, so no signal
+/// handler's frame (Go's runtime, a profiler) receives the bytes; copying
+/// them with `memcpy` into `pf_buffer_data_mut` leaves them in registers
+/// that the next signal writes to its frame.
+///
+/// - `data` is read during the call only, `len` bytes; it may be NULL
+///   only when `len` is 0.
+/// - `out` must not be NULL; on success `*out` receives a buffer that the
+///   caller owns and releases with `pf_buffer_free`. On failure `*out` is
+///   left untouched.
+/// - Returns `PF_ERR_NULL_ARGUMENT` if `out` is NULL or `data` is NULL
+///   with `len` > 0, `PF_ERR_NO_MEMORY` if the memory cannot be mapped or
+///   `len` exceeds 1 GiB.
+/// - Thread-safe.
+#[no_mangle]
+pub unsafe extern "C" fn pf_buffer_copy(
+    data: *const u8,
+    len: usize,
+    out: *mut *mut pf_buffer,
+) -> pf_status {
+    guard_secret(|| {
+        if out.is_null() {
+            return pf_status::PF_ERR_NULL_ARGUMENT;
+        }
+        if len > crate::secure::SECURE_BUF_MAX_LEN {
+            // Refused before the bytes are looked at.
+            return pf_status::PF_ERR_NO_MEMORY;
+        }
+        // SAFETY: the caller's contract for `data`.
+        let bytes = match unsafe { super::input(data, len) } {
+            Ok(b) => b,
+            Err(st) => return st,
+        };
+        // SAFETY: `out` checked for NULL.
+        unsafe { deliver(SecureBuf::from_slice(bytes), out) }
     })
 }
 

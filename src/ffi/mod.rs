@@ -77,14 +77,19 @@ fn panicked(payload: Box<dyn std::any::Any + Send>) -> pf_status {
 
 /// Like [`guard`] for the generating exports: `f` runs below a frame from
 /// which the stack it used is wiped afterwards
-/// (`secure::with_wiped_stack`). The generation itself decides where its
-/// secret work runs (workers, or a private stack) and keeps the progress
-/// callback on the caller's own stack.
+/// (`secure::with_wiped_stack`), with asynchronous signals held from the
+/// first read of the caller's options (a seed is read and copied there)
+/// to the return, the registers cleared before they are let through
+/// (`secure::signals`). The generation itself decides where its secret
+/// work runs (workers, or a private stack) and gives the caller's mask
+/// back for the progress callback and while it waits.
 pub(crate) fn guard_generate(f: impl FnOnce() -> pf_status) -> pf_status {
     detail::begin();
+    let signals = crate::secure::signals::hold();
     let st = crate::secure::with_wiped_stack(|| {
         catch_unwind(AssertUnwindSafe(f)).unwrap_or_else(panicked)
     });
+    drop(signals);
     detail::finish(st);
     st
 }

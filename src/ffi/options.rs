@@ -101,10 +101,13 @@ pub struct pf_options {
     /// public). The output is the same either way.
     pub threads: u32,
     /// NULL for fresh OS randomness, or a 32-byte seed: the same seed gives
-    /// byte-identical output at any thread count. It is copied into secure
-    /// memory for the call and wiped when the call returns; not retained.
-    /// An all-zero seed is refused (`PF_ERR_INVALID_ARGUMENT`): it is what
-    /// a seed kept in a `pf_buffer` reads as in a `fork()` child.
+    /// byte-identical output at any thread count. It is read and copied
+    /// into secure memory with asynchronous signals blocked, and wiped when
+    /// the call (for a job, the job) ends; not retained. Keep it in a
+    /// `pf_buffer` (`pf_buffer_copy` moves a seed there without passing it
+    /// through registers a signal handler's frame would receive). An
+    /// all-zero seed is refused (`PF_ERR_INVALID_ARGUMENT`): it is what a
+    /// seed kept in a `pf_buffer` reads as in a `fork()` child.
     pub seed: *const u8,
     /// Length of `seed`; must be 32 when `seed` is set, 0 otherwise.
     pub seed_len: usize,

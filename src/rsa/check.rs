@@ -150,6 +150,11 @@ pub fn check_private_key(data: &[u8]) -> Result<RsaReport> {
 /// `passphrase` decrypts it ([`Error::Passphrase`] if it does not).
 pub fn check_private_key_with(data: &[u8], passphrase: Option<&[u8]>) -> Result<RsaReport> {
     crate::gmp::init();
+    // On a private stack, signals held (`secure::fiber::run_secret`).
+    crate::secure::fiber::run_secret(|| check_private_key_inner(data, passphrase))
+}
+
+fn check_private_key_inner(data: &[u8], passphrase: Option<&[u8]>) -> Result<RsaReport> {
     match sniff_with(data, passphrase)?.content_with_block() {
         (Content::RsaPrivate { pkcs1, container }, block) => {
             check_pkcs1(pkcs1.as_slice(), container, block)

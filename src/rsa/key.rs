@@ -182,7 +182,9 @@ impl RsaKey {
     /// secure memory. `Err(Forked)` for a key inherited through `fork()`.
     pub fn export(&self, format: crate::encode::RsaFormat) -> Result<SecureBuf> {
         self.usable()?;
-        crate::encode::rsa_encode(&self.parts(), format)
+        // On a private stack, signals held (`secure::fiber::run_secret`),
+        // for callers of the core as for the C ABI's.
+        crate::secure::fiber::run_secret(|| crate::encode::rsa_encode(&self.parts(), format))
     }
 
     /// The key as an "OPENSSH PRIVATE KEY" (what `ssh-keygen -t rsa`
@@ -191,7 +193,9 @@ impl RsaKey {
     /// keys only ([`Error::Unsupported`] otherwise).
     pub fn export_openssh(&self, comment: &str, passphrase: Option<&[u8]>) -> Result<SecureBuf> {
         self.usable()?;
-        crate::encode::openssh::write_private(&self.parts(), comment, passphrase)
+        crate::secure::fiber::run_secret(|| {
+            crate::encode::openssh::write_private(&self.parts(), comment, passphrase)
+        })
     }
 
     /// The public key as an `authorized_keys` line ("ssh-rsa AAAA…
@@ -210,7 +214,9 @@ impl RsaKey {
         kdf: crate::encode::pbes2::Kdf,
     ) -> Result<SecureBuf> {
         self.usable()?;
-        crate::encode::rsa_encode_encrypted(&self.parts(), pem, passphrase, kdf)
+        crate::secure::fiber::run_secret(|| {
+            crate::encode::rsa_encode_encrypted(&self.parts(), pem, passphrase, kdf)
+        })
     }
 }
 

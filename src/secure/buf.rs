@@ -31,7 +31,7 @@ use crate::error::{Error, Result};
 const CANARY_LEN: usize = 16;
 
 /// The largest secure buffer we hand out (far above any key encoding).
-pub(super) const MAX_LEN: usize = 1 << 30;
+pub(crate) const MAX_LEN: usize = 1 << 30;
 
 fn page_size() -> usize {
     static PAGE: OnceLock<usize> = OnceLock::new();
@@ -143,10 +143,15 @@ impl SecureBuf {
         Ok(buf)
     }
 
-    /// Allocates a buffer holding a copy of `bytes`.
+    /// Allocates a buffer holding a copy of `bytes`. The copy runs with
+    /// asynchronous signals held and the registers it went through cleared
+    /// before they are let through (`super::signals`): bytes copied in from
+    /// a caller (a seed, a passphrase) reach no signal frame on the way.
     pub fn from_slice(bytes: &[u8]) -> Result<Self> {
         let mut b = Self::new(bytes.len())?;
+        let signals = super::signals::hold();
         b.as_mut_slice().copy_from_slice(bytes);
+        drop(signals);
         Ok(b)
     }
 

@@ -12,6 +12,7 @@ mod stack;
 pub(crate) mod valgrind;
 
 pub use buf::SecureBuf;
+pub(crate) use buf::MAX_LEN as SECURE_BUF_MAX_LEN;
 pub(crate) use regs::clear_registers;
 pub(crate) use rng::SecretStream;
 pub(crate) use secret_vec::SecretVec;

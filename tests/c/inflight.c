@@ -34,6 +34,16 @@
  *   inflight smallstack
  *       every entry point, each on a fresh thread with a PTHREAD_STACK_MIN
  *       stack.
+ *   inflight steps SEED PASS BITS
+ *       the regions that tests/signal_frames.rs single-steps, each ended by
+ *       a SIGSTOP the host sends itself (the tracer counts them): 1, the
+ *       control (the seed loaded into two vector registers by this host,
+ *       then cleared); 2, a seeded job on 2 threads, waited for and taken;
+ *       3 and 4, seeded pf_rsa_generate_ex on 1 and 2 threads (with a
+ *       progress callback); 5, an
+ *       export encrypted with the passphrase read from PASS (32 bytes);
+ *       6, its import; 7, pf_buffer_copy of the seed; 8, pf_rsa_component
+ *       of p; 9, pf_rsa_check and the frees.
  *   inflight arena
  *       under an address-space limit too tight for the secret arena:
  *       pf_secure_memory_status says so, PF_RSA_SECURE_ARENA makes a
@@ -640,6 +650,88 @@ static int arena(void) {
     return 0;
 }
 
+
+/* ---- steps: regions a tracer single-steps ---- */
+
+#include <sys/syscall.h>
+
+/* The end of a region: a SIGSTOP to this thread, sent without a libc
+ * wrapper that would change the signal mask around it. */
+static void mark(void) { syscall(SYS_tgkill, getpid(), (pid_t)syscall(SYS_gettid), SIGSTOP); }
+
+/* The control: the seed in two vector registers, then cleared. */
+static void control_region(void) {
+#if defined(__x86_64__)
+    __asm__ volatile("movdqu (%0), %%xmm6\n\t"
+                     "movdqu 16(%0), %%xmm7\n\t"
+                     "nop\n\t"
+                     "pxor %%xmm6, %%xmm6\n\t"
+                     "pxor %%xmm7, %%xmm7\n\t"
+                     :
+                     : "r"(seed_page)
+                     : "xmm6", "xmm7", "memory");
+#endif
+}
+
+static long step_reports;
+
+static int count_reports(void *user, const pf_progress *ev) {
+    (void)user;
+    (void)ev;
+    step_reports++;
+    return 0;
+}
+
+static int steps(const char *seed, const char *pass_path, uint32_t bits) {
+    read_seed(seed);
+    unsigned char *pass = private_page();
+    int fd = open(pass_path, O_RDONLY);
+    if (fd < 0 || read(fd, pass, SEED_LEN) != SEED_LEN) die("cannot read the passphrase", 2);
+    close(fd);
+    /* The generations call back (host code runs with signals deliverable,
+     * between the library's secret steps). */
+    pf_options one = seeded(1), two = seeded(2), job_opts = seeded(2);
+    one.progress = count_reports;
+    two.progress = count_reports;
+    pf_rsa_key *key = NULL, *k1 = NULL, *k2 = NULL, *imported = NULL;
+    pf_job *job = NULL;
+    pf_buffer *pem = NULL, *copy = NULL, *p = NULL;
+    uint32_t problems = 0;
+    mark();
+    control_region();
+    mark();
+    expect("pf_rsa_generate_start", pf_rsa_generate_start(bits, 65537, 2, &job_opts, &job));
+    expect("pf_job_wait", pf_job_wait(job, UINT64_MAX));
+    expect("pf_job_take_rsa", pf_job_take_rsa(job, &key));
+    pf_job_free(job);
+    mark();
+    expect("pf_rsa_generate_ex, 1 thread", pf_rsa_generate_ex(bits, 65537, 2, &one, &k1));
+    mark();
+    expect("pf_rsa_generate_ex, 2 threads", pf_rsa_generate_ex(bits, 65537, 2, &two, &k2));
+    mark();
+    expect("pf_rsa_export_encrypted",
+           pf_rsa_export_encrypted(key, PF_FORMAT_PKCS8_PEM, pass, SEED_LEN, PF_KDF_PBKDF2_SHA256, &pem));
+    mark();
+    expect("pf_rsa_import", pf_rsa_import(pf_buffer_data(pem), pf_buffer_len(pem), pass, SEED_LEN, &imported));
+    mark();
+    expect("pf_buffer_copy", pf_buffer_copy(seed_page, SEED_LEN, &copy));
+    mark();
+    expect("pf_rsa_component", pf_rsa_component(key, PF_RSA_P, &p));
+    mark();
+    expect("pf_rsa_check", pf_rsa_check(imported, &problems));
+    if ((problems & ~PF_RSA_CHECK_FIPS_MASK) != 0) die("the imported key has problems", 2);
+    pf_buffer_free(p);
+    pf_buffer_free(copy);
+    pf_buffer_free(pem);
+    pf_rsa_free(imported);
+    pf_rsa_free(k2);
+    pf_rsa_free(k1);
+    pf_rsa_free(key);
+    mark();
+    if (step_reports == 0) die("no progress report", 2);
+    return 0;
+}
+
 int main(int argc, char **argv) {
     if (argc == 5 && strcmp(argv[1], "learn") == 0) return learn(argv[2], argv[3], (uint32_t)atoi(argv[4]));
     if (argc == 7 && strcmp(argv[1], "core") == 0)
@@ -649,6 +741,7 @@ int main(int argc, char **argv) {
     if (argc == 3 && strcmp(argv[1], "forksig") == 0) return forksig((uint32_t)atoi(argv[2]));
     if (argc == 2 && strcmp(argv[1], "smallstack") == 0) return smallstack();
     if (argc == 2 && strcmp(argv[1], "arena") == 0) return arena();
+    if (argc == 5 && strcmp(argv[1], "steps") == 0) return steps(argv[2], argv[3], (uint32_t)atoi(argv[4]));
     fprintf(stderr, "usage: see the comment at the top of inflight.c\n");
     return 2;
 }

@@ -5,6 +5,8 @@
 use std::path::{Path, PathBuf};
 use std::process::Command;
 
+pub mod trace;
+
 /// The profile directory (target/debug or target/release) of this test run.
 pub fn profile_dir() -> PathBuf {
     let exe = std::env::current_exe().unwrap();

@@ -103,18 +103,28 @@ type Options struct {
 	Provable bool
 }
 
-func (o *Options) raw() (C.pf_options, func()) {
+func (o *Options) raw() (C.pf_options, func(), error) {
 	opts := C.pf_options_default()
 	free := func() {}
 	if o == nil {
-		return opts, free
+		return opts, free, nil
 	}
 	opts.threads = C.uint32_t(o.Threads)
 	if o.Seed != nil {
-		p := C.CBytes(o.Seed)
-		opts.seed = (*C.uint8_t)(p)
+		// The seed goes to the library's secure memory through
+		// pf_buffer_copy, which copies it with signals blocked and clears
+		// the registers after: copied here (Go's memmove into C memory),
+		// it would stay in vector registers that the next SIGPROF or
+		// SIGURG writes to the signal stack, in Go's heap.
+		var buf *C.pf_buffer
+		if err := call(func() C.pf_status {
+			return C.pf_buffer_copy(bytesArg(o.Seed), C.size_t(len(o.Seed)), &buf)
+		}); err != nil {
+			return opts, free, err
+		}
+		opts.seed = C.pf_buffer_data(buf)
 		opts.seed_len = C.size_t(len(o.Seed))
-		free = func() { wipeAndFree(p, len(o.Seed)) }
+		free = func() { C.pf_buffer_free(buf) }
 	}
 	if o.FIPS {
 		opts.flags |= C.PF_RSA_FIPS
@@ -122,20 +132,25 @@ func (o *Options) raw() (C.pf_options, func()) {
 	if o.Provable {
 		opts.flags |= C.PF_RSA_PROVABLE
 	}
-	return opts, free
+	return opts, free, nil
 }
 
-// wipeAndFree zeroes n bytes of C memory from C.CBytes, then frees it: a
-// seed, a passphrase or a key's text must not stay in freed memory.
-func wipeAndFree(p unsafe.Pointer, n int) {
-	if p == nil {
-		return
+// zero is what bytesArg passes for an empty, non-nil slice.
+var zero [1]byte
+
+// bytesArg passes b's own memory to a C function for the call (cgo allows
+// it: a []byte holds no Go pointers); NULL for nil. The library reads a
+// secret there (a key's text, a passphrase) with signals blocked, so no
+// copy of it is made on the Go side, where it would be left in freed
+// memory or in registers.
+func bytesArg(b []byte) *C.uint8_t {
+	if b == nil {
+		return nil
 	}
-	b := unsafe.Slice((*byte)(p), n)
-	for i := range b {
-		b[i] = 0
+	if len(b) == 0 {
+		return (*C.uint8_t)(unsafe.Pointer(&zero[0]))
 	}
-	C.free(p)
+	return (*C.uint8_t)(unsafe.Pointer(&b[0]))
 }
 
 // wait waits for a job, cancelling it when ctx is done; it frees the job.
@@ -171,7 +186,10 @@ func newRSAKey(k *C.pf_rsa_key) *RSAKey {
 // primes; bits is even, 512 to 16384. Cancelling ctx cancels the
 // generation (the error is then ctx.Err()).
 func GenerateRSA(ctx context.Context, bits uint32, o *Options) (*RSAKey, error) {
-	opts, free := o.raw()
+	opts, free, err := o.raw()
+	if err != nil {
+		return nil, err
+	}
 	defer free()
 	var job *C.pf_job
 	if err := call(func() C.pf_status {
@@ -192,18 +210,9 @@ func ImportRSA(data, passphrase []byte) (*RSAKey, error) {
 	if len(data) == 0 {
 		return nil, &Error{Status: StatusDecode, Message: "empty input"}
 	}
-	// The key's text and the passphrase are copied to C memory, wiped
-	// before it is freed.
-	d := C.CBytes(data)
-	defer wipeAndFree(d, len(data))
-	var p unsafe.Pointer
-	if passphrase != nil {
-		p = C.CBytes(passphrase)
-		defer wipeAndFree(p, len(passphrase))
-	}
 	var k *C.pf_rsa_key
 	err := call(func() C.pf_status {
-		return C.pf_rsa_import((*C.uint8_t)(d), C.size_t(len(data)), (*C.uint8_t)(p), C.size_t(len(passphrase)), &k)
+		return C.pf_rsa_import(bytesArg(data), C.size_t(len(data)), bytesArg(passphrase), C.size_t(len(passphrase)), &k)
 	})
 	if err != nil {
 		return nil, err
@@ -253,11 +262,9 @@ func (k *RSAKey) EncryptedPEM(passphrase []byte) ([]byte, error) {
 	if len(passphrase) == 0 {
 		return nil, &Error{Status: StatusInvalidArgument, Message: "invalid argument: the passphrase is empty"}
 	}
-	p := C.CBytes(passphrase)
-	defer wipeAndFree(p, len(passphrase))
 	var b *C.pf_buffer
 	err := call(func() C.pf_status {
-		return C.pf_rsa_export_encrypted(k.k, C.PF_FORMAT_PKCS8_PEM, (*C.uint8_t)(p), C.size_t(len(passphrase)), C.PF_KDF_SCRYPT, &b)
+		return C.pf_rsa_export_encrypted(k.k, C.PF_FORMAT_PKCS8_PEM, bytesArg(passphrase), C.size_t(len(passphrase)), C.PF_KDF_SCRYPT, &b)
 	})
 	if err != nil {
 		return nil, err
@@ -293,7 +300,10 @@ func newDH(p *C.pf_dh_params) *DHParams {
 // GenerateDH makes a safe prime of bits bits (256 to 16384) for generator
 // g (2 is the usual choice). Cancelling ctx cancels the generation.
 func GenerateDH(ctx context.Context, bits, generator uint32, o *Options) (*DHParams, error) {
-	opts, free := o.raw()
+	opts, free, err := o.raw()
+	if err != nil {
+		return nil, err
+	}
 	defer free()
 	opts.flags = 0
 	var job *C.pf_job
@@ -356,10 +366,8 @@ func CheckDH(data []byte) (uint32, error) {
 	if len(data) == 0 {
 		return 0, &Error{Status: StatusDecode, Message: "malformed input: empty"}
 	}
-	d := C.CBytes(data)
-	defer C.free(d)
 	var problems C.uint32_t
-	if err := call(func() C.pf_status { return C.pf_dh_check((*C.uint8_t)(d), C.size_t(len(data)), &problems) }); err != nil {
+	if err := call(func() C.pf_status { return C.pf_dh_check(bytesArg(data), C.size_t(len(data)), &problems) }); err != nil {
 		return 0, err
 	}
 	return uint32(problems), nil
@@ -401,7 +409,10 @@ type FIPS186 struct {
 // cancels the generation. Export with X942PEM (seed and counter inside) or
 // DSAPEM.
 func GenerateFIPS186(ctx context.Context, f FIPS186, o *Options) (*DHParams, error) {
-	opts, free := o.raw()
+	opts, free, err := o.raw()
+	if err != nil {
+		return nil, err
+	}
 	defer free()
 	opts.flags = 0
 	req := C.pf_dh_fips186_default(C.uint32_t(f.PBits))
@@ -486,10 +497,8 @@ func CheckDHVerified(data []byte) (problems, verified uint32, err error) {
 	if len(data) == 0 {
 		return 0, 0, &Error{Status: StatusDecode, Message: "malformed input: empty"}
 	}
-	d := C.CBytes(data)
-	defer C.free(d)
 	var p, v C.uint32_t
-	if err := call(func() C.pf_status { return C.pf_dh_check_ex((*C.uint8_t)(d), C.size_t(len(data)), &p, &v) }); err != nil {
+	if err := call(func() C.pf_status { return C.pf_dh_check_ex(bytesArg(data), C.size_t(len(data)), &p, &v) }); err != nil {
 		return 0, 0, err
 	}
 	return uint32(p), uint32(v), nil
@@ -521,14 +530,9 @@ func (k *RSAKey) openssh(comment string, passphrase []byte, public C.uint32_t) (
 	}
 	c := C.CString(comment)
 	defer C.free(unsafe.Pointer(c))
-	var pass unsafe.Pointer
-	if passphrase != nil {
-		pass = C.CBytes(passphrase)
-		defer wipeAndFree(pass, len(passphrase))
-	}
 	var b *C.pf_buffer
 	if err := call(func() C.pf_status {
-		return C.pf_rsa_export_openssh(k.k, c, (*C.uint8_t)(pass), C.size_t(len(passphrase)), public, &b)
+		return C.pf_rsa_export_openssh(k.k, c, bytesArg(passphrase), C.size_t(len(passphrase)), public, &b)
 	}); err != nil {
 		return nil, err
 	}

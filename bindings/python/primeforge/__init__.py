@@ -198,6 +198,7 @@ _pf_workers_release = _fn("pf_workers_release", _ST)
 _pf_buffer_data = _fn("pf_buffer_data", _U8P, _H)
 _pf_buffer_len = _fn("pf_buffer_len", _SIZE, _H)
 _pf_buffer_free = _fn("pf_buffer_free", None, _H)
+_pf_buffer_copy = _fn("pf_buffer_copy", _ST, _U8P, _SIZE, ctypes.POINTER(_H))
 _pf_rsa_generate_ex = _fn("pf_rsa_generate_ex", _ST, _U32, _U64, _U32, _OPTS, _HP)
 _pf_rsa_export = _fn("pf_rsa_export", _ST, _H, _U32, _HP)
 _pf_rsa_component = _fn("pf_rsa_component", _ST, _H, _U32, _HP)
@@ -333,16 +334,29 @@ def _callable(name: str, value: object) -> None:
 
 
 class _CBytes:
-    """Bytes copied into C memory for one call, wiped when released (the
-    Python object the caller passed is the caller's to manage)."""
+    """Bytes moved into the library's secure memory for one call by
+    pf_buffer_copy, which reads them with signals blocked and clears the
+    registers after (a copy made here would leave them in registers that
+    the next signal handler's frame receives); freed, and so wiped, when
+    released. The Python object the caller passed is the caller's to
+    manage."""
 
     def __init__(self, data: bytes) -> None:
         self.len = len(data)
-        self._buf = (ctypes.c_uint8 * max(self.len, 1)).from_buffer_copy(data or b"\0")
-        self.ptr = ctypes.cast(self._buf, _U8P)
+        self._buf = _H()
+        _check(_pf_buffer_copy(ctypes.cast(ctypes.c_char_p(data), _U8P), self.len,
+                               ctypes.byref(self._buf)))
+        self.ptr = _pf_buffer_data(self._buf)
 
     def wipe(self) -> None:
-        ctypes.memset(self._buf, 0, ctypes.sizeof(self._buf))
+        buf = getattr(self, "_buf", None)
+        if buf:
+            self._buf = _H()
+            self.ptr = _U8P()
+            _pf_buffer_free(buf)
+
+    def __del__(self) -> None:
+        self.wipe()
 
     def __enter__(self) -> "_CBytes":
         return self
