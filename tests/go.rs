@@ -1,8 +1,10 @@
 //! The Go module (`bindings/go`: package `primeforge` in
 //! `bindings/go/primeforge`, its tests and its example) and the raw cgo
 //! example (`bindings/go/example`), vetted, tested and run with the Go
-//! toolchain that `.ci/deps` installs; and a program in a fresh module of
-//! its own, built against an installed library with pkg-config alone.
+//! toolchain that `.ci/deps` installs; a program in a fresh module of
+//! its own, built against an installed library with pkg-config alone; and
+//! a program whose calls with secrets are traced register by register
+//! (`tests/go/trace_regions.go`, `common::trace`).
 
 mod common;
 
@@ -52,13 +54,12 @@ fn go(dir: &Path, pkg_config_path: &Path, args: &[&str]) -> String {
     text
 }
 
-#[test]
-fn go_module_tests_and_example_run() {
-    // The library of this test run, described by a pkg-config file of its
-    // own (as an installed one would), with the rpath an installed
-    // non-system prefix gets.
+/// A pkg-config file describing the library of this test run (as an
+/// installed one would), with the rpath an installed non-system prefix
+/// gets, in a directory `name` of its own; returns that directory.
+fn pkg_config_dir(name: &str) -> PathBuf {
     let lib = common::lib_dir();
-    let pc_dir = PathBuf::from(env!("CARGO_TARGET_TMPDIR")).join("go-pkgconfig");
+    let pc_dir = PathBuf::from(env!("CARGO_TARGET_TMPDIR")).join(name);
     std::fs::create_dir_all(&pc_dir).unwrap();
     std::fs::write(
         pc_dir.join("primeforge.pc"),
@@ -72,6 +73,12 @@ fn go_module_tests_and_example_run() {
         ),
     )
     .unwrap();
+    pc_dir
+}
+
+#[test]
+fn go_module_tests_and_example_run() {
+    let pc_dir = pkg_config_dir("go-pkgconfig");
     let dir = common::manifest_dir().join("bindings/go");
     go(&dir, &pc_dir, &["vet", "./..."]);
     let text = go(&dir, &pc_dir, &["test", "-count=1", "-v", "./..."]);
@@ -89,6 +96,24 @@ fn go_module_tests_and_example_run() {
     assert!(text.contains("go: ok (version "), "{text}");
 }
 
+/// A new module `name` in `dir` that requires the package by its path
+/// (`go get` would fetch it from its repository; with no network here a
+/// `replace` directive points the same module path at this tree).
+fn module_at(dir: &Path, name: &str) -> PathBuf {
+    std::fs::create_dir_all(dir).unwrap();
+    std::fs::write(
+        dir.join("go.mod"),
+        format!(
+            "module {name}\n\ngo 1.19\n\n\
+             require github.com/primeforge/primeforge/bindings/go v0.0.0\n\n\
+             replace github.com/primeforge/primeforge/bindings/go => {}\n",
+            common::manifest_dir().join("bindings/go").display()
+        ),
+    )
+    .unwrap();
+    dir.to_path_buf()
+}
+
 /// A Go developer's first program: a new module that imports the package
 /// by its path, against a library installed with `make install` into a
 /// prefix of its own; PKG_CONFIG_PATH is the only setting, at build time,
@@ -101,18 +126,7 @@ fn a_fresh_module_builds_with_pkg_config_alone() {
     let _ = std::fs::remove_dir_all(&tmp);
     let prefix = tmp.join("prefix");
     common::make_install("go-fresh", &prefix, &[]);
-    let app = tmp.join("app");
-    std::fs::create_dir_all(&app).unwrap();
-    std::fs::write(
-        app.join("go.mod"),
-        format!(
-            "module example.com/keys\n\ngo 1.19\n\n\
-             require github.com/primeforge/primeforge/bindings/go v0.0.0\n\n\
-             replace github.com/primeforge/primeforge/bindings/go => {}\n",
-            common::manifest_dir().join("bindings/go").display()
-        ),
-    )
-    .unwrap();
+    let app = module_at(&tmp.join("app"), "example.com/keys");
     std::fs::write(
         app.join("main.go"),
         r#"package main
@@ -174,4 +188,61 @@ func main() {
         dynamic.contains(&prefix.join("lib").display().to_string()),
         "{dynamic}"
     );
+}
+
+/// The Go package leaves no secret in a register where a signal could
+/// arrive (Go's profiler and its preemption signal write their frames to a
+/// signal stack in Go's heap): `tests/go/trace_regions.go` — a seeded
+/// GenerateRSA, EncryptedPEM, ImportRSA, Close, on the first thread —
+/// traced with `tests/common/trace.rs`; its control is the seed copied by
+/// Go's own memmove.
+#[test]
+fn the_go_package_leaves_no_secret_where_a_signal_could_see_it() {
+    #[cfg(not(all(target_os = "linux", target_arch = "x86_64")))]
+    common::skip(
+        "ptrace",
+        "the register trace reads x86-64 Linux register sets",
+    );
+    #[cfg(all(target_os = "linux", target_arch = "x86_64"))]
+    {
+        use common::trace;
+        const REGIONS: [&str; 5] = [
+            "control: the seed copied by Go's memmove",
+            "GenerateRSA with a seed, 2 threads",
+            "EncryptedPEM with the passphrase",
+            "ImportRSA of it with the passphrase",
+            "Close of both keys",
+        ];
+        let pc_dir = pkg_config_dir("go-pkgconfig-trace");
+        let tmp = PathBuf::from(env!("CARGO_TARGET_TMPDIR")).join("go-trace");
+        let _ = std::fs::remove_dir_all(&tmp);
+        let app = module_at(&tmp.join("app"), "example.com/trace");
+        std::fs::copy(
+            common::manifest_dir().join("tests/go/trace_regions.go"),
+            app.join("main.go"),
+        )
+        .unwrap();
+        let exe = tmp.join("trace_regions");
+        go(&app, &pc_dir, &["build", "-o", exe.to_str().unwrap(), "."]);
+        let bits = "1024";
+        let (_, secrets) = trace::secrets(&tmp.join("secrets"), bits);
+        let regions = match trace::run(
+            &exe,
+            &[&secrets.path(""), bits],
+            // Single-stepped, the thread runs for seconds: Go's runtime
+            // would preempt it with SIGURG every 10 ms, and each handler,
+            // stepped too, would outlast the next.
+            &[("GODEBUG", "asyncpreemptoff=1")],
+            REGIONS.len(),
+            &secrets.needles(),
+        ) {
+            Ok(r) => r,
+            Err(why) => {
+                common::skip("ptrace", &why);
+                return;
+            }
+        };
+        let _ = std::fs::remove_dir_all(&tmp);
+        trace::judge(&REGIONS, &regions, "the seed in xmm");
+    }
 }

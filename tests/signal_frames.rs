@@ -53,6 +53,7 @@ fn no_signal_could_find_a_secret_in_the_registers() {
         let regions = match trace::run(
             &exe,
             &["steps", &secrets.path("seed"), &secrets.path("pass"), bits],
+            &[],
             REGIONS.len(),
             &needles,
         ) {

@@ -1,8 +1,11 @@
-//! A tracer for the signal-frame test (`tests/signal_frames.rs`): where a traced thread's mask lets SIGPROF through it
+//! A tracer for the signal-frame tests (`tests/signal_frames.rs`,
+//! `tests/go.rs`): where a traced thread's mask lets SIGPROF through it
 //! single-steps and reads every register after every instruction; where
 //! the mask blocks it, it runs to the next system call, the only place the
 //! mask can change. The traced program ends each region by sending itself
-//! SIGSTOP (thread-directed); the tracer counts them.
+//! SIGSTOP (thread-directed); the tracer counts them. With
+//! `PRIMEFORGE_TRACE_DEBUG` set it prints each mark and every 100 000th
+//! step (where a trace seems to hang).
 #![cfg(all(target_os = "linux", target_arch = "x86_64"))]
 use std::collections::{HashMap, HashSet};
 use std::os::unix::process::CommandExt;
@@ -116,7 +119,7 @@ pub struct Region {
     pub hit_count: u64,
 }
 
-/// Runs `exe args`, traces its first thread from its exec
+/// Runs `exe args` (with `env` added), traces its first thread from its exec
 /// (`PTRACE_TRACEME`) through `regions` regions, and returns, per region, how many instructions were stepped
 /// with signals deliverable and where a secret was found in a register
 /// then. `Err` where ptrace is refused; a program that fails fails the
@@ -124,11 +127,12 @@ pub struct Region {
 pub fn run(
     exe: &Path,
     args: &[&str],
+    env: &[(&str, &str)],
     regions: usize,
     needles: &Needles,
 ) -> Result<Vec<Region>, String> {
     let mut cmd = std::process::Command::new(exe);
-    cmd.args(args);
+    cmd.args(args).envs(env.iter().copied());
     // SAFETY: PTRACE_TRACEME in the child between fork and exec, an
     // async-signal-safe system call.
     unsafe {
@@ -182,6 +186,9 @@ pub fn run(
             }
             Stop::Signal(libc::SIGSTOP) => {
                 region += 1;
+                if std::env::var_os("PRIMEFORGE_TRACE_DEBUG").is_some() {
+                    eprintln!("DEBUG mark {region}");
+                }
                 if region > regions {
                     resume(libc::PTRACE_CONT, pid, 0);
                     continue;
@@ -229,6 +236,13 @@ pub fn run(
         };
         let r = &mut out[region - 1];
         r.stepped += 1;
+        if r.stepped % 100_000 == 0 && std::env::var_os("PRIMEFORGE_TRACE_DEBUG").is_some() {
+            eprintln!(
+                "DEBUG region {region} stepped {} at {}",
+                r.stepped,
+                place(pid, regs.rip)
+            );
+        }
         // SAFETY: user_regs_struct is 27 u64 fields.
         let words: [u64; 27] = unsafe { std::mem::transmute(regs) };
         let mut found: Vec<(String, &str)> = words
