@@ -226,23 +226,16 @@ fn the_go_package_leaves_no_secret_where_a_signal_could_see_it() {
         go(&app, &pc_dir, &["build", "-o", exe.to_str().unwrap(), "."]);
         let bits = "1024";
         let (_, secrets) = trace::secrets(&tmp.join("secrets"), bits);
-        let regions = match trace::run(
+        trace::run_and_judge(
             &exe,
             &[&secrets.path(""), bits],
             // Single-stepped, the thread runs for seconds: Go's runtime
             // would preempt it with SIGURG every 10 ms, and each handler,
             // stepped too, would outlast the next.
             &[("GODEBUG", "asyncpreemptoff=1")],
-            REGIONS.len(),
-            &secrets.needles(),
-        ) {
-            Ok(r) => r,
-            Err(why) => {
-                common::skip("ptrace", &why);
-                return;
-            }
-        };
-        let _ = std::fs::remove_dir_all(&tmp);
-        trace::judge(&REGIONS, &regions, "the seed in xmm");
+            &REGIONS,
+            &secrets,
+            "the seed in xmm",
+        );
     }
 }

@@ -1,7 +1,9 @@
 //! The Python ctypes binding (`bindings/python`): its `unittest` suite
 //! against this run's cdylib, its constants against the header, `mypy
-//! --strict` on the package and on typical typed use, and the wheel — made
-//! manylinux by auditwheel — from a fresh virtual environment.
+//! --strict` on the package and on typical typed use, the wheel — made
+//! manylinux by auditwheel — from a fresh virtual environment, and a
+//! program whose calls with secrets are traced register by register
+//! (`tests/py/trace_regions.py`, `common::trace`).
 
 mod common;
 
@@ -331,4 +333,59 @@ fn find_wheel(dir: &Path) -> PathBuf {
         .map(|e| e.unwrap().path())
         .find(|p| p.extension().is_some_and(|e| e == "whl"))
         .unwrap_or_else(|| panic!("no wheel in {}", dir.display()))
+}
+
+/// The Python package leaves no secret in a register where a signal could
+/// arrive (CPython's handlers run on the thread's own stack):
+/// `tests/py/trace_regions.py` — a seeded generate_rsa, pem_encrypted,
+/// import_rsa, close — traced with `tests/common/trace.rs`; its control is
+/// the seed copied by memcpy into a bytearray.
+#[test]
+fn the_python_package_leaves_no_secret_where_a_signal_could_see_it() {
+    #[cfg(not(all(target_os = "linux", target_arch = "x86_64")))]
+    common::skip(
+        "ptrace",
+        "the register trace reads x86-64 Linux register sets",
+    );
+    #[cfg(all(target_os = "linux", target_arch = "x86_64"))]
+    {
+        use common::trace;
+        const REGIONS: [&str; 5] = [
+            "control: the seed copied by memcpy into a bytearray",
+            "generate_rsa with a seed, 2 threads",
+            "pem_encrypted with the passphrase",
+            "import_rsa of it with the passphrase",
+            "close of both keys",
+        ];
+        let tmp = PathBuf::from(env!("CARGO_TARGET_TMPDIR")).join("python-trace");
+        let _ = std::fs::remove_dir_all(&tmp);
+        let bits = "1024";
+        let (_, secrets) = trace::secrets(&tmp, bits);
+        let python = PathBuf::from(
+            String::from_utf8(
+                Command::new("python3")
+                    .args(["-c", "import sys; print(sys.executable)"])
+                    .output()
+                    .expect("python3 is needed (installed by .ci/deps)")
+                    .stdout,
+            )
+            .unwrap()
+            .trim(),
+        );
+        let script = common::manifest_dir().join("tests/py/trace_regions.py");
+        let lib = common::cdylib();
+        let path = common::manifest_dir().join("bindings/python");
+        trace::run_and_judge(
+            &python,
+            &[script.to_str().unwrap(), &secrets.path(""), bits],
+            &[
+                ("PRIMEFORGE_LIB", lib.to_str().unwrap()),
+                ("PYTHONPATH", path.to_str().unwrap()),
+                ("PYTHONDONTWRITEBYTECODE", "1"),
+            ],
+            &REGIONS,
+            &secrets,
+            "the seed in ",
+        );
+    }
 }

@@ -49,21 +49,13 @@ fn no_signal_could_find_a_secret_in_the_registers() {
         let dir = PathBuf::from(env!("CARGO_TARGET_TMPDIR")).join("signal-frames");
         let bits = "1024";
         let (exe, secrets) = trace::secrets(&dir, bits);
-        let needles = secrets.needles();
-        let regions = match trace::run(
+        trace::run_and_judge(
             &exe,
             &["steps", &secrets.path("seed"), &secrets.path("pass"), bits],
             &[],
-            REGIONS.len(),
-            &needles,
-        ) {
-            Ok(r) => r,
-            Err(why) => {
-                common::skip("ptrace", &why);
-                return;
-            }
-        };
-        let _ = std::fs::remove_dir_all(&dir);
-        trace::judge(&REGIONS, &regions, "the seed in xmm6");
+            &REGIONS,
+            &secrets,
+            "the seed in xmm6",
+        );
     }
 }

@@ -393,3 +393,23 @@ pub fn secrets(dir: &Path, bits: &str) -> (std::path::PathBuf, Secrets) {
     };
     (exe, secrets)
 }
+
+/// Runs `exe args` (with `env`) under the trace through the regions
+/// `names`, with the needles of `secrets`, and judges it ([`judge`]);
+/// skips, loudly, where ptrace is refused.
+pub fn run_and_judge(
+    exe: &Path,
+    args: &[&str],
+    env: &[(&str, &str)],
+    names: &[&str],
+    secrets: &Secrets,
+    control: &str,
+) {
+    match run(exe, args, env, names.len(), &secrets.needles()) {
+        Ok(regions) => {
+            let _ = std::fs::remove_dir_all(&secrets.dir);
+            judge(names, &regions, control);
+        }
+        Err(why) => super::skip("ptrace", &why),
+    }
+}
