@@ -163,3 +163,33 @@ fn messages_are_per_thread_and_stable() {
     assert_eq!(unsafe { CStr::from_ptr(p) }, mine.as_c_str());
     assert!(mine.to_str().unwrap().contains("bits must be even"));
 }
+
+#[test]
+fn pf_buffer_copy_names_what_it_refused() {
+    std::thread::spawn(|| {
+        let mut b = std::ptr::dangling_mut::<pf_buffer>();
+        let check = |st: pf_status, want_status: pf_status, want: &str| {
+            assert_eq!(st, want_status);
+            let m = last();
+            assert!(m.contains(want), "got {m:?}, want {want:?}");
+        };
+        check(
+            unsafe { pf_buffer_copy(std::ptr::null(), 4, &mut b) },
+            PF_ERR_NULL_ARGUMENT,
+            "data is NULL and len is not 0",
+        );
+        check(
+            unsafe { pf_buffer_copy(b"ab".as_ptr(), 2, std::ptr::null_mut()) },
+            PF_ERR_NULL_ARGUMENT,
+            "out is NULL",
+        );
+        check(
+            unsafe { pf_buffer_copy(b"ab".as_ptr(), (1 << 30) + 1, &mut b) },
+            PF_ERR_NO_MEMORY,
+            "more than 1 GiB",
+        );
+        assert_eq!(b, std::ptr::dangling_mut(), "out written on failure");
+    })
+    .join()
+    .unwrap();
+}

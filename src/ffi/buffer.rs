@@ -65,16 +65,21 @@ pub unsafe extern "C" fn pf_buffer_copy(
 ) -> pf_status {
     guard_secret(|| {
         if out.is_null() {
+            super::detail::record("null argument: out is NULL");
             return pf_status::PF_ERR_NULL_ARGUMENT;
         }
         if len > crate::secure::SECURE_BUF_MAX_LEN {
             // Refused before the bytes are looked at.
+            super::detail::record("no memory: len is more than 1 GiB");
             return pf_status::PF_ERR_NO_MEMORY;
         }
         // SAFETY: the caller's contract for `data`.
         let bytes = match unsafe { super::input(data, len) } {
             Ok(b) => b,
-            Err(st) => return st,
+            Err(st) => {
+                super::detail::record("null argument: data is NULL and len is not 0");
+                return st;
+            }
         };
         // SAFETY: `out` checked for NULL.
         unsafe { deliver(SecureBuf::from_slice(bytes), out) }
