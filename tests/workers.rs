@@ -2,7 +2,9 @@
 //! after a call and reused by the next one of the same size, never more
 //! threads alive than callers asked for at once, joined after the quiet
 //! period or by `pf_workers_release`, joined per call with
-//! `PF_THREADS_PER_CALL`, and never inherited by a `fork()` child. The
+//! `PF_THREADS_PER_CALL`, never inherited by a `fork()` child, and not
+//! started for a call that arrives while the library's generations
+//! already occupy every core (unless `PF_THREADS_EXACT`). The
 //! security side (what a parked worker holds) is in tests/leftovers.rs:
 //! its cores are taken with the workers of earlier generations parked.
 //!
@@ -24,6 +26,7 @@ fn serial() -> MutexGuard<'static, ()> {
 }
 
 const PER_CALL: u32 = pf_options_flag::PF_THREADS_PER_CALL as u32;
+const EXACT: u32 = pf_options_flag::PF_THREADS_EXACT as u32;
 
 /// (tid, name) of this process's threads whose name starts with `prefix`.
 fn threads_named(prefix: &str) -> BTreeSet<(i32, String)> {
@@ -91,9 +94,14 @@ fn release() {
 fn rsa_modulus(bits: u32, threads: u32, flags: u32, seed: &[u8; 32]) -> Vec<u8> {
     let mut o = common::opts(threads, Some(seed));
     o.flags = flags;
+    rsa_modulus_with(bits, &o)
+}
+
+/// The modulus of an RSA key made with options `o`.
+fn rsa_modulus_with(bits: u32, o: &pf_options) -> Vec<u8> {
     let mut key = std::ptr::null_mut();
     assert_eq!(
-        unsafe { pf_rsa_generate_ex(bits, 65537, 2, &o, &mut key) },
+        unsafe { pf_rsa_generate_ex(bits, 65537, 2, o, &mut key) },
         PF_OK
     );
     let mut buf = std::ptr::null_mut();
@@ -168,6 +176,9 @@ fn per_call_threads_are_joined_before_return() {
     assert!(settled("primeforge").is_empty());
     dh_prime(512, 3, PER_CALL, &[7u8; 32]).unwrap();
     assert!(settled("primeforge").is_empty());
+    // PF_THREADS_EXACT is a general flag too.
+    dh_prime(512, 3, PER_CALL | EXACT, &[7u8; 32]).unwrap();
+    assert!(settled("primeforge").is_empty());
     assert_eq!(counts(), (0, 0));
     let rsa_flag = pf_rsa_flag::PF_RSA_FIPS as u32;
     assert_eq!(
@@ -178,11 +189,11 @@ fn per_call_threads_are_joined_before_return() {
     assert!(msg.to_str().unwrap().contains("RSA only"), "{msg:?}");
     // Unknown general bits are refused by RSA and DH alike.
     assert_eq!(
-        dh_prime(512, 3, 1 << 17, &[7u8; 32]),
+        dh_prime(512, 3, 1 << 18, &[7u8; 32]),
         Err(PF_ERR_INVALID_ARGUMENT)
     );
     let mut o = common::opts(2, None);
-    o.flags = 1 << 17;
+    o.flags = 1 << 18;
     let mut key = std::ptr::null_mut();
     assert_eq!(
         unsafe { pf_rsa_generate_ex(1024, 65537, 2, &o, &mut key) },
@@ -413,4 +424,83 @@ fn dlclose_never_unmaps_parked_workers() {
         "{:?}",
         t.elapsed()
     );
+}
+
+/// Busy worker counts a generation's progress callback saw.
+unsafe extern "C" fn record_busy(user: *mut std::ffi::c_void, _: *const pf_progress) -> i32 {
+    // SAFETY: `user` is the Vec the test passed.
+    let seen = unsafe { &mut *(user as *mut Vec<u32>) };
+    seen.push(counts().0);
+    0
+}
+
+/// A seeded RSA modulus, with the busy worker counts seen by its
+/// progress reports.
+fn rsa_watching_busy(bits: u32, threads: u32, flags: u32, seed: &[u8; 32]) -> (Vec<u8>, Vec<u32>) {
+    let mut seen: Vec<u32> = Vec::new();
+    let mut o = common::opts(threads, Some(seed));
+    o.flags = flags;
+    o.progress = Some(record_busy);
+    o.user_data = &mut seen as *mut Vec<u32> as *mut std::ffi::c_void;
+    let n = rsa_modulus_with(bits, &o);
+    assert!(!seen.is_empty(), "RSA-{bits}: no progress report");
+    (n, seen)
+}
+
+/// A call that starts while the library's generations already occupy
+/// every core (here: one-thread DH-4096 jobs, one per core) is given
+/// one thread and runs on its calling thread: it leases no pool. With
+/// `PF_THREADS_EXACT` it gets the two workers it asked for; once the
+/// cores are free a call gets them again; the key is the same each time.
+#[test]
+fn a_call_while_every_core_is_taken_runs_on_its_own_thread() {
+    let _s = serial();
+    release();
+    let cores = std::thread::available_parallelism().unwrap().get() as u32;
+    let seed = [0x3Cu8; 32];
+    let (alone, seen) = rsa_watching_busy(1024, 2, 0, &seed);
+    assert!(seen.iter().all(|&b| b == 2), "alone: busy {seen:?}");
+    let jobs: Vec<*mut pf_job> = (0..cores)
+        .map(|_| {
+            let mut j = std::ptr::null_mut();
+            let o = common::opts(1, None);
+            assert_eq!(
+                unsafe { pf_dh_generate_start(4096, 2, 0, &o, &mut j) },
+                PF_OK
+            );
+            j
+        })
+        .collect();
+    // Each job's generation leases a pool of one.
+    assert!(
+        common::wait_until(Duration::from_secs(5), Duration::from_millis(2), || {
+            counts().0 == cores
+        }),
+        "the {cores} jobs never ran: {:?}",
+        counts()
+    );
+    let (shrunk, seen) = rsa_watching_busy(1024, 2, 0, &seed);
+    assert!(
+        seen.iter().all(|&b| b == cores),
+        "{cores} cores taken: this call's reports saw busy {seen:?} (a pool was leased)"
+    );
+    let (exact, seen) = rsa_watching_busy(1024, 2, EXACT, &seed);
+    assert!(
+        seen.iter().all(|&b| b == cores + 2),
+        "PF_THREADS_EXACT: busy {seen:?}, want {}",
+        cores + 2
+    );
+    for j in jobs {
+        unsafe { pf_job_free(j) };
+    }
+    assert_eq!(counts().0, 0);
+    let (again, seen) = rsa_watching_busy(1024, 2, 0, &seed);
+    assert!(
+        seen.iter().all(|&b| b == 2),
+        "cores free again: busy {seen:?}"
+    );
+    assert_eq!(shrunk, alone);
+    assert_eq!(exact, alone);
+    assert_eq!(again, alone);
+    release();
 }

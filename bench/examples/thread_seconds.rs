@@ -17,8 +17,10 @@
 //!
 //! With `--callers C --seconds S`, instead: C host threads each making
 //! two-thread generations with fresh seeds for S seconds, against two host
-//! threads making one-thread generations for S seconds (keys per second
-//! of both, alternated twice).
+//! threads making one-thread generations for S seconds, and the C host
+//! threads again with `exact_threads` (every call on the two workers it
+//! asked for, as before admission): keys per second of each, alternated
+//! twice.
 //!
 //!     cargo run --release -p primeforge-bench --example thread_seconds -- rsa BITS N
 //!     cargo run --release -p primeforge-bench --example thread_seconds -- dh BITS N
@@ -215,7 +217,7 @@ fn sweep(kind: Kind, n: usize) {
 
 fn callers(kind: Kind, callers: usize, secs: f64) {
     let window = Duration::from_secs_f64(secs);
-    let run = |hosts: usize, threads: u32| -> f64 {
+    let run = |hosts: usize, threads: u32, exact_threads: bool| -> f64 {
         let start = Instant::now();
         let made: usize = std::thread::scope(|s| {
             let hs: Vec<_> = (0..hosts)
@@ -225,6 +227,7 @@ fn callers(kind: Kind, callers: usize, secs: f64) {
                         while start.elapsed() < window {
                             let mut o = Options {
                                 threads,
+                                exact_threads,
                                 ..Default::default()
                             };
                             generate(kind, &mut o);
@@ -238,17 +241,20 @@ fn callers(kind: Kind, callers: usize, secs: f64) {
         });
         made as f64 / start.elapsed().as_secs_f64()
     };
-    let mut many = Vec::new();
-    let mut pairs = Vec::new();
+    let (mut many, mut exact, mut pairs) = (Vec::new(), Vec::new(), Vec::new());
     for _ in 0..2 {
-        many.push(run(callers, 2));
-        pairs.push(run(2, 1));
+        many.push(run(callers, 2, false));
+        exact.push(run(callers, 2, true));
+        pairs.push(run(2, 1, false));
     }
-    let m = many.iter().sum::<f64>() / many.len() as f64;
-    let p = pairs.iter().sum::<f64>() / pairs.len() as f64;
+    let mean = |v: &[f64]| v.iter().sum::<f64>() / v.len() as f64;
+    let (m, x, p) = (mean(&many), mean(&exact), mean(&pairs));
     println!(
-        "{callers} callers × 2 threads: {m:.2} per s {many:.2?}; 2 callers × 1 thread: {p:.2} per s {pairs:.2?}; ratio {:.3}",
-        m / p
+        "{callers} callers × 2 threads: {m:.2} per s {many:.2?}, ratio {:.3}; \
+         the same with exact_threads (every call its 2 workers): {x:.2} per s {exact:.2?}, ratio {:.3}; \
+         2 callers × 1 thread: {p:.2} per s {pairs:.2?}",
+        m / p,
+        x / p
     );
 }
 

@@ -591,7 +591,9 @@ pub fn generate_with_bound(
         return Err(Error::InvalidArgument("sieve bound"));
     }
     crate::gmp::init();
-    if req.bits < HERE_BELOW_BITS && crate::threads::resolve_threads(opts.threads)? == 1 {
+    let here_possible = req.bits < HERE_BELOW_BITS;
+    let admitted = crate::threads::admit(opts.threads, here_possible && !opts.exact_threads)?;
+    if here_possible && admitted.threads() == 1 {
         if let Some(r) = crate::prime::on_private_stack(opts, |here| {
             search_one(req, here, bound, &crate::threads::Workers::Here)
         }) {
@@ -602,7 +604,7 @@ pub fn generate_with_bound(
         req,
         opts,
         bound,
-        &crate::threads::Workers::pool(opts.threads, opts.per_call_threads)?,
+        &crate::threads::Workers::admitted(&admitted, opts.per_call_threads)?,
     )
 }
 
@@ -688,7 +690,8 @@ impl Batch {
             ));
         }
         self.source.sieve.forget_below(self.next_index);
-        let pool = crate::threads::Workers::pool(opts.threads, opts.per_call_threads)?;
+        let admitted = crate::threads::admit(opts.threads, false)?;
+        let pool = crate::threads::Workers::admitted(&admitted, opts.per_call_threads)?;
         let mut generation = Generation::new(&pool, self.seed.clone(), opts, 1);
         let found = generation
             .search(std::sync::Arc::clone(&self.source), self.next_index, 1)?

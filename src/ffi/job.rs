@@ -49,8 +49,7 @@ pub(super) unsafe fn start_job(
         Ok(w) => w,
         Err(st) => return st,
     };
-    let per_call = checked.flags & super::options::pf_options_flag::PF_THREADS_PER_CALL as u32 != 0;
-    match Job::start_with(work, checked.threads, checked.seed, per_call) {
+    match Job::start_with(work, checked.threads, checked.seed, checked.threading()) {
         Ok(job) => {
             let boxed = Box::into_raw(Box::new(pf_job { inner: job }));
             // SAFETY: `out` checked for NULL.

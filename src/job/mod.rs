@@ -29,7 +29,7 @@ use std::time::{Duration, Instant};
 
 use crate::dh::{self, DhParams};
 use crate::error::{Error, Result};
-use crate::prime::{Options, Progress, Stats};
+use crate::prime::{Options, Progress, Stats, Threading};
 use crate::rsa::{self, RsaKey};
 use crate::secure::SecureBuf;
 
@@ -127,17 +127,18 @@ impl Job {
     /// ([`Error::InvalidArgument`]); then [`Error::NoMemory`] (no secure
     /// memory or no file descriptor left) or [`Error::Threads`].
     pub fn start(work: Work, threads: u32, seed: Option<&[u8]>) -> Result<Job> {
-        Job::start_with(work, threads, seed, false)
+        Job::start_with(work, threads, seed, Threading::default())
     }
 
     /// [`Job::start`], with the generation's workers started for it and
-    /// joined before it ends when `per_call_threads` is set
-    /// ([`Options::per_call_threads`]).
+    /// joined before it ends when `threading.per_call_threads` is set
+    /// ([`Options::per_call_threads`]), and on exactly `threads` workers
+    /// when `threading.exact_threads` is ([`Options::exact_threads`]).
     pub fn start_with(
         work: Work,
         threads: u32,
         seed: Option<&[u8]>,
-        per_call_threads: bool,
+        threading: Threading,
     ) -> Result<Job> {
         crate::threads::resolve_threads(threads)?;
         let seed = match seed {
@@ -169,9 +170,7 @@ impl Job {
             .name("primeforge-job".into())
             .spawn(move || {
                 crate::secure::signals::block_for_thread();
-                crate::secure::run_shielded(|| {
-                    drive(&shared, work, threads, seed, per_call_threads)
-                });
+                crate::secure::run_shielded(|| drive(&shared, work, threads, seed, threading));
             })
             .map_err(|_| Error::Threads)?;
         Ok(Job {
@@ -289,7 +288,7 @@ impl Drop for Job {
 }
 
 /// The driver thread's body: runs the generation as its caller.
-fn drive(inner: &Inner, work: Work, threads: u32, seed: Option<SecureBuf>, per_call_threads: bool) {
+fn drive(inner: &Inner, work: Work, threads: u32, seed: Option<SecureBuf>, threading: Threading) {
     let mut report = |p: &Progress| {
         *lock(&inner.progress) = *p;
         inner.cancel.load(Ordering::Acquire)
@@ -303,7 +302,8 @@ fn drive(inner: &Inner, work: Work, threads: u32, seed: Option<SecureBuf>, per_c
         // A cancel is seen at the next report: report often (each report
         // only stores a snapshot).
         progress_interval: Some(JOB_REPORT_INTERVAL),
-        per_call_threads,
+        per_call_threads: threading.per_call_threads,
+        exact_threads: threading.exact_threads,
     };
     let outcome = catch_unwind(AssertUnwindSafe(|| -> Result<(Output, Stats)> {
         match work {

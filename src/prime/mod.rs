@@ -48,6 +48,16 @@ impl Stats {
     }
 }
 
+/// How a background job's generation uses threads: the
+/// [`Options::per_call_threads`] and [`Options::exact_threads`] choices.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct Threading {
+    /// As [`Options::per_call_threads`].
+    pub per_call_threads: bool,
+    /// As [`Options::exact_threads`].
+    pub exact_threads: bool,
+}
+
 /// A progress report, delivered on the caller's thread.
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
 pub struct Progress {
@@ -96,6 +106,12 @@ pub struct Options<'a> {
     /// returns, instead of leasing a pool kept between calls
     /// (`crate::threads`): what every call did before pools were kept.
     pub per_call_threads: bool,
+    /// Run on exactly `threads` workers even when the library's
+    /// generations already running occupy every core. Without it, an RSA
+    /// generation up to 4096 bits (a DH one below 768 bits) that starts
+    /// then runs on its calling thread alone (`crate::threads::admit`).
+    /// The output is the same either way.
+    pub exact_threads: bool,
 }
 
 /// Runs `f` on the calling thread but on a private stack of the library's
@@ -110,7 +126,7 @@ pub(crate) fn on_private_stack<T>(
     let mut user = opts.progress.take();
     let (threads, seed, interval) = (opts.threads, opts.seed, opts.progress_interval);
     let (rsa_fips, rsa_provable) = (opts.rsa_fips, opts.rsa_provable);
-    let per_call_threads = opts.per_call_threads;
+    let (per_call_threads, exact_threads) = (opts.per_call_threads, opts.exact_threads);
     let r = crate::secure::fiber::on_private_stack(|caller| {
         let mut relay = |event: &Progress| match user.as_mut() {
             Some(cb) => caller.run(|| cb(event)),
@@ -124,6 +140,7 @@ pub(crate) fn on_private_stack<T>(
             rsa_provable,
             progress_interval: interval,
             per_call_threads,
+            exact_threads,
         };
         f(&mut here)
     });

@@ -496,7 +496,11 @@ fn generate_anywhere(req: &Request, opts: &mut Options<'_>) -> Result<(RsaKey, S
     // are let through for the progress callback and while it waits for
     // the workers): see `secure::signals`.
     let _signals = crate::secure::signals::hold();
-    if req.bits <= HERE_MAX_BITS && crate::threads::resolve_threads(opts.threads)? == 1 {
+    // Up to HERE_MAX_BITS a call may run on its own thread alone when the
+    // library's other generations already occupy every core.
+    let here_possible = req.bits <= HERE_MAX_BITS;
+    let admitted = crate::threads::admit(opts.threads, here_possible && !opts.exact_threads)?;
+    if here_possible && admitted.threads() == 1 {
         // Nothing secret touches this stack: no wipe of it is needed.
         if let Some(r) = crate::gmp::secret_scope(|| generate_here(req, opts)) {
             crate::secure::clear_registers();
