@@ -103,6 +103,9 @@ impl Drop for Admission {
 /// Fails with [`Error::InvalidArgument`] above [`MAX_THREADS`].
 pub(crate) fn admit(threads: u32, may_shrink: bool) -> Result<Admission> {
     let asked = resolve_threads(threads)?;
+    // A fork child must forget the generations running in the parent
+    // (they do not run there), even where no pool was ever leased.
+    register_fork_handler();
     let cores = cores();
     let epoch = FORK_EPOCH.load(Ordering::Acquire);
     let mut running = RUNNING.load(Ordering::Acquire);
@@ -605,6 +608,55 @@ mod tests {
         assert_eq!(alive(&tids), 64);
         drop(pool);
         assert_eq!(alive(&tids), 0);
+    }
+
+    /// A `fork()` child does not count the generations running in the
+    /// parent when it admits its own, even in a process that never
+    /// leased a pool: the check runs in a fresh process (the helper below,
+    /// alone), where nothing registered the fork handler before.
+    #[test]
+    #[cfg(target_os = "linux")]
+    fn a_fork_child_forgets_the_parents_generations() {
+        let out = std::process::Command::new(std::env::current_exe().unwrap())
+            .args([
+                "--exact",
+                "threads::tests::fork_child_admission_helper",
+                "--ignored",
+                "--test-threads=1",
+            ])
+            .output()
+            .unwrap();
+        let stdout = String::from_utf8_lossy(&out.stdout);
+        assert!(
+            out.status.success() && stdout.contains("1 passed"),
+            "{stdout}{}",
+            String::from_utf8_lossy(&out.stderr)
+        );
+    }
+
+    #[test]
+    #[cfg(target_os = "linux")]
+    #[ignore = "run alone in a fresh process by a_fork_child_forgets_the_parents_generations"]
+    fn fork_child_admission_helper() {
+        // Generations on their callers' threads take every core.
+        let held: Vec<Admission> = (0..cores()).map(|_| admit(1, false).unwrap()).collect();
+        assert_eq!(admit(2, true).unwrap().threads(), 1);
+        // SAFETY: the child only admits and exits.
+        let pid = unsafe { libc::fork() };
+        if pid == 0 {
+            let ok = admit(2, true).is_ok_and(|a| a.threads() == 2);
+            // SAFETY: ends the child without running the parent's exit path.
+            unsafe { libc::_exit(if ok { 0 } else { 1 }) };
+        }
+        assert!(pid > 0);
+        let mut status = 0;
+        // SAFETY: waits for the child just forked.
+        assert_eq!(unsafe { libc::waitpid(pid, &mut status, 0) }, pid);
+        assert!(
+            libc::WIFEXITED(status) && libc::WEXITSTATUS(status) == 0,
+            "the child counted the parent's generations: status {status:#x}"
+        );
+        drop(held);
     }
 
     #[test]
