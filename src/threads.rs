@@ -490,6 +490,10 @@ pub(crate) enum Workers {
     /// The calling thread itself, one worker: a one-thread RSA generation
     /// on a private stack (`secure::fiber::on_private_stack`).
     Here,
+    /// The calling thread (on a private stack, as for [`Workers::Here`])
+    /// and a leased pool: the caller is worker 0, the pool's threads the
+    /// others.
+    WithCaller(Lease),
 }
 
 impl Workers {
@@ -505,11 +509,19 @@ impl Workers {
         Self::pool(admitted.threads as u32, per_call)
     }
 
+    /// The calling thread and a private pool of one thread fewer than
+    /// `admitted` gives (at least two).
+    pub(crate) fn with_caller(admitted: &Admission, per_call: bool) -> Result<Workers> {
+        debug_assert!(admitted.threads >= 2);
+        lease(admitted.threads as u32 - 1, per_call).map(Workers::WithCaller)
+    }
+
     /// How many workers run the searches.
     pub(crate) fn threads(&self) -> usize {
         match self {
             Workers::Pool(pool) => pool.current_num_threads(),
             Workers::Here => 1,
+            Workers::WithCaller(pool) => pool.current_num_threads() + 1,
         }
     }
 }

@@ -347,7 +347,8 @@ fn free_while_running_leaves_no_thread() {
     // A finished job that is never taken: its thread is gone too, and
     // freeing it wipes the key.
     assert_eq!(pf_workers_release(), PF_OK);
-    let j = start_rsa(512, &common::opts(2, None));
+    // Three threads: the job's thread and a pool of two.
+    let j = start_rsa(512, &common::opts(3, None));
     assert_eq!(unsafe { pf_job_wait(j, u64::MAX) }, PF_OK);
     unsafe { pf_job_free(j) };
     // Joined, but /proc lists it a moment longer (see above).

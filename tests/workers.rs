@@ -138,29 +138,31 @@ fn a_pool_is_parked_and_reused() {
     let _s = serial();
     release();
     // What calls with threads of their own give (a per-call pool is new
-    // threads: it may end parked ones, see below).
+    // threads: it may end parked ones, see below). RSA on three threads
+    // is the calling thread and a pool of two; DH on two, a pool of two.
     let seed = [0x31u8; 32];
     let want: Vec<Vec<u8>> = (0..5u8)
-        .map(|i| rsa_modulus(1024, 2, PER_CALL, &[0x40 + i; 32]))
+        .map(|i| rsa_modulus(1024, 3, PER_CALL, &[0x40 + i; 32]))
         .collect();
     let want_p = dh_prime(512, 2, PER_CALL, &seed).unwrap();
     assert!(workers().is_empty());
-    let first = rsa_modulus(1024, 2, 0, &seed);
+    let first = rsa_modulus(1024, 3, 0, &seed);
     assert_eq!(counts(), (0, 2));
     let parked = workers();
     assert_eq!(parked.len(), 2, "{:?}", threads_named("primeforge"));
     for (i, want) in (0..5u8).zip(&want) {
-        assert_eq!(&rsa_modulus(1024, 2, 0, &[0x40 + i; 32]), want);
+        assert_eq!(&rsa_modulus(1024, 3, 0, &[0x40 + i; 32]), want);
         assert_eq!(workers(), parked, "the parked threads run every call");
     }
-    assert_eq!(rsa_modulus(1024, 2, 0, &seed), first);
+    assert_eq!(rsa_modulus(1024, 3, 0, &seed), first);
     // DH parameters lease the same pools.
     assert_eq!(dh_prime(512, 2, 0, &seed).unwrap(), want_p);
     assert_eq!(workers(), parked);
     assert_eq!(counts(), (0, 2));
     // A call with threads of its own while two are parked: never more
-    // threads alive than asked for at once (two), so the parked pool ends.
-    rsa_modulus(1024, 2, PER_CALL, &seed);
+    // pool threads alive than asked for at once (two), so the parked pool
+    // ends.
+    rsa_modulus(1024, 3, PER_CALL, &seed);
     assert_eq!(counts(), (0, 0));
     assert!(workers().is_empty());
     release();
@@ -209,12 +211,13 @@ fn per_call_threads_are_joined_before_return() {
 fn never_more_threads_than_asked_for_at_once() {
     let _s = serial();
     release();
+    // RSA on t threads: the calling thread and a pool of t − 1.
     for (t, i) in [2u32, 3, 4, 2, 3].into_iter().zip(0u8..) {
         rsa_modulus(512, t, 0, &[0x50 + i; 32]);
         let (busy, idle) = counts();
         assert_eq!(busy, 0);
-        assert!(idle <= 4, "after {t} threads: {idle} parked");
-        assert!(idle >= t, "the last pool is parked");
+        assert!(idle <= 3, "after {t} threads: {idle} parked");
+        assert!(idle >= t - 1, "the last pool is parked");
         assert_eq!(workers().len(), idle as usize);
     }
     release();
@@ -230,13 +233,11 @@ fn never_more_threads_than_asked_for_at_once() {
     });
     let (busy, idle) = counts();
     assert_eq!(busy, 0);
-    assert!(
-        (2..=16).contains(&idle),
-        "{idle} parked after 8 × 2 threads"
-    );
+    assert!((1..=8).contains(&idle), "{idle} parked after 8 × 2 threads");
     assert_eq!(workers().len(), idle as usize);
     release();
-    rsa_modulus(512, 65, 0, &[0x77; 32]);
+    // 66 threads: the calling thread and a pool of 65, above the 64 kept.
+    rsa_modulus(512, 66, 0, &[0x77; 32]);
     assert_eq!(counts(), (0, 0));
     assert!(workers().is_empty());
 }
@@ -247,7 +248,8 @@ fn never_more_threads_than_asked_for_at_once() {
 fn idle_pools_end_after_the_quiet_period() {
     let _s = serial();
     release();
-    rsa_modulus(512, 2, 0, &[0x61; 32]);
+    // The calling thread and a pool of two.
+    rsa_modulus(512, 3, 0, &[0x61; 32]);
     assert_eq!(workers().len(), 2);
     // The helper names itself once it runs.
     assert!(
@@ -327,7 +329,7 @@ fn a_fork_child_starts_its_own_pool() {
     let _s = serial();
     release();
     let seed = [0x42u8; 32];
-    let want = rsa_modulus(1024, 2, 0, &seed);
+    let want = rsa_modulus(1024, 3, 0, &seed);
     assert_eq!(counts(), (0, 2));
     let pid = unsafe { libc::fork() };
     if pid == 0 {
@@ -336,7 +338,7 @@ fn a_fork_child_starts_its_own_pool() {
         unsafe { libc::alarm(30) };
         let ok = counts() == (0, 0)
             && workers().is_empty()
-            && rsa_modulus(1024, 2, 0, &seed) == want
+            && rsa_modulus(1024, 3, 0, &seed) == want
             && counts() == (0, 2)
             && workers().len() == 2;
         unsafe { libc::_exit(if ok { 0 } else { 1 }) };
@@ -350,7 +352,7 @@ fn a_fork_child_starts_its_own_pool() {
     );
     // The parent's pool is untouched.
     assert_eq!(counts(), (0, 2));
-    assert_eq!(rsa_modulus(1024, 2, 0, &seed), want);
+    assert_eq!(rsa_modulus(1024, 3, 0, &seed), want);
     release();
 }
 
@@ -450,16 +452,18 @@ fn rsa_watching_busy(bits: u32, threads: u32, flags: u32, seed: &[u8; 32]) -> (V
 /// A call that starts while the library's generations already occupy
 /// every core (here: one-thread DH-4096 jobs, one per core) is given
 /// one thread and runs on its calling thread: it leases no pool. With
-/// `PF_THREADS_EXACT` it gets the two workers it asked for; once the
-/// cores are free a call gets them again; the key is the same each time.
+/// `PF_THREADS_EXACT` it gets the two threads it asked for (itself and a
+/// pool of one); once the cores are free a call gets them again; the key
+/// is the same each time.
 #[test]
 fn a_call_while_every_core_is_taken_runs_on_its_own_thread() {
     let _s = serial();
     release();
     let cores = std::thread::available_parallelism().unwrap().get() as u32;
     let seed = [0x3Cu8; 32];
+    // Two threads: the calling thread and a pool of one.
     let (alone, seen) = rsa_watching_busy(1024, 2, 0, &seed);
-    assert!(seen.iter().all(|&b| b == 2), "alone: busy {seen:?}");
+    assert!(seen.iter().all(|&b| b == 1), "alone: busy {seen:?}");
     let jobs: Vec<*mut pf_job> = (0..cores)
         .map(|_| {
             let mut j = std::ptr::null_mut();
@@ -486,9 +490,9 @@ fn a_call_while_every_core_is_taken_runs_on_its_own_thread() {
     );
     let (exact, seen) = rsa_watching_busy(1024, 2, EXACT, &seed);
     assert!(
-        seen.iter().all(|&b| b == cores + 2),
+        seen.iter().all(|&b| b == cores + 1),
         "PF_THREADS_EXACT: busy {seen:?}, want {}",
-        cores + 2
+        cores + 1
     );
     for j in jobs {
         unsafe { pf_job_free(j) };
@@ -496,7 +500,7 @@ fn a_call_while_every_core_is_taken_runs_on_its_own_thread() {
     assert_eq!(counts().0, 0);
     let (again, seen) = rsa_watching_busy(1024, 2, 0, &seed);
     assert!(
-        seen.iter().all(|&b| b == 2),
+        seen.iter().all(|&b| b == 1),
         "cores free again: busy {seen:?}"
     );
     assert_eq!(shrunk, alone);

@@ -87,16 +87,20 @@ pub struct pf_options {
     /// it returns instead. The library never keeps more threads alive
     /// than callers asked for at one time, nor pools above 64 threads
     /// (those are joined when their call ends). A `fork()` child inherits
-    /// no running worker: its first generation starts its own. The calling thread only waits and
-    /// runs the progress callback: its stack never holds the seed or a
-    /// candidate. One thread (1, or 0 on a one-core machine) for RSA up to
+    /// no running worker: its first generation starts its own. The
+    /// calling thread's own stack never holds the seed or a candidate: it
+    /// waits and runs the progress callback there. One thread (1, or 0 on a one-core machine) for RSA up to
     /// 4096 bits starts no thread: the calling thread does the work, on a
     /// private stack of the library's (2 MiB reserved, excluded from core
     /// dumps, zeros in a `fork()` child) that is wiped before the call
     /// returns; the callback still runs on the caller's own stack. That
     /// saves 0.1–0.5 ms per call (more than 10 % of an RSA-512 key). The
     /// thread keeps that stack, wiped, for its next call and unmaps it
-    /// when it exits. One-thread DH below 768 bits starts no thread
+    /// when it exits. With more threads at those sizes the calling thread
+    /// is one of the workers, on that private stack, beside a pool of one
+    /// thread fewer (`pf_workers_count` counts the pool's threads): a
+    /// two-thread RSA key runs on the caller and one thread of the
+    /// library. One-thread DH below 768 bits starts no thread
     /// either, and runs on the caller's own stack (DH parameters are
     /// public). The output is the same either way. A call that starts
     /// while the library's generations already running occupy every core

@@ -1013,6 +1013,7 @@ impl<'g, 'o> Generation<'g, 'o> {
                 outcome
             }
             Workers::Here => self.work_here(&shared, started),
+            Workers::WithCaller(pool) => self.work_with(&shared, pool, started),
         };
         self.stats.add(&snapshot_stats(&shared, started));
         outcome?;
@@ -1050,6 +1051,14 @@ impl<'g, 'o> Generation<'g, 'o> {
                             .map(|job| crate::secure::with_wiped_stack(|| run(job)))
                             .collect::<Vec<_>>()
                     })
+                }),
+                // On its private stack the calling thread waits with
+                // signals held (they are let through for the progress
+                // callback only, on its own stack).
+                Workers::WithCaller(pool) => pool.install(|| {
+                    jobs.into_par_iter()
+                        .map(|job| crate::secure::with_wiped_stack(|| run(job)))
+                        .collect::<Vec<_>>()
                 }),
                 // On the private stack, which is wiped as a whole afterwards.
                 Workers::Here => jobs.into_iter().map(run).collect(),
@@ -1128,6 +1137,18 @@ impl<'g, 'o> Generation<'g, 'o> {
         shared: &Shared<S>,
         started: Instant,
     ) -> Result<()> {
+        self.turns_here(shared, started, true)
+    }
+
+    /// Turns of worker 0 on the calling thread with reports between them
+    /// ([`Generation::work_here`]); the report after the last turn only
+    /// when `final_report`.
+    fn turns_here<S: CandidateSource>(
+        &mut self,
+        shared: &Shared<S>,
+        started: Instant,
+        final_report: bool,
+    ) -> Result<()> {
         let interval = self.interval();
         let mut scratch = [Integer::new(), Integer::new()];
         let mut last = Instant::now();
@@ -1141,6 +1162,9 @@ impl<'g, 'o> Generation<'g, 'o> {
             if more && now_found == found && last.elapsed() < interval {
                 continue;
             }
+            if !more && !final_report {
+                return Ok(());
+            }
             found = now_found;
             self.report(shared, started)?;
             if !more {
@@ -1148,6 +1172,39 @@ impl<'g, 'o> Generation<'g, 'o> {
             }
             last = Instant::now();
         }
+    }
+
+    /// The search with the calling thread as worker 0 and the pool's
+    /// threads as the others ([`Workers::WithCaller`]): the caller takes
+    /// turns and reports between them as [`Generation::work_here`] does,
+    /// then waits (signals held: it is on its private stack) for the
+    /// workers' last rounds, and reports once more when all are done. A
+    /// two-thread generation so wakes one thread, and its calling thread
+    /// keeps its core instead of sleeping while a third thread runs.
+    fn work_with<S: CandidateSource>(
+        &mut self,
+        shared: &Arc<Shared<S>>,
+        pool: &rayon::ThreadPool,
+        started: Instant,
+    ) -> Result<()> {
+        let mut outcome = Ok(());
+        pool.in_place_scope(|s| {
+            for i in 1..=pool.current_num_threads() {
+                let sh = Arc::clone(shared);
+                s.spawn(move |_| run_worker(&sh, i));
+            }
+            outcome = self.turns_here(shared, started, false);
+            if outcome.is_err() {
+                // Cancelled or panicked: the workers stop at their next
+                // check, and the scope waits for them.
+                shared.halt();
+            }
+        });
+        outcome?;
+        if shared.panicked.load(Ordering::Acquire) {
+            return Err(Error::Internal);
+        }
+        self.report(shared, started)
     }
 
     /// Waits on the calling thread, reporting progress on every wake-up
@@ -1238,22 +1295,25 @@ pub(crate) fn search_here<S: CandidateSource>(
 fn spawn_workers<S: CandidateSource>(shared: &Arc<Shared<S>>, pool: &rayon::ThreadPool) {
     for i in 0..pool.current_num_threads() {
         let sh = Arc::clone(shared);
-        pool.spawn(move || {
-            let ok =
-                std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| sh.worker(i))).is_ok();
-            // GMP's stack temporaries (candidates, powers) and stream
-            // states die with the worker's frames; wipe them before the
-            // thread takes other work.
-            crate::secure::wipe_stack();
-            if !ok {
-                sh.panicked.store(true, Ordering::Release);
-                sh.halt();
-            }
-            let mut left = lock(&sh.workers_left);
-            *left -= 1;
-            sh.caller_cv.notify_all();
-        });
+        pool.spawn(move || run_worker(&sh, i));
     }
+}
+
+/// Worker `i`'s job in a search on a pool thread: its turns, then the
+/// stack wipe, then the count of workers left.
+fn run_worker<S: CandidateSource>(sh: &Shared<S>, i: usize) {
+    let ok = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| sh.worker(i))).is_ok();
+    // GMP's stack temporaries (candidates, powers) and stream states die
+    // with the worker's frames; wipe them before the thread takes other
+    // work.
+    crate::secure::wipe_stack();
+    if !ok {
+        sh.panicked.store(true, Ordering::Release);
+        sh.halt();
+    }
+    let mut left = lock(&sh.workers_left);
+    *left -= 1;
+    sh.caller_cv.notify_all();
 }
 
 /// Waits until every worker of `shared` has ended its job (wiped its

@@ -451,8 +451,9 @@ fn first_tests_paired(ns: [&Integer; 2], stop: &AtomicBool) -> Option<[Verdict; 
 /// pool, whose workers' stacks are shielded and wiped and which is joined
 /// before this returns; the calling thread only waits and reports
 /// progress (the key comes back from a worker, already in secure
-/// memory). With one thread, up to [`HERE_MAX_BITS`], the calling thread
-/// does the work itself, but on a private stack
+/// memory). Up to [`HERE_MAX_BITS`] the calling thread does the work
+/// itself — alone with one thread, as worker 0 beside a pool of one
+/// thread fewer with more — but on a private stack
 /// (`secure::fiber::on_private_stack`: shielded like a worker's, wiped
 /// before this returns), and the progress callback runs back on its own
 /// stack. The calling thread's frames are
@@ -500,9 +501,22 @@ fn generate_anywhere(req: &Request, opts: &mut Options<'_>) -> Result<(RsaKey, S
     // library's other generations already occupy every core.
     let here_possible = req.bits <= HERE_MAX_BITS;
     let admitted = crate::threads::admit(opts.threads, here_possible && !opts.exact_threads)?;
-    if here_possible && admitted.threads() == 1 {
+    if here_possible {
+        // The calling thread works, on a private stack: alone, or as
+        // worker 0 beside a pool of one thread fewer.
+        // `Workers::Here` as a constant: a local of that variant leaves
+        // the other variant's bytes undefined, and valgrind reported the
+        // match on it as a branch on undefined memory.
+        let with_caller;
+        let workers = match admitted.threads() {
+            1 => &Workers::Here,
+            _ => {
+                with_caller = Workers::with_caller(&admitted, opts.per_call_threads)?;
+                &with_caller
+            }
+        };
         // Nothing secret touches this stack: no wipe of it is needed.
-        if let Some(r) = crate::gmp::secret_scope(|| generate_here(req, opts)) {
+        if let Some(r) = crate::gmp::secret_scope(|| generate_here(req, opts, workers)) {
             crate::secure::clear_registers();
             return r;
         }
@@ -518,8 +532,9 @@ fn generate_anywhere(req: &Request, opts: &mut Options<'_>) -> Result<(RsaKey, S
     })
 }
 
-/// The largest modulus a one-thread generation makes on the calling
-/// thread ([`generate_here`]). There a progress report waits for the
+/// The largest modulus a generation makes with the calling thread as a
+/// worker ([`generate_here`]: alone with one thread, beside a pool with
+/// more). There a progress report waits for the
 /// candidate in hand and the pending confirmation rounds: at RSA-4096
 /// (2048-bit primes) tens of milliseconds, near the 50 ms cadence the
 /// header promises; above, a round alone takes longer. The thread costs
@@ -530,8 +545,12 @@ pub const HERE_MAX_BITS: u32 = 4096;
 /// The generation on the calling thread, on a private stack; the
 /// progress callback runs on the caller's own stack. `None` where no
 /// private stack can be had (then a pool does it).
-fn generate_here(req: &Request, opts: &mut Options<'_>) -> Option<Result<(RsaKey, Stats)>> {
-    crate::prime::on_private_stack(opts, |here| generate_inner(req, here, &Workers::Here))
+fn generate_here(
+    req: &Request,
+    opts: &mut Options<'_>,
+    workers: &Workers,
+) -> Option<Result<(RsaKey, Stats)>> {
+    crate::prime::on_private_stack(opts, |here| generate_inner(req, here, workers))
 }
 
 fn generate_inner(
@@ -653,11 +672,24 @@ fn assemble(
         // The calling thread waits with its registers cleared.
         Workers::Pool(pool) => crate::secure::signals::released(|| {
             pool.install(|| {
-                crate::secure::with_wiped_stack(|| assemble_here(bits, e, ps, seed, true))
+                crate::secure::with_wiped_stack(|| assemble_here(bits, e, ps, seed, Split::InPool))
             })
         }),
-        Workers::Here => assemble_here(bits, e, ps, seed, false),
+        Workers::Here => assemble_here(bits, e, ps, seed, Split::No),
+        // On the caller's private stack, its other half on the pool.
+        Workers::WithCaller(pool) => assemble_here(bits, e, ps, seed, Split::With(pool)),
     }
+}
+
+/// Whether [`assemble_here`] splits its work in two, and how.
+enum Split<'p> {
+    /// All of it on this thread.
+    No,
+    /// `rayon::join` on the pool this thread belongs to.
+    InPool,
+    /// This thread and a thread of `pool` (this thread is not one of its
+    /// threads).
+    With(&'p rayon::ThreadPool),
 }
 
 /// [`assemble`]'s work, on a worker.
@@ -673,7 +705,7 @@ fn assemble_here(
     e: u64,
     ps: &[Integer],
     seed: &Seed,
-    in_pool: bool,
+    split: Split<'_>,
 ) -> Result<Option<RsaKey>> {
     if ps.len() == 2 && !primes_far_apart(&ps[0], &ps[1], bits) {
         return Ok(None);
@@ -723,12 +755,22 @@ fn assemble_here(
         Ok((d, coeffs, part(0)?))
     };
     let rest = || (1..ps.len()).map(part).collect::<Result<Vec<Integer>>>();
-    let (side, rest) = if in_pool {
-        use crate::secure::with_wiped_stack as wiped;
-        rayon::join(|| wiped(side), || wiped(rest))
-    } else {
+    use crate::secure::with_wiped_stack as wiped;
+    let (side, rest) = match split {
+        Split::InPool => rayon::join(|| wiped(side), || wiped(rest)),
+        // This side on a private stack, which is wiped as a whole at the
+        // end; the other on a pool thread, which wipes below it.
+        Split::With(pool) => {
+            let mut other = None;
+            let mut mine = None;
+            pool.in_place_scope(|s| {
+                s.spawn(|_| other = Some(wiped(rest)));
+                mine = Some(side());
+            });
+            (mine.ok_or(Error::Internal)?, other.ok_or(Error::Internal)?)
+        }
         // On a private stack, which is wiped as a whole at the end.
-        (side(), rest())
+        Split::No => (side(), rest()),
     };
     let (d, coeffs, first) = side?;
     let parts: Vec<Integer> = std::iter::once(first).chain(rest?).collect();
