@@ -23,6 +23,12 @@
 //! callers that opt out (`Options::per_call_threads`) are joined when the
 //! generation ends, as before.
 //!
+//! Every generation is admitted first ([`admit`]): the threads the
+//! library's generations run on are counted, and a call that can run on
+//! its own thread (RSA up to 4096 bits, DH below 768) is given one thread
+//! when those already occupy every core. RSA up to 4096 bits on several
+//! threads runs its calling thread as one of them ([`Workers::WithCaller`]).
+//!
 //! A `fork()` child has none of the parent's threads: a `pthread_atfork`
 //! child handler empties the cache (the parked pools are forgotten, never
 //! joined: their threads do not exist there), and a pool leased when the
