@@ -1042,24 +1042,22 @@ impl<'g, 'o> Generation<'g, 'o> {
             let mut stats = Stats::default();
             (job(seed, &mut stats), stats)
         };
+        // The jobs on the pool's threads, each wiping the stack below it.
+        let on_pool = |pool: &rayon::ThreadPool, jobs: Vec<WorkerJob<'_, R>>| {
+            pool.install(|| {
+                jobs.into_par_iter()
+                    .map(|job| crate::secure::with_wiped_stack(|| run(job)))
+                    .collect::<Vec<_>>()
+            })
+        };
         let outcome =
             std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| match self.workers {
                 // The calling thread only waits, registers cleared.
-                Workers::Pool(pool) => crate::secure::signals::released(|| {
-                    pool.install(|| {
-                        jobs.into_par_iter()
-                            .map(|job| crate::secure::with_wiped_stack(|| run(job)))
-                            .collect::<Vec<_>>()
-                    })
-                }),
+                Workers::Pool(pool) => crate::secure::signals::released(|| on_pool(pool, jobs)),
                 // On its private stack the calling thread waits with
                 // signals held (they are let through for the progress
                 // callback only, on its own stack).
-                Workers::WithCaller(pool) => pool.install(|| {
-                    jobs.into_par_iter()
-                        .map(|job| crate::secure::with_wiped_stack(|| run(job)))
-                        .collect::<Vec<_>>()
-                }),
+                Workers::WithCaller(pool) => on_pool(pool, jobs),
                 // On the private stack, which is wiped as a whole afterwards.
                 Workers::Here => jobs.into_iter().map(run).collect(),
             }));
