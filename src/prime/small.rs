@@ -7,7 +7,7 @@
 //! first batch that finds a factor. Batches are ordered from the smallest
 //! primes up, so most composites are rejected after the first few batches.
 
-use std::sync::{Arc, Mutex};
+use std::sync::{Arc, Mutex, OnceLock};
 
 use rug::Integer;
 
@@ -153,9 +153,26 @@ pub const TABLE_MAX_LIMBS: usize = 255;
 /// r · p⁻¹ mod 2^64 ≤ ⌊(2^64 − 1)/p⌋.
 /// Batches run from the smallest primes up and the test stops at the first
 /// factor, so most composites cost one or two batches.
+///
+/// The arrays are kept once per CPU that walks them (by `sched_getcpu`,
+/// copied on a CPU's first use, at most [`REPLICA_BYTES`] in all): on the
+/// 2-vCPU Intel machine of docs/measurements/2026-12-05-trial-table-per-cpu.md,
+/// threads of one process walking one shared copy took about half as long
+/// again per pass as threads each walking their own (two one-thread
+/// processes do not slow each other down), which cost 4–8 % of the CPU time
+/// of a two-thread RSA-3072 key.
 pub struct TrialTable {
     limbs: usize,
     bound: u32,
+    /// The CPU the table was built on: its replica is the first one.
+    home: usize,
+    /// One copy of the arrays per CPU index (modulo their number).
+    replicas: Box<[OnceLock<Box<Arrays>>]>,
+}
+
+/// A table's read-only arrays.
+#[derive(Clone)]
+struct Arrays {
     products: Vec<u64>,
     /// −d⁻¹ mod 2^64 per batch product d.
     neg_inv: Vec<u64>,
@@ -165,6 +182,29 @@ pub struct TrialTable {
     tests: Vec<(u64, u64)>,
     /// `limbs` weights per batch.
     weights: Vec<u64>,
+}
+
+impl Arrays {
+    fn bytes(&self) -> usize {
+        8 * (self.products.len() + self.neg_inv.len() + self.weights.len())
+            + 4 * self.ends.len()
+            + 16 * self.tests.len()
+    }
+}
+
+/// The most memory all replicas of one table take together (a table
+/// larger than half of it, RSA-8192's, is kept once or twice).
+pub const REPLICA_BYTES: usize = 64 << 20;
+
+/// The CPU this thread runs on, 0 where the system cannot say.
+fn this_cpu() -> usize {
+    crate::secure::os::current_cpu().unwrap_or(0)
+}
+
+/// How many CPU indices the system may hand out (asked once).
+fn cpu_slots() -> usize {
+    static SLOTS: OnceLock<usize> = OnceLock::new();
+    *SLOTS.get_or_init(crate::secure::os::cpu_slots)
 }
 
 impl TrialTable {
@@ -198,9 +238,7 @@ impl TrialTable {
                 w = (((w as u128) << 64) % d as u128) as u64;
             }
         }
-        TrialTable {
-            limbs,
-            bound,
+        let arrays = Arrays {
             neg_inv: products
                 .iter()
                 .map(|&d| inverse_mod_2_64(d).wrapping_neg())
@@ -209,11 +247,22 @@ impl TrialTable {
             ends,
             tests,
             weights,
+        };
+        let count = (REPLICA_BYTES / arrays.bytes().max(1)).clamp(1, cpu_slots());
+        let replicas: Box<[OnceLock<Box<Arrays>>]> = (0..count).map(|_| OnceLock::new()).collect();
+        let home = this_cpu() % count;
+        let _ = replicas[home].set(Box::new(arrays));
+        TrialTable {
+            limbs,
+            bound,
+            home,
+            replicas,
         }
     }
 
     /// The shared table for (`limbs`, `bound`), built on first use and kept
-    /// for the life of the process (a few MiB at most).
+    /// for the life of the process (its replicas included: at most
+    /// [`REPLICA_BYTES`] per table).
     pub fn shared(limbs: usize, bound: u32) -> Arc<TrialTable> {
         static CACHE: Mutex<Vec<Arc<TrialTable>>> = Mutex::new(Vec::new());
         let mut cache = CACHE.lock().unwrap_or_else(|e| e.into_inner());
@@ -232,7 +281,28 @@ impl TrialTable {
 
     /// Number of batches (the length of a survivor's full pass).
     pub fn batch_count(&self) -> usize {
-        self.products.len()
+        self.arrays().products.len()
+    }
+
+    /// This CPU's copy of the arrays (made now if it has none).
+    fn arrays(&self) -> &Arrays {
+        let i = if self.replicas.len() == 1 {
+            0
+        } else {
+            this_cpu() % self.replicas.len()
+        };
+        self.replicas[i].get_or_init(|| {
+            let home = self.replicas[self.home].get();
+            Box::new(Arrays::clone(
+                home.expect("the home replica is set at build"),
+            ))
+        })
+    }
+
+    /// How many CPUs' copies exist now.
+    #[cfg(test)]
+    fn replicas_made(&self) -> usize {
+        self.replicas.iter().filter(|r| r.get().is_some()).count()
     }
 
     /// True if no odd prime below the bound divides `n` (n ≥ 0, larger than
@@ -243,11 +313,12 @@ impl TrialTable {
             digits.len() <= self.limbs,
             "candidate larger than the table"
         );
+        let a = self.arrays();
         let mut start = 0usize;
-        for (i, w) in self.weights.chunks_exact(self.limbs).enumerate() {
-            let r = montgomery_rem(dot(digits, w), self.products[i], self.neg_inv[i]);
-            let end = self.ends[i] as usize;
-            for &(inv, lim) in &self.tests[start..end] {
+        for (i, w) in a.weights.chunks_exact(self.limbs).enumerate() {
+            let r = montgomery_rem(dot(digits, w), a.products[i], a.neg_inv[i]);
+            let end = a.ends[i] as usize;
+            for &(inv, lim) in &a.tests[start..end] {
                 if r.wrapping_mul(inv) <= lim {
                     return false;
                 }
@@ -267,7 +338,7 @@ mod tests {
     #[test]
     fn montgomery_rem_is_congruent_and_small() {
         let mut ds = vec![3u64, 3 * 5 * 7 * 11 * 13, (1 << 56) - 1, (1 << 56) - 3];
-        ds.extend(TrialTable::new(1, 1 << 18).products);
+        ds.extend(TrialTable::new(1, 1 << 18).arrays().products.clone());
         for d in ds {
             let inv = inverse_mod_2_64(d).wrapping_neg();
             let top = 255 * (u64::MAX as u128) * (d - 1) as u128;
@@ -290,6 +361,53 @@ mod tests {
                     "d = {d}, s = {s}"
                 );
             }
+        }
+    }
+
+    /// Every CPU a thread walks the table on gets its own copy of the
+    /// arrays, made on first use there, and every copy gives the same
+    /// answers as the slow path.
+    #[test]
+    fn each_cpu_walks_its_own_copy() {
+        let bs = batches(&odd_primes_below(1 << 16));
+        let big_prime = (Integer::from(1u32) << 521u32) - 1u32; // 2^521 − 1 is prime
+        let inputs: Vec<Integer> = [1u32, 3, 65521, 65519 * 65521]
+            .iter()
+            .map(|&f| Integer::from(&big_prime * f))
+            .collect();
+        let t = TrialTable::new(9, 1 << 16);
+        assert_eq!(
+            t.replicas_made(),
+            1,
+            "only the building CPU's copy exists at first"
+        );
+        // A thread of its own, so the affinity changes end with it.
+        let pinned = std::thread::scope(|s| {
+            s.spawn(|| {
+                let mut pinned = Vec::new();
+                for cpu in 0..cpu_slots().min(64) {
+                    if !crate::secure::os::pin_to_cpu(cpu) {
+                        continue;
+                    }
+                    assert_eq!(this_cpu(), cpu, "sched_getcpu names the pinned CPU");
+                    pinned.push(cpu % t.replicas.len());
+                    for n in &inputs {
+                        assert_eq!(t.passes(n), passes_trial_division(n, &bs), "CPU {cpu}");
+                    }
+                }
+                pinned
+            })
+            .join()
+            .unwrap()
+        });
+        let mut distinct = pinned.clone();
+        distinct.push(t.home);
+        distinct.sort_unstable();
+        distinct.dedup();
+        assert!(!pinned.is_empty(), "no CPU could be pinned");
+        assert_eq!(t.replicas_made(), distinct.len(), "pinned to {pinned:?}");
+        if distinct.len() < 2 {
+            crate::capability::skip("cores", "one CPU only: no second copy could be made");
         }
     }
 

@@ -8,6 +8,7 @@
 //! | pages left out of core dumps | `MADV_DONTDUMP` | `MADV_NOCORE` | — | — | — |
 //! | which pages are resident; drop pages to zeros | `mincore`; `MADV_DONTNEED` | — | — | — | — |
 //! | usable size of a malloc block | `malloc_usable_size` | `malloc_usable_size` | — | `malloc_size` | — |
+//! | the CPU a thread runs on | `sched_getcpu` | — | — | — | — |
 //!
 //! Only Linux (x86-64) is built and tested here. The other columns follow
 //! the `libc` crate's declarations for those targets and are unverified:
@@ -181,4 +182,47 @@ pub(crate) unsafe fn usable_size(p: *mut c_void, known: usize) -> usize {
         n
     };
     n.max(known)
+}
+
+/// The index of the CPU the calling thread runs on now (it may move at
+/// any time: use it only to pick among equivalent copies), or `None` where
+/// the platform cannot say.
+pub(crate) fn current_cpu() -> Option<usize> {
+    #[cfg(any(target_os = "linux", target_os = "android"))]
+    {
+        // SAFETY: sched_getcpu takes no arguments and only reads (glibc
+        // answers from the thread's rseq area).
+        let c = unsafe { libc::sched_getcpu() };
+        return usize::try_from(c).ok();
+    }
+    #[allow(unreachable_code)]
+    None
+}
+
+/// How many CPU indices the system may hand out (at least 1).
+pub(crate) fn cpu_slots() -> usize {
+    // SAFETY: sysconf only reads.
+    let n = unsafe { libc::sysconf(libc::_SC_NPROCESSORS_CONF) };
+    usize::try_from(n).unwrap_or(1).max(1)
+}
+
+/// Moves the calling thread onto CPU `cpu` alone; false where that CPU is
+/// not allowed or the platform has no affinity call. For tests.
+#[cfg(test)]
+pub(crate) fn pin_to_cpu(cpu: usize) -> bool {
+    #[cfg(any(target_os = "linux", target_os = "android"))]
+    {
+        if cpu >= libc::CPU_SETSIZE as usize {
+            return false;
+        }
+        // SAFETY: a zeroed cpu_set_t is the empty set; CPU_SET writes
+        // inside it (cpu < CPU_SETSIZE); sched_setaffinity reads it.
+        return unsafe {
+            let mut set: libc::cpu_set_t = std::mem::zeroed();
+            libc::CPU_SET(cpu, &mut set);
+            libc::sched_setaffinity(0, std::mem::size_of::<libc::cpu_set_t>(), &set) == 0
+        };
+    }
+    #[allow(unreachable_code)]
+    false
 }
