@@ -415,7 +415,12 @@ impl<S: CandidateSource> Shared<S> {
                 .collect(),
             pairs,
             round_pairs: source_round_pairs,
-            window: lanes * if threads <= 4 { threads } else { threads - 1 },
+            window: lanes
+                * if threads <= 4 {
+                    threads + 1
+                } else {
+                    threads - 1
+                },
             limit,
             seed: seed.clone(),
             count,
@@ -665,13 +670,19 @@ impl<S: CandidateSource> Shared<S> {
     /// above it were spent.
     ///
     /// `window` is `threads − 1` (the other threads' rounds in flight),
-    /// plus one round of slack up to 4 threads: without it a thread whose
-    /// speculative round ends before the lowest one must idle, and at 2
-    /// threads that cost 2.4% of thread time (0.35% with the slack, DH-2048).
-    /// From 5 threads on an idle thread costs at most a fifth of the
-    /// capacity for a moment, and the bound stays `threads − 1`. For a
-    /// source that pairs first rounds (see `partner`) the window is twice
-    /// that: a thread in flight holds two.
+    /// plus two rounds of slack up to 4 threads: without them a thread
+    /// whose speculative round ends before the lowest one must idle, and at
+    /// 2 threads that cost 2.4% of thread time (0.35% with one round of
+    /// slack, DH-2048). From 5 threads on an idle thread costs at most a
+    /// fifth of the capacity for a moment, and the bound stays
+    /// `threads − 1`. For a source that pairs first rounds (see `partner`)
+    /// the window is twice that: a thread in flight holds two. The second
+    /// round of slack is for pairs: finished rounds stay in the window
+    /// until the lowest is decided, and with one round of slack a thread
+    /// could run only one more pair while the other ran a longer one (a
+    /// DH candidate whose q passed runs the test on p as well), then ran
+    /// its next candidate alone — 7 % of DH-1024's first rounds at two
+    /// threads, each costing 1.0 instead of a pair's 0.6.
     /// On success `k` is registered as running.
     fn gate(&self, slot: &Slot, k: u64) -> bool {
         loop {
@@ -1527,6 +1538,87 @@ mod tests {
         for threads in [2u32, 4, 8] {
             ends_promptly(threads, |s| s);
         }
+    }
+
+    /// Index 20 is the prime; the pair of first rounds holding index 0
+    /// waits until two other pairs have run (or 2 s), and every first round
+    /// run alone before that is counted.
+    struct SlowPair {
+        pairs_done: Arc<AtomicU64>,
+        alone_while_held: Arc<AtomicU64>,
+        timed_out: Arc<AtomicBool>,
+    }
+
+    impl CandidateSource for SlowPair {
+        type Cand = u64;
+        fn candidate(&self, _: &Seed, index: u64, _: &mut Integer) -> Option<u64> {
+            Some(index)
+        }
+        fn rounds(&self) -> u32 {
+            1
+        }
+        fn round(&self, _: &Seed, _: u64, _: u32, c: &u64, _: &AtomicBool) -> Verdict {
+            if self.pairs_done.load(Ordering::Acquire) < 2 {
+                self.alone_while_held.fetch_add(1, Ordering::Relaxed);
+            }
+            Verdict::one(*c == 20)
+        }
+        fn prime(&self, c: &u64) -> Integer {
+            Integer::from(*c)
+        }
+        fn pairs(&self) -> bool {
+            true
+        }
+        fn first_round_pair(
+            &self,
+            _: &Seed,
+            index: [u64; 2],
+            c: [&u64; 2],
+            _: &AtomicBool,
+        ) -> Option<[Verdict; 2]> {
+            if index.contains(&0) {
+                let t = Instant::now();
+                while self.pairs_done.load(Ordering::Acquire) < 2 {
+                    if t.elapsed() > Duration::from_secs(2) {
+                        self.timed_out.store(true, Ordering::Relaxed);
+                        break;
+                    }
+                    std::thread::sleep(Duration::from_millis(1));
+                }
+            } else {
+                self.pairs_done.fetch_add(1, Ordering::AcqRel);
+            }
+            Some(c.map(|&c| Verdict::one(c == 20)))
+        }
+    }
+
+    /// At two threads, while one runs a long pair of first rounds on the
+    /// lowest candidates, the other runs two more pairs before it has to
+    /// run a candidate alone (a pair costs about 0.6 of two rounds): the
+    /// window's second round of slack. With one round of slack it ran one
+    /// pair, then a candidate alone, then waited for the long pair.
+    #[test]
+    fn a_long_pair_leaves_room_for_two_more_pairs() {
+        let pool = Workers::for_test(2);
+        let seed = Seed::from_bytes(&[7u8; 32]).unwrap();
+        let mut opts = Options::default();
+        let mut generation = Generation::new(&pool, seed, &mut opts, 1);
+        let src = SlowPair {
+            pairs_done: Arc::new(AtomicU64::new(0)),
+            alone_while_held: Arc::new(AtomicU64::new(0)),
+            timed_out: Arc::new(AtomicBool::new(false)),
+        };
+        let (alone, timed_out) = (
+            Arc::clone(&src.alone_while_held),
+            Arc::clone(&src.timed_out),
+        );
+        let found = generation.search(src, 0, 1).unwrap();
+        assert_eq!(found[0].index, 20);
+        assert_eq!(alone.load(Ordering::Relaxed), 0, "a first round ran alone");
+        assert!(
+            !timed_out.load(Ordering::Relaxed),
+            "the other thread stopped"
+        );
     }
 
     /// [`Stubborn`] whose sieve, above the prime, takes until it is told
