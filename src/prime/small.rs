@@ -159,8 +159,9 @@ pub const TABLE_MAX_LIMBS: usize = 255;
 /// 2-vCPU Intel machine of docs/measurements/2026-12-05-trial-table-per-cpu.md,
 /// threads of one process walking one shared copy took about half as long
 /// again per pass as threads each walking their own (two one-thread
-/// processes do not slow each other down), which cost 4–8 % of the CPU time
-/// of a two-thread RSA-3072 key.
+/// processes do not slow each other down), which cost 4–5 % of the CPU
+/// time of a two-thread RSA-3072 key, and 6–8 % when two one-thread keys
+/// were made at once.
 pub struct TrialTable {
     limbs: usize,
     bound: u32,
@@ -192,8 +193,9 @@ impl Arrays {
     }
 }
 
-/// The most memory all replicas of one table take together (a table
-/// larger than half of it, RSA-8192's, is kept once or twice).
+/// The most memory all replicas of one table take together (RSA-8192's
+/// table, 19 MiB, is kept at most three times; one larger than 32 MiB
+/// once).
 pub const REPLICA_BYTES: usize = 64 << 20;
 
 /// The CPU this thread runs on, 0 where the system cannot say.
