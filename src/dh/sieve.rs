@@ -429,29 +429,48 @@ impl Sieve {
         let win = {
             let mut map = self.windows.lock().unwrap_or_else(|e| e.into_inner());
             Arc::clone(map.entry(w).or_insert_with(|| {
+                let chunks = self.large_chunks();
                 Arc::new(Window {
                     struck: (0..self.window / 64).map(|_| AtomicU64::new(0)).collect(),
-                    chunks: (0..self.large_chunks())
-                        .map(|_| AtomicU8::new(FREE))
-                        .collect(),
+                    chunks: (0..chunks).map(|_| AtomicU8::new(FREE)).collect(),
                     primes: AtomicUsize::new(0),
                     done: Mutex::new(0),
                     finished: Condvar::new(),
-                    ready: AtomicBool::new(false),
+                    ready: AtomicBool::new(chunks == 0),
                 })
             }))
         };
-        if win.ready.load(Ordering::Acquire) || win.chunks.is_empty() {
-            win.ready.store(true, Ordering::Release);
-            return Some(win);
+        loop {
+            if win.ready.load(Ordering::Acquire) {
+                return Some(win);
+            }
+            if stop.load(Ordering::Relaxed) {
+                return None;
+            }
+            // Chunks handed back free (by a worker that unwound) are
+            // claimed on the next turn; otherwise wait for the chunks
+            // others are marking (they hand over with their marks).
+            if !self.mark_free_chunks(&win, w, stop) {
+                let done = win.done.lock().unwrap_or_else(|e| e.into_inner());
+                if *done < win.chunks.len() {
+                    let _ = win
+                        .finished
+                        .wait_timeout(done, std::time::Duration::from_millis(5));
+                }
+            }
         }
+    }
+
+    /// Claims the free chunks of window `w` (until `stop`), marks their
+    /// hits and hands them over with the marks; false if none was free.
+    fn mark_free_chunks(&self, win: &Window, w: u64, stop: &AtomicBool) -> bool {
         let mut marks = if self.window <= LOCAL_MARKS {
             Marks::Own(Vec::new())
         } else {
             Marks::Shared(&win.struck)
         };
         let mut claims = Claims {
-            win: &win,
+            win,
             mine: Vec::new(),
         };
         let mut primes = 0;
@@ -473,48 +492,29 @@ impl Sieve {
             }
             primes += self.mark_chunk(&mut marks, w, i);
         }
-        if !claims.mine.is_empty() {
-            if let Marks::Own(v) = &marks {
-                for (mark, &bits) in win.struck.iter().zip(v.iter()) {
-                    if bits != 0 {
-                        mark.fetch_or(bits, Ordering::Relaxed);
-                    }
+        if claims.mine.is_empty() {
+            return false;
+        }
+        if let Marks::Own(v) = &marks {
+            for (mark, &bits) in win.struck.iter().zip(v.iter()) {
+                if bits != 0 {
+                    mark.fetch_or(bits, Ordering::Relaxed);
                 }
             }
-            win.primes.fetch_add(primes, Ordering::Relaxed);
-            let mut done = win.done.lock().unwrap_or_else(|e| e.into_inner());
-            for &i in &claims.mine {
-                // Released by the lock: a waiter that sees DONE (or the
-                // count) sees the marks.
-                win.chunks[i].store(DONE, Ordering::Release);
-            }
-            *done += claims.mine.len();
-            claims.mine.clear();
-            if *done == win.chunks.len() {
-                win.ready.store(true, Ordering::Release);
-                win.finished.notify_all();
-            }
         }
-        drop(claims);
-        // Wait for the chunks others are marking (they hand over with
-        // their marks), or mark those handed back free.
-        loop {
-            if win.ready.load(Ordering::Acquire) {
-                return Some(win);
-            }
-            if stop.load(Ordering::Relaxed) {
-                return None;
-            }
-            if win.chunks.iter().any(|c| c.load(Ordering::Relaxed) == FREE) {
-                return self.window(w, stop);
-            }
-            let done = win.done.lock().unwrap_or_else(|e| e.into_inner());
-            if *done < win.chunks.len() {
-                let _ = win
-                    .finished
-                    .wait_timeout(done, std::time::Duration::from_millis(5));
-            }
+        win.primes.fetch_add(primes, Ordering::Relaxed);
+        let mut done = win.done.lock().unwrap_or_else(|e| e.into_inner());
+        // Released by the lock: a waiter that sees DONE (or the count)
+        // sees the marks.
+        for i in std::mem::take(&mut claims.mine) {
+            win.chunks[i].store(DONE, Ordering::Release);
+            *done += 1;
         }
+        if *done == win.chunks.len() {
+            win.ready.store(true, Ordering::Release);
+            win.finished.notify_all();
+        }
+        true
     }
 
     /// Builds segment `s` from the small primes' classes and its window's
