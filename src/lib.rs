@@ -84,6 +84,7 @@ pub(crate) mod threads;
 #[cfg(test)]
 mod capability;
 mod fault;
+mod work;
 
 pub use error::{Error, Result};
 

@@ -12,7 +12,9 @@
 //! standard error from a bootstrap over the seeds:
 //! - CPU per generation against one thread (the thread-seconds target),
 //! - exponentiations per generation against one thread (the engine's own
-//!   work counter, which does not depend on how many cores there are),
+//!   work counters, which do not depend on how many cores there are):
+//!   started, and done (a round given up part way counts the share of its
+//!   exponent it had processed),
 //! - two-thread throughput against the same-run ceiling.
 //!
 //! With `--callers C --seconds S`, instead: C host threads each making
@@ -73,6 +75,7 @@ struct Col {
     wall: Vec<f64>,
     cpu: Vec<f64>,
     exps: Vec<f64>,
+    done: Vec<f64>,
 }
 
 /// Mean of `f` over a resample of the seed indices.
@@ -126,6 +129,7 @@ fn sweep(kind: Kind, n: usize) {
         col.cpu.push(cpu_seconds() - c);
         col.wall.push(t.elapsed().as_secs_f64());
         col.exps.push(st.exponentiations as f64);
+        col.done.push(st.exponentiations_done());
     };
     // Warm-up: pools of every size started once, caches filled.
     for &t in &threads {
@@ -170,10 +174,12 @@ fn sweep(kind: Kind, n: usize) {
             s.spawn(one);
         });
         let one_exps = cols[0].exps[i];
+        let one_done = cols[0].done[i];
         let pair = &mut cols[threads.len() + 1];
         pair.cpu.push((cpu_seconds() - c) / 2.0);
         pair.wall.push(t.elapsed().as_secs_f64());
         pair.exps.push(one_exps);
+        pair.done.push(one_done);
     }
     let name = match kind {
         Kind::Rsa(b) => format!("RSA-{b}"),
@@ -190,8 +196,9 @@ fn sweep(kind: Kind, n: usize) {
         let mean = c.wall.iter().sum::<f64>() / n as f64;
         let (cpu, cpu_se) = ratio(&c.cpu, &cols[0].cpu);
         let (ex, ex_se) = ratio(&c.exps, &cols[0].exps);
+        let (dn, dn_se) = ratio(&c.done, &cols[0].done);
         println!(
-            "  {:<14} wall mean {:.2} ms median {:.2} ms; CPU/gen {:.2} ms = {cpu:.3} ± {cpu_se:.3} of 1 thread; exponentiations {ex:.3} ± {ex_se:.3} of 1 thread",
+            "  {:<14} wall mean {:.2} ms median {:.2} ms; CPU/gen {:.2} ms = {cpu:.3} ± {cpu_se:.3} of 1 thread; exponentiations started {ex:.3} ± {ex_se:.3}, done {dn:.3} ± {dn_se:.3} of 1 thread",
             labels[j],
             1e3 * mean,
             1e3 * median(&c.wall),

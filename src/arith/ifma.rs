@@ -316,8 +316,10 @@ unsafe fn run<const V: usize, const L: usize>(
     bits: std::ops::Range<u64>,
     stop: &AtomicBool,
 ) -> Option<()> {
+    let (first, end) = (bits.start, bits.end);
     for i in bits.rev() {
         if i % 64 == 0 && stop.load(Ordering::Relaxed) {
+            crate::work::given_up(end - 1 - i, end - first);
             return None;
         }
         for (lane, n) in lanes.iter_mut().zip(ns) {
@@ -543,6 +545,7 @@ unsafe fn fermat<const V: usize, const L: usize>(
     // AMM(x, x·2^bit) = x²·2^bit / R, in every lane.
     for i in (0..bits).rev() {
         if i % 64 == 0 && stop.load(Ordering::Relaxed) {
+            crate::work::given_up((bits - 1 - i) as u64, bits as u64);
             stopped = true;
             break;
         }
@@ -789,8 +792,10 @@ unsafe fn mr_rounds<const V: usize, const L: usize>(
         lane.x = one;
     }
     let mut stopped = false;
-    for w in (0..bits.div_ceil(MR_WINDOW)).rev() {
+    let windows = bits.div_ceil(MR_WINDOW);
+    for w in (0..windows).rev() {
         if w % (64 / MR_WINDOW) == 0 && stop.load(Ordering::Relaxed) {
+            crate::work::given_up((windows - 1 - w) as u64, windows as u64);
             stopped = true;
             break;
         }

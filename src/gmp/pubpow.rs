@@ -173,6 +173,7 @@ pub fn pow_mod_or_stop(
     while i >= 0 {
         if r.squarings >= next_look {
             if stop.load(Ordering::Relaxed) {
+                crate::work::given_up((bits as i64 - 1 - i) as u64, bits);
                 return None;
             }
             next_look = r.squarings + STOP_EVERY;

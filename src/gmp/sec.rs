@@ -198,6 +198,7 @@ pub(crate) fn pow_secret(
     for w in (0..windows).rev() {
         let lo = w * WINDOW;
         if lo % 64 == 0 && stop.load(Ordering::Relaxed) {
+            crate::work::given_up((windows - 1 - w) as u64, windows as u64);
             return None;
         }
         for _ in 0..WINDOW {

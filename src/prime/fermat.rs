@@ -121,6 +121,7 @@ pub(crate) fn fermat_mont_core(m: &mut Mont<'_>, bits: usize, stop: &AtomicBool)
     // then double by the bit.
     for i in (0..bits).rev() {
         if i % 64 == 0 && stop.load(Ordering::Relaxed) {
+            crate::work::given_up((bits - 1 - i) as u64, bits as u64);
             return None;
         }
         let bit = if i == 0 { 0 } else { m.modulus_bit(i) };
@@ -153,6 +154,7 @@ pub(crate) fn fermat_fixed_core<const N: usize>(
     for i in (0..bits).rev() {
         if i % 64 == 0 && stop.load(Ordering::Relaxed) {
             acc.zeroize();
+            crate::work::given_up((bits - 1 - i) as u64, bits as u64);
             return None;
         }
         acc = m.sqr(&acc);
@@ -228,6 +230,10 @@ pub fn strong_base2_public_or_stop(n: &Integer, stop: &AtomicBool) -> bool {
     let mut x = one.clone();
     for i in (s..n.significant_bits()).rev() {
         if i % 64 == 0 && stop.load(Ordering::Relaxed) {
+            crate::work::given_up(
+                u64::from(n.significant_bits() - 1 - i),
+                u64::from(n.significant_bits() - s),
+            );
             return false;
         }
         m.square_public(&mut x);
@@ -266,6 +272,10 @@ fn strong_base2_fixed<const N: usize>(n: &Integer, stop: &AtomicBool) -> bool {
     let mut x = one;
     for i in (s..n.significant_bits()).rev() {
         if i % 64 == 0 && stop.load(Ordering::Relaxed) {
+            crate::work::given_up(
+                u64::from(n.significant_bits() - 1 - i),
+                u64::from(n.significant_bits() - s),
+            );
             return false;
         }
         x = m.sqr(&x);
@@ -295,6 +305,43 @@ fn strong_base2_fixed<const N: usize>(n: &Integer, stop: &AtomicBool) -> bool {
 pub(crate) mod tests {
     use super::*;
     use crate::arith::inverse_mod_2_64;
+
+    /// Every exponentiation given up by its stop flag records how far it
+    /// got (for the search's work counter): here at its first check, near
+    /// the start, on every path — fixed limbs, AVX-512 IFMA single and
+    /// pair where the CPU has it, GMP's Montgomery loop, the public strong
+    /// test and a Miller–Rabin round.
+    #[test]
+    fn a_test_given_up_says_how_far_it_got() {
+        let stop = AtomicBool::new(true);
+        let odd = |bits: u32| (Integer::from(1) << (bits - 1)) + 12_345u32;
+        // The flag is read every 64 bits of the exponent.
+        let near_start = |what: &str, bits: u32| {
+            let share = crate::work::take_given_up();
+            assert!(
+                share.is_some_and(|s| s <= 64.0 / f64::from(bits) + 0.01),
+                "{what}: {share:?}"
+            );
+        };
+        for bits in [512u32, 1024, 3000] {
+            let n = odd(bits);
+            assert!(!fermat_base2_secret_or_stop(&n, &stop));
+            near_start(&format!("Fermat, {bits} bits"), bits);
+            assert!(!strong_base2_public_or_stop(&n, &stop));
+            near_start(&format!("strong test, {bits} bits"), bits);
+            let cand = crate::prime::mr::MrCandidate::new(n.clone());
+            assert!(!cand.round_or_stop(Integer::from(3), true, &stop));
+            near_start(&format!("Miller–Rabin, {bits} bits"), bits);
+        }
+        let (a, b) = (odd(1024), odd(1024) + 2u32);
+        // Stopped (or, without IFMA, declined): no verdicts either way.
+        assert_eq!(fermat_base2_secret_pair_or_stop([&a, &b], &stop), None);
+        if ifma::available() {
+            near_start("Fermat pair", 1024);
+        } else {
+            assert_eq!(crate::work::take_given_up(), None);
+        }
+    }
 
     #[test]
     fn neg_inverse_is_exact() {

@@ -76,6 +76,10 @@ pub(crate) fn strong_lucas_or_stop(n: &Integer, stop: &std::sync::atomic::Atomic
     let mut t = Integer::new();
     for i in (0..k.significant_bits() - 1).rev() {
         if i % 64 == 0 && stop.load(std::sync::atomic::Ordering::Relaxed) {
+            crate::work::given_up(
+                u64::from(k.significant_bits() - 2 - i),
+                u64::from(k.significant_bits() - 1),
+            );
             return false;
         }
         // Doubling: U_2m = U_m V_m, V_2m = V_m² − 2Q^m, Q^2m = (Q^m)².

@@ -34,6 +34,12 @@ pub struct Stats {
     pub survivors: u64,
     /// Modular exponentiations started, including abandoned ones.
     pub exponentiations: u64,
+    /// Of the exponentiations started, the part given up undone, in
+    /// thousandths of an exponentiation: a round whose verdict could no
+    /// longer matter stops within 64 bits of its exponent, and the share of
+    /// the exponent it had not reached is counted here. See
+    /// [`Stats::exponentiations_done`].
+    pub given_up_milli: u64,
     /// Wall time.
     pub elapsed: Duration,
 }
@@ -44,7 +50,15 @@ impl Stats {
         self.candidates += o.candidates;
         self.survivors += o.survivors;
         self.exponentiations += o.exponentiations;
+        self.given_up_milli += o.given_up_milli;
         self.elapsed += o.elapsed;
+    }
+
+    /// The exponentiation work done: the exponentiations started less the
+    /// parts given up (a round given up halfway counts one half). The
+    /// measure of work that does not depend on how many cores ran it.
+    pub fn exponentiations_done(&self) -> f64 {
+        self.exponentiations as f64 - self.given_up_milli as f64 / 1000.0
     }
 }
 

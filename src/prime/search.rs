@@ -14,7 +14,10 @@
 //!   when any worker claims index j every index below j has been claimed.
 //! - A claimed candidate is tested to its verdict, or abandoned only when
 //!   `count` confirmed primes with *lower* indices exist — then it cannot
-//!   be among the `count` lowest, whatever its verdict.
+//!   be among the `count` lowest, whatever its verdict. Its first round
+//!   may also be given up when `count` lower candidates have passed
+//!   theirs; it then stays unresolved and is tested again from the start
+//!   if one of them fails a confirmation round.
 //! - A worker stops claiming once its next index is above `bound`, the
 //!   index of the `count`-th lowest confirmed prime; `bound` only ever
 //!   decreases, so every index below the final `bound` was claimed and
@@ -37,6 +40,9 @@
 //! first round: at most one exponentiation per thread (see `gate`), or one
 //! pair of first rounds per thread for a source that runs two at once for
 //! about 0.6 of their cost in turn (DH on AVX-512 IFMA; see `partner`).
+//! Those rounds are given up at that moment (see `first_verdict`), so on
+//! average about half of each is spent; the work counter
+//! (`Stats::given_up_milli`) counts only the part done.
 
 use std::collections::{BTreeMap, BTreeSet};
 use std::sync::atomic::{AtomicBool, AtomicU64, AtomicUsize, Ordering};
@@ -313,6 +319,12 @@ struct State<C> {
     /// Workers parked at the gate, by the index they hold (see
     /// `Shared::wake`).
     waiting: BTreeMap<u64, std::thread::Thread>,
+    /// Survivors whose first round was given up part way because enough
+    /// candidates below them had passed theirs (see
+    /// `Shared::first_verdict`): still open, run again from the start if
+    /// one of those fails a confirmation round, dropped once the bound is
+    /// below them.
+    deferred: BTreeMap<u64, C>,
 }
 
 impl<C> Default for State<C> {
@@ -323,6 +335,7 @@ impl<C> Default for State<C> {
             open: BTreeSet::new(),
             speculative: BTreeSet::new(),
             waiting: BTreeMap::new(),
+            deferred: BTreeMap::new(),
         }
     }
 }
@@ -361,6 +374,10 @@ impl<C> State<C> {
 struct Slot {
     index: AtomicU64,
     abandon: AtomicBool,
+    /// The round handed out is a first round (written under the state
+    /// lock, with `index`): only those are given up when a lower candidate
+    /// passes its first round (see `Shared::first_verdict`).
+    first: AtomicBool,
 }
 
 struct Shared<S: CandidateSource> {
@@ -392,6 +409,8 @@ struct Shared<S: CandidateSource> {
     candidates: AtomicU64,
     survivors: AtomicU64,
     exponentiations: AtomicU64,
+    /// `Stats::given_up_milli`.
+    given_up_milli: AtomicU64,
     found: AtomicUsize,
     workers_left: Mutex<usize>,
     caller_cv: Condvar,
@@ -411,6 +430,7 @@ impl<S: CandidateSource> Shared<S> {
                 .map(|_| Slot {
                     index: AtomicU64::new(u64::MAX),
                     abandon: AtomicBool::new(false),
+                    first: AtomicBool::new(false),
                 })
                 .collect(),
             pairs,
@@ -434,6 +454,7 @@ impl<S: CandidateSource> Shared<S> {
             candidates: AtomicU64::new(0),
             survivors: AtomicU64::new(0),
             exponentiations: AtomicU64::new(0),
+            given_up_milli: AtomicU64::new(0),
             found: AtomicUsize::new(0),
             workers_left: Mutex::new(threads),
             caller_cv: Condvar::new(),
@@ -463,12 +484,33 @@ impl<S: CandidateSource> Shared<S> {
     /// search stopped).
     fn run_round(&self, slot: &Slot, index: u64, round: u32, cand: &S::Cand) -> bool {
         crate::fault::point("search_round");
+        let _stale = crate::work::take_given_up();
         let v = self
             .source
             .round(&self.seed, index, round, cand, &slot.abandon);
-        self.exponentiations
-            .fetch_add(u64::from(v.exponentiations), Ordering::Relaxed);
+        self.count(v.exponentiations, 1);
         v.pass && !slot.abandon.load(Ordering::Acquire)
+    }
+
+    /// Runs candidate `k`'s first round, handed out to `slot`. Returns
+    /// whether it passed and whether it was given up (then without a
+    /// verdict).
+    fn run_first(&self, slot: &Slot, k: u64, cand: &S::Cand) -> (bool, bool) {
+        let pass = self.run_round(slot, k, 0, cand);
+        (pass, slot.abandon.load(Ordering::Acquire))
+    }
+
+    /// Counts `exponentiations` started by a round or a pair of them, and
+    /// the part given up undone when the loop that ran last (on `lanes`
+    /// numbers at once) stopped early ([`crate::work`]).
+    fn count(&self, exponentiations: u32, lanes: u32) {
+        self.exponentiations
+            .fetch_add(u64::from(exponentiations), Ordering::Relaxed);
+        if let Some(share) = crate::work::take_given_up() {
+            let undone = f64::from(lanes.min(exponentiations)) * (1.0 - share);
+            self.given_up_milli
+                .fetch_add((undone * 1000.0).round() as u64, Ordering::Relaxed);
+        }
     }
 
     /// Runs the `n` (1 or 2) consecutive rounds from `round` handed out
@@ -477,23 +519,23 @@ impl<S: CandidateSource> Shared<S> {
     fn run_rounds(&self, slot: &Slot, index: u64, round: u32, n: u32, cand: &S::Cand) -> bool {
         if n == 2 {
             crate::fault::point("search_round");
+            let _stale = crate::work::take_given_up();
             if let Some(v) =
                 self.source
                     .round_pair(&self.seed, index, [round, round + 1], cand, &slot.abandon)
             {
-                self.exponentiations.fetch_add(
-                    u64::from(v[0].exponentiations + v[1].exponentiations),
-                    Ordering::Relaxed,
-                );
+                self.count(v[0].exponentiations + v[1].exponentiations, 2);
                 return v[0].pass && v[1].pass && !slot.abandon.load(Ordering::Acquire);
             }
         }
         (round..round + n).all(|r| self.run_round(slot, index, r, cand))
     }
 
-    /// Hands the round for `index` to `slot` (under the state lock).
-    fn assign(slot: &Slot, index: u64) {
+    /// Hands a round for `index` to `slot` (under the state lock): its
+    /// first round when `first`, else a confirmation round.
+    fn assign(slot: &Slot, index: u64, first: bool) {
         slot.abandon.store(false, Ordering::Relaxed);
+        slot.first.store(first, Ordering::Relaxed);
         slot.index.store(index, Ordering::Relaxed);
     }
 
@@ -535,7 +577,7 @@ impl<S: CandidateSource> Shared<S> {
                     1
                 };
                 p.next_round += n;
-                Self::assign(slot, idx);
+                Self::assign(slot, idx, false);
                 return Some((idx, r, n, Arc::clone(&p.cand)));
             }
         }
@@ -595,6 +637,11 @@ impl<S: CandidateSource> Shared<S> {
             // Drop pending candidates that can no longer matter, and give
             // up the rounds in flight above the bound.
             st.pending.retain(|&i, _| i < b);
+            let above: Vec<u64> = st.deferred.range(b..).map(|(&i, _)| i).collect();
+            for i in above {
+                st.deferred.remove(&i);
+                st.open.remove(&i);
+            }
             for slot in &self.slots {
                 if slot.index.load(Ordering::Relaxed) > b {
                     slot.abandon.store(true, Ordering::Release);
@@ -622,7 +669,7 @@ impl<S: CandidateSource> Shared<S> {
         if st.waiting.is_empty() {
             return;
         }
-        let n = 1 + self.takeable_rounds(st);
+        let n = 1 + self.takeable_rounds(st) + usize::from(!st.deferred.is_empty());
         for t in st.waiting.values().take(n) {
             t.unpark();
         }
@@ -647,16 +694,62 @@ impl<S: CandidateSource> Shared<S> {
     }
 
     /// Runs one pending round if there is one; returns whether it did.
+    /// Runs one pending round, or one deferred first round that is
+    /// needed again, if there is one; returns whether it did.
     fn help(&self, slot: &Slot) -> bool {
-        let job = self.take_round(slot, &mut lock(&self.state));
-        match job {
-            Some((idx, r, n, cand)) => {
-                let pass = self.run_rounds(slot, idx, r, n, &cand);
-                self.finish_rounds(idx, pass, n);
-                true
-            }
-            None => false,
+        let mut st = lock(&self.state);
+        if let Some((idx, r, n, cand)) = self.take_round(slot, &mut st) {
+            drop(st);
+            let pass = self.run_rounds(slot, idx, r, n, &cand);
+            self.finish_rounds(idx, pass, n);
+            return true;
         }
+        if let Some((d, cand)) = self.take_deferred(slot, &mut st) {
+            drop(st);
+            self.rerun_first(slot, d, cand);
+            return true;
+        }
+        false
+    }
+
+    /// The count-th lowest of the confirmed and pending candidates: with
+    /// no failure among the pending, the answer's last index. First rounds
+    /// above it are very likely wasted.
+    fn provisional_bound(&self, st: &State<S::Cand>) -> Option<u64> {
+        let mut keys: Vec<u64> = st
+            .confirmed
+            .keys()
+            .chain(st.pending.keys())
+            .copied()
+            .collect();
+        keys.sort_unstable();
+        keys.get(self.count - 1).copied()
+    }
+
+    /// The lowest deferred candidate (see `State::deferred`) if it is
+    /// needed again: fewer than `count` candidates below it are confirmed
+    /// or pending, and it is not above the bound. Handed to `slot` as its
+    /// first round.
+    fn take_deferred(&self, slot: &Slot, st: &mut State<S::Cand>) -> Option<(u64, S::Cand)> {
+        let (&d, _) = st.deferred.first_key_value()?;
+        if d > self.bound.load(Ordering::Acquire)
+            || st.confirmed.range(..d).count() + st.pending.range(..d).count() >= self.count
+        {
+            return None;
+        }
+        let cand = st.deferred.remove(&d).expect("deferred entry");
+        if st.lowest_unresolved().is_some_and(|low| d > low) {
+            st.speculative.insert(d);
+        }
+        Self::assign(slot, d, true);
+        Some((d, cand))
+    }
+
+    /// Runs deferred candidate `d`'s first round again (handed out by
+    /// `take_deferred`) and records its verdict.
+    fn rerun_first(&self, slot: &Slot, d: u64, cand: S::Cand) {
+        let (pass, given_up) = self.run_first(slot, d, &cand);
+        self.first_verdict(d, cand, pass, given_up, &mut Integer::new());
     }
 
     /// Before the first exponentiation on candidate `k`: returns false if
@@ -707,7 +800,7 @@ impl<S: CandidateSource> Shared<S> {
                 if k > low {
                     st.speculative.insert(k);
                 }
-                Self::assign(slot, k);
+                Self::assign(slot, k, true);
                 return true;
             }
             // k would be speculative: help confirm the lower ones, or wait.
@@ -715,6 +808,9 @@ impl<S: CandidateSource> Shared<S> {
                 drop(st);
                 let pass = self.run_rounds(slot, idx, r, n, &cand);
                 self.finish_rounds(idx, pass, n);
+            } else if let Some((d, cand)) = self.take_deferred(slot, &mut st) {
+                drop(st);
+                self.rerun_first(slot, d, cand);
             } else {
                 st.waiting.insert(k, std::thread::current());
                 drop(st);
@@ -750,9 +846,35 @@ impl<S: CandidateSource> Shared<S> {
     }
 
     /// Records candidate `k`'s first-round verdict: pending confirmation
-    /// (or confirmed, for a one-round source), or failed.
-    fn first_verdict(&self, k: u64, cand: S::Cand, pass: bool, scratch: &mut Integer) {
+    /// (or confirmed, for a one-round source), or failed. A round
+    /// `given_up` has no verdict: `k` fails if it can no longer matter
+    /// (the search stopped, or `k` is above the bound), else it is
+    /// deferred (see `State::deferred`).
+    ///
+    /// A pass that completes the answer provisionally — `count`
+    /// candidates at or below it confirmed or pending, almost always the
+    /// answer, since a candidate that passed its first round is nearly
+    /// always prime — gives up the first rounds in flight above it at once
+    /// rather than when the last of its confirmation rounds ends: with
+    /// many threads those rounds ran to their end meanwhile, and were
+    /// 2–3 % of a two-thread RSA-2048 search's exponentiations.
+    fn first_verdict(
+        &self,
+        k: u64,
+        cand: S::Cand,
+        pass: bool,
+        given_up: bool,
+        scratch: &mut Integer,
+    ) {
         let mut st = lock(&self.state);
+        if given_up && !self.stop.load(Ordering::Relaxed) && k <= self.bound.load(Ordering::Acquire)
+        {
+            st.speculative.remove(&k);
+            st.deferred.insert(k, cand);
+            st.prune();
+            self.wake(&st);
+            return;
+        }
         st.open.remove(&k);
         if pass {
             let cand = Arc::new(cand);
@@ -767,6 +889,15 @@ impl<S: CandidateSource> Shared<S> {
                         passed: 1,
                     },
                 );
+                if let Some(p) = self.provisional_bound(&st) {
+                    for slot in &self.slots {
+                        if slot.first.load(Ordering::Relaxed)
+                            && slot.index.load(Ordering::Relaxed) > p
+                        {
+                            slot.abandon.store(true, Ordering::Release);
+                        }
+                    }
+                }
             }
         } else {
             self.source.recycle(cand, scratch);
@@ -831,6 +962,7 @@ impl<S: CandidateSource> Shared<S> {
         match partner {
             Partner::Now(k2, cand2) => {
                 crate::fault::point("search_round");
+                let _stale = crate::work::take_given_up();
                 // The slot holds k, the lower of the two: the pair gives
                 // up only when both are above the bound.
                 let pair = self.source.first_round_pair(
@@ -839,36 +971,36 @@ impl<S: CandidateSource> Shared<S> {
                     [&cand, &cand2],
                     &slot.abandon,
                 );
-                let [p1, p2] = match pair {
+                let [(p1, g1), (p2, g2)] = match pair {
                     Some(v) => {
-                        self.exponentiations.fetch_add(
-                            u64::from(v[0].exponentiations + v[1].exponentiations),
-                            Ordering::Relaxed,
-                        );
+                        self.count(v[0].exponentiations + v[1].exponentiations, 2);
                         let given_up = slot.abandon.load(Ordering::Acquire);
-                        [v[0].pass && !given_up, v[1].pass && !given_up]
+                        [
+                            (v[0].pass && !given_up, given_up),
+                            (v[1].pass && !given_up, given_up),
+                        ]
                     }
                     None => [
-                        self.run_round(slot, k, 0, &cand),
-                        self.run_round(slot, k2, 0, &cand2),
+                        self.run_first(slot, k, &cand),
+                        self.run_first(slot, k2, &cand2),
                     ],
                 };
-                self.first_verdict(k, cand, p1, s1);
-                self.first_verdict(k2, cand2, p2, s2);
+                self.first_verdict(k, cand, p1, g1, s1);
+                self.first_verdict(k2, cand2, p2, g2, s2);
             }
             Partner::Later(k2, cand2) => {
-                let pass = self.run_round(slot, k, 0, &cand);
-                self.first_verdict(k, cand, pass, s1);
+                let (pass, given_up) = self.run_first(slot, k, &cand);
+                self.first_verdict(k, cand, pass, given_up, s1);
                 if self.gate(slot, k2) {
-                    let pass = self.run_round(slot, k2, 0, &cand2);
-                    self.first_verdict(k2, cand2, pass, s2);
+                    let (pass, given_up) = self.run_first(slot, k2, &cand2);
+                    self.first_verdict(k2, cand2, pass, given_up, s2);
                 } else {
                     self.source.recycle(cand2, s2);
                 }
             }
             Partner::None => {
-                let pass = self.run_round(slot, k, 0, &cand);
-                self.first_verdict(k, cand, pass, s1);
+                let (pass, given_up) = self.run_first(slot, k, &cand);
+                self.first_verdict(k, cand, pass, given_up, s1);
             }
         }
     }
@@ -1368,6 +1500,7 @@ fn snapshot_stats<S: CandidateSource>(sh: &Shared<S>, started: Instant) -> Stats
         candidates: sh.candidates.load(Ordering::Relaxed),
         survivors: sh.survivors.load(Ordering::Relaxed),
         exponentiations: sh.exponentiations.load(Ordering::Relaxed),
+        given_up_milli: sh.given_up_milli.load(Ordering::Relaxed),
         elapsed: started.elapsed(),
     }
 }
@@ -1538,6 +1671,148 @@ mod tests {
         for threads in [2u32, 4, 8] {
             ends_promptly(threads, |s| s);
         }
+    }
+
+    /// Index 0's first round passes once index 1's has started; its
+    /// confirmation round waits until index 1's first round was given up
+    /// (or 2 s), then passes (`pseudo` false) or fails (`pseudo` true: a
+    /// candidate that passed its first round and is composite). Index 1's
+    /// first round runs until it is told to give up (or 2 s), records a
+    /// quarter of its work done, and passes when run again; its
+    /// confirmation round passes. Index 5 is prime (what an engine that
+    /// took "given up" for "failed" would answer); the others fail at once.
+    struct Deferring {
+        pseudo: bool,
+        started_1: AtomicBool,
+        given_up_1: AtomicBool,
+        runs_1: AtomicU64,
+        timed_out: AtomicU64,
+    }
+
+    impl Deferring {
+        fn new(pseudo: bool) -> Deferring {
+            Deferring {
+                pseudo,
+                started_1: AtomicBool::new(false),
+                given_up_1: AtomicBool::new(false),
+                runs_1: AtomicU64::new(0),
+                timed_out: AtomicU64::new(0),
+            }
+        }
+
+        /// Waits for `flag` for up to 2 s; counts a time-out.
+        fn wait_for(&self, flag: &AtomicBool) {
+            let t = Instant::now();
+            while !flag.load(Ordering::Acquire) {
+                if t.elapsed() > Duration::from_secs(2) {
+                    self.timed_out.fetch_add(1, Ordering::Relaxed);
+                    return;
+                }
+                std::thread::sleep(Duration::from_micros(200));
+            }
+        }
+    }
+
+    impl CandidateSource for Deferring {
+        type Cand = u64;
+        fn candidate(&self, _: &Seed, index: u64, _: &mut Integer) -> Option<u64> {
+            Some(index)
+        }
+        fn rounds(&self) -> u32 {
+            2
+        }
+        fn round(&self, _: &Seed, _: u64, round: u32, c: &u64, stop: &AtomicBool) -> Verdict {
+            match (*c, round) {
+                (0, 0) => {
+                    self.wait_for(&self.started_1);
+                    Verdict::one(true)
+                }
+                (0, _) => {
+                    self.wait_for(&self.given_up_1);
+                    Verdict::one(!self.pseudo)
+                }
+                (1, 0) => {
+                    if self.runs_1.fetch_add(1, Ordering::AcqRel) > 0 {
+                        return Verdict::one(true);
+                    }
+                    self.started_1.store(true, Ordering::Release);
+                    let t = Instant::now();
+                    while !stop.load(Ordering::Acquire) {
+                        if t.elapsed() > Duration::from_secs(2) {
+                            self.timed_out.fetch_add(1, Ordering::Relaxed);
+                            return Verdict::one(true);
+                        }
+                        std::thread::yield_now();
+                    }
+                    crate::work::given_up(1, 4);
+                    self.given_up_1.store(true, Ordering::Release);
+                    // Any verdict: the engine must not take it.
+                    Verdict::one(false)
+                }
+                (1 | 5, _) => Verdict::one(true),
+                _ => Verdict::one(false),
+            }
+        }
+        fn prime(&self, c: &u64) -> Integer {
+            Integer::from(*c)
+        }
+    }
+
+    /// Runs `Deferring` for one prime on `threads` workers.
+    fn deferring(threads: u32, pseudo: bool) -> (Vec<Found>, Stats, Arc<Deferring>) {
+        let src = Arc::new(Deferring::new(pseudo));
+        let pool = Workers::for_test(threads);
+        let seed = Seed::from_bytes(&[9u8; 32]).unwrap();
+        let mut opts = Options::default();
+        let mut generation = Generation::new(&pool, seed, &mut opts, 1);
+        let found = generation.search(Arc::clone(&src), 0, 1).unwrap();
+        (found, generation.stats(), src)
+    }
+
+    /// A first round above a candidate that completes the answer by
+    /// passing its own first round is given up then, not when the
+    /// candidate's confirmation rounds end (with many threads such rounds
+    /// used to run to their end meanwhile); the counter says how much of
+    /// it was done.
+    #[test]
+    fn a_pass_gives_up_the_first_rounds_above_it() {
+        for threads in [2u32, 4, 8] {
+            let (found, stats, src) = deferring(threads, false);
+            assert_eq!(found[0].index, 0, "threads={threads}");
+            assert_eq!(
+                src.timed_out.load(Ordering::Relaxed),
+                0,
+                "threads={threads}"
+            );
+            assert_eq!(src.runs_1.load(Ordering::Relaxed), 1, "threads={threads}");
+            // Index 1's round: three quarters given up undone.
+            assert_eq!(stats.given_up_milli, 750, "threads={threads}");
+            assert_eq!(
+                stats.exponentiations_done(),
+                stats.exponentiations as f64 - 0.75,
+                "threads={threads}"
+            );
+        }
+    }
+
+    /// When the candidate whose pass gave up the rounds above it then
+    /// fails a confirmation round, the candidates given up are tested
+    /// again: the answer is the one-thread answer.
+    #[test]
+    fn a_round_given_up_for_a_pseudoprime_runs_again() {
+        for threads in [2u32, 4, 8] {
+            let (found, _, src) = deferring(threads, true);
+            assert_eq!(found[0].index, 1, "threads={threads}");
+            assert_eq!(
+                src.timed_out.load(Ordering::Relaxed),
+                0,
+                "threads={threads}"
+            );
+            assert_eq!(src.runs_1.load(Ordering::Relaxed), 2, "threads={threads}");
+        }
+        let (found, _, src) = deferring(0, true);
+        assert_eq!(found[0].index, 1);
+        assert_eq!(src.runs_1.load(Ordering::Relaxed), 1);
     }
 
     /// Index 20 is the prime; the pair of first rounds holding index 0
