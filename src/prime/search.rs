@@ -1675,14 +1675,16 @@ mod tests {
 
     /// Index 0's first round passes once index 1's has started; its
     /// confirmation round waits until index 1's first round was given up
-    /// (or 2 s), then passes (`pseudo` false) or fails (`pseudo` true: a
-    /// candidate that passed its first round and is composite). Index 1's
-    /// first round runs until it is told to give up (or 2 s), records a
+    /// (or `patience`), then passes (`pseudo` false) or fails (`pseudo`
+    /// true: a candidate that passed its first round and is composite).
+    /// Index 1's first round runs until it is told to give up (or
+    /// `patience`), records a
     /// quarter of its work done, and passes when run again; its
     /// confirmation round passes. Index 5 is prime (what an engine that
     /// took "given up" for "failed" would answer); the others fail at once.
     struct Deferring {
         pseudo: bool,
+        patience: Duration,
         started_1: AtomicBool,
         given_up_1: AtomicBool,
         runs_1: AtomicU64,
@@ -1690,9 +1692,10 @@ mod tests {
     }
 
     impl Deferring {
-        fn new(pseudo: bool) -> Deferring {
+        fn new(pseudo: bool, patience: Duration) -> Deferring {
             Deferring {
                 pseudo,
+                patience,
                 started_1: AtomicBool::new(false),
                 given_up_1: AtomicBool::new(false),
                 runs_1: AtomicU64::new(0),
@@ -1700,11 +1703,11 @@ mod tests {
             }
         }
 
-        /// Waits for `flag` for up to 2 s; counts a time-out.
+        /// Waits for `flag` for up to `patience`; counts a time-out.
         fn wait_for(&self, flag: &AtomicBool) {
             let t = Instant::now();
             while !flag.load(Ordering::Acquire) {
-                if t.elapsed() > Duration::from_secs(2) {
+                if t.elapsed() > self.patience {
                     self.timed_out.fetch_add(1, Ordering::Relaxed);
                     return;
                 }
@@ -1738,7 +1741,7 @@ mod tests {
                     self.started_1.store(true, Ordering::Release);
                     let t = Instant::now();
                     while !stop.load(Ordering::Acquire) {
-                        if t.elapsed() > Duration::from_secs(2) {
+                        if t.elapsed() > self.patience {
                             self.timed_out.fetch_add(1, Ordering::Relaxed);
                             return Verdict::one(true);
                         }
@@ -1758,9 +1761,12 @@ mod tests {
         }
     }
 
-    /// Runs `Deferring` for one prime on `threads` workers.
+    /// Runs `Deferring` for one prime on `threads` workers (0: on this
+    /// thread alone, where nothing is ever given up and every wait runs
+    /// out, so it is short).
     fn deferring(threads: u32, pseudo: bool) -> (Vec<Found>, Stats, Arc<Deferring>) {
-        let src = Arc::new(Deferring::new(pseudo));
+        let patience = Duration::from_millis(if threads == 0 { 20 } else { 10_000 });
+        let src = Arc::new(Deferring::new(pseudo, patience));
         let pool = Workers::for_test(threads);
         let seed = Seed::from_bytes(&[9u8; 32]).unwrap();
         let mut opts = Options::default();
