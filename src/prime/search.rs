@@ -341,6 +341,12 @@ impl<C> Default for State<C> {
 }
 
 impl<C> State<C> {
+    /// Candidates below `k` that passed their first round: confirmed or
+    /// awaiting confirmation.
+    fn passed_below(&self, k: u64) -> usize {
+        self.confirmed.range(..k).count() + self.pending.range(..k).count()
+    }
+
     /// The lowest survivor whose verdict is still open.
     fn lowest_unresolved(&self) -> Option<u64> {
         let a = self.open.first().copied();
@@ -624,6 +630,19 @@ impl<S: CandidateSource> Shared<S> {
         drop(st);
     }
 
+    /// Gives up the rounds in flight on indices above `bound` (under the
+    /// state lock, which hands rounds out): only first rounds when
+    /// `first_only`.
+    fn give_up_above(&self, bound: u64, first_only: bool) {
+        for slot in &self.slots {
+            if (!first_only || slot.first.load(Ordering::Relaxed))
+                && slot.index.load(Ordering::Relaxed) > bound
+            {
+                slot.abandon.store(true, Ordering::Release);
+            }
+        }
+    }
+
     fn confirm(&self, st: &mut State<S::Cand>, index: u64, cand: Arc<S::Cand>) {
         st.confirmed.insert(index, cand);
         if st.confirmed.len() >= self.count {
@@ -637,16 +656,10 @@ impl<S: CandidateSource> Shared<S> {
             // Drop pending candidates that can no longer matter, and give
             // up the rounds in flight above the bound.
             st.pending.retain(|&i, _| i < b);
-            let above: Vec<u64> = st.deferred.range(b..).map(|(&i, _)| i).collect();
-            for i in above {
-                st.deferred.remove(&i);
+            for i in st.deferred.split_off(&b).into_keys() {
                 st.open.remove(&i);
             }
-            for slot in &self.slots {
-                if slot.index.load(Ordering::Relaxed) > b {
-                    slot.abandon.store(true, Ordering::Release);
-                }
-            }
+            self.give_up_above(b, false);
             // Waiters above the bound leave.
             self.wake_all(st);
         }
@@ -732,9 +745,7 @@ impl<S: CandidateSource> Shared<S> {
     /// first round.
     fn take_deferred(&self, slot: &Slot, st: &mut State<S::Cand>) -> Option<(u64, S::Cand)> {
         let (&d, _) = st.deferred.first_key_value()?;
-        if d > self.bound.load(Ordering::Acquire)
-            || st.confirmed.range(..d).count() + st.pending.range(..d).count() >= self.count
-        {
+        if d > self.bound.load(Ordering::Acquire) || st.passed_below(d) >= self.count {
             return None;
         }
         let cand = st.deferred.remove(&d).expect("deferred entry");
@@ -796,7 +807,7 @@ impl<S: CandidateSource> Shared<S> {
             // `k` is open, so the lowest unresolved index is at most `k`.
             let low = st.lowest_unresolved().unwrap_or(k);
             let within_window = k <= low || st.speculative.range(low + 1..).count() < self.window;
-            if confirmed_below + st.pending.range(..k).count() < self.count && within_window {
+            if st.passed_below(k) < self.count && within_window {
                 if k > low {
                     st.speculative.insert(k);
                 }
@@ -891,13 +902,7 @@ impl<S: CandidateSource> Shared<S> {
                     },
                 );
                 if let Some(p) = self.provisional_bound(&st) {
-                    for slot in &self.slots {
-                        if slot.first.load(Ordering::Relaxed)
-                            && slot.index.load(Ordering::Relaxed) > p
-                        {
-                            slot.abandon.store(true, Ordering::Release);
-                        }
-                    }
+                    self.give_up_above(p, true);
                 }
             }
         } else {
@@ -934,7 +939,7 @@ impl<S: CandidateSource> Shared<S> {
             }
         };
         let mut st = lock(&self.state);
-        let below = st.confirmed.range(..k2).count() + st.pending.range(..k2).count();
+        let below = st.passed_below(k2);
         // The worker's own candidate is open and below k2.
         let low = st.lowest_unresolved().unwrap_or(k2);
         let within_window = st.speculative.range(low + 1..).count() < self.window;
