@@ -801,19 +801,21 @@ enum pf_options_flag
    */
   PF_THREADS_PER_CALL = 65536,
   /**
-   * Run on exactly `pf_options.threads` workers, even when the
-   * library's generations already running (other calls, other
-   * threads of the host, background jobs) occupy every core. Without
-   * this flag, an RSA generation up to 4096 bits (DH parameters below
-   * 768 bits) that starts at such a moment runs on its calling thread
-   * alone: more workers would only wait for the same cores, and each
-   * one costs CPU (8 host threads asking for 2-thread RSA-2048 keys on
-   * a 2-core machine made 12 % fewer keys per second than with one
-   * thread each). The decision is taken when the call starts; a call
-   * alone is always given the threads it asked for, even above the
-   * cores. The output is the same either way. Added after 0.2.0: an
-   * older library refuses it as an unknown bit
-   * (`PF_ERR_INVALID_ARGUMENT`).
+   * Run on exactly `pf_options.threads` workers, even above the cores
+   * the process may run on and even when the library's generations
+   * already running (other calls, other threads of the host,
+   * background jobs) occupy every core. Without this flag a call runs
+   * on at most as many threads as cores (its CPU affinity mask and
+   * cgroup CPU quota), and an RSA generation up to 4096 bits (DH
+   * parameters below 768 bits) only on the cores the library's running
+   * generations leave free, on its calling thread alone when none is:
+   * more workers would only wait for the same cores, and each one
+   * costs CPU (on 2 cores, an RSA-2048 key asked on 16 threads cost
+   * 1.38 times the CPU of one thread; 8 host threads asking for
+   * 2-thread RSA-2048 keys made 12 % fewer keys per second than with
+   * one thread each). The decision is taken when the call starts. The
+   * output is the same either way. Added after 0.2.0: an older library
+   * refuses it as an unknown bit (`PF_ERR_INVALID_ARGUMENT`).
    */
   PF_THREADS_EXACT = 131072,
 };
@@ -988,11 +990,15 @@ typedef struct pf_options {
    * two-thread RSA key runs on the caller and one thread of the
    * library. One-thread DH below 768 bits starts no thread
    * either, and runs on the caller's own stack (DH parameters are
-   * public). The output is the same either way. A call that starts
-   * while the library's generations already running occupy every core
-   * runs like a one-thread call when it can (RSA up to 4096 bits, DH
-   * below 768 bits) unless `PF_THREADS_EXACT` is set; a call alone
-   * always gets the threads it asked for.
+   * public). The output is the same either way. Unless
+   * `PF_THREADS_EXACT` is set, a call runs on no more threads than the
+   * cores the process may run on (its CPU affinity mask and cgroup CPU
+   * quota): more threads would only take turns on the same cores, at
+   * a CPU cost (on 2 cores an RSA-2048 key asked on 16 threads cost
+   * 1.38 times the CPU of one thread); and a call that can run on its
+   * calling thread alone (RSA up to 4096 bits, DH below 768 bits) gets
+   * only the cores the library's generations already running leave
+   * free — at least one, its own thread.
    */
   uint32_t threads;
   /**

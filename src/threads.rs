@@ -23,10 +23,12 @@
 //! callers that opt out (`Options::per_call_threads`) are joined when the
 //! generation ends, as before.
 //!
-//! Every generation is admitted first ([`admit`]): the threads the
+//! Every generation is admitted first ([`admit`]): it is given no more
+//! threads than the cores the process may run on, the threads the
 //! library's generations run on are counted, and a call that can run on
-//! its own thread (RSA up to 4096 bits, DH below 768) is given one thread
-//! when those already occupy every core. RSA up to 4096 bits on several
+//! its own thread (RSA up to 4096 bits, DH below 768) is given only the
+//! cores those leave free, one thread when they occupy every core
+//! (unless the caller asks for its exact count). RSA up to 4096 bits on several
 //! threads runs its calling thread as one of them ([`Workers::WithCaller`]).
 //!
 //! A `fork()` child has none of the parent's threads: a `pthread_atfork`
@@ -93,21 +95,40 @@ impl Drop for Admission {
     }
 }
 
+/// How [`admit`] fits a generation's thread count to the machine.
+#[derive(Clone, Copy, PartialEq, Eq, Debug)]
+pub(crate) enum Fit {
+    /// The count asked for, whatever the cores (`Options::exact_threads`).
+    Exact,
+    /// At most the cores this process may run on ([`cores`]).
+    Cores,
+    /// At most the cores that the library's generations already running
+    /// leave free, and at least one: for a generation that can run on its
+    /// calling thread alone.
+    FreeCores,
+}
+
 /// Admits a generation that asks for `threads` (0 = available cores).
 ///
-/// With `may_shrink`, a generation that arrives while the library's
-/// generations already running occupy every core (as many threads as
-/// `available_parallelism`) is given one thread: more would only queue
-/// behind the others for the same cores, and every worker a call adds
-/// costs CPU that buys nothing when no core is free (measured: 8 host
-/// threads asking for 2-thread RSA-2048 keys on 2 cores made 12 % fewer
-/// keys per second than 2 one-thread callers; 8 one-thread callers made
-/// as many). The output does not depend on the thread count. Otherwise,
-/// and for a generation alone, the count asked for is given, even above
-/// the cores.
+/// A generation is given no more threads than the cores this process may
+/// run on (`available_parallelism`: the affinity mask and the cgroup
+/// quota): threads beyond the cores only take turns on them, and each
+/// turn costs CPU that buys nothing — measured on 2 cores, an RSA-2048
+/// key on 4, 8 and 16 threads cost 1.13, 1.23 and 1.38 times the CPU of
+/// one thread, and the searches ran 2.6, 4.8 and 8.3 % more
+/// exponentiations (first tests above the answer run while the thread
+/// holding a lower candidate waited for its turn). With
+/// [`Fit::FreeCores`] a generation that arrives while the library's
+/// generations already running occupy cores is given only the free ones,
+/// and one thread when none is free: more would only queue behind the
+/// others for the same cores (measured: 8 host threads asking for
+/// 2-thread RSA-2048 keys on 2 cores made 12 % fewer keys per second than
+/// 2 one-thread callers; 8 one-thread callers made as many). With
+/// [`Fit::Exact`] the count asked for is given. The output does not
+/// depend on the thread count.
 ///
 /// Fails with [`Error::InvalidArgument`] above [`MAX_THREADS`].
-pub(crate) fn admit(threads: u32, may_shrink: bool) -> Result<Admission> {
+pub(crate) fn admit(threads: u32, fit: Fit) -> Result<Admission> {
     let asked = resolve_threads(threads)?;
     // A fork child must forget the generations running in the parent
     // (they do not run there), even where no pool was ever leased.
@@ -116,11 +137,7 @@ pub(crate) fn admit(threads: u32, may_shrink: bool) -> Result<Admission> {
     let epoch = FORK_EPOCH.load(Ordering::Acquire);
     let mut running = RUNNING.load(Ordering::Acquire);
     loop {
-        let given = if may_shrink && running >= cores {
-            1
-        } else {
-            asked
-        };
+        let given = fitted(asked, fit, cores, running);
         match RUNNING.compare_exchange_weak(
             running,
             running + given,
@@ -135,6 +152,35 @@ pub(crate) fn admit(threads: u32, may_shrink: bool) -> Result<Admission> {
             }
             Err(now) => running = now,
         }
+    }
+}
+
+/// [`admit`] for a generation run with `opts`: exactly its threads when
+/// it asks for that ([`Options::exact_threads`]), else at most the cores,
+/// and only the free ones when it can run on its calling thread alone
+/// (`here_possible`).
+///
+/// [`Options::exact_threads`]: crate::prime::Options::exact_threads
+pub(crate) fn admit_options(
+    opts: &crate::prime::Options<'_>,
+    here_possible: bool,
+) -> Result<Admission> {
+    let fit = match (opts.exact_threads, here_possible) {
+        (true, _) => Fit::Exact,
+        (false, true) => Fit::FreeCores,
+        (false, false) => Fit::Cores,
+    };
+    admit(opts.threads, fit)
+}
+
+/// The threads [`admit`] gives a generation that asks for `asked` when
+/// the process may run on `cores` and the library's generations run on
+/// `running` threads.
+fn fitted(asked: usize, fit: Fit, cores: usize, running: usize) -> usize {
+    match fit {
+        Fit::Exact => asked,
+        Fit::Cores => asked.min(cores),
+        Fit::FreeCores => asked.min(cores.saturating_sub(running)).max(1),
     }
 }
 
@@ -601,6 +647,27 @@ mod tests {
         assert_eq!(resolve_threads(1024).unwrap(), 1024);
     }
 
+    /// No more threads than cores unless exact; only the free cores,
+    /// and at least one, for a generation that can run alone.
+    #[test]
+    fn a_generation_gets_no_more_threads_than_cores() {
+        assert_eq!(fitted(16, Fit::Exact, 2, 0), 16);
+        assert_eq!(fitted(16, Fit::Exact, 2, 5), 16);
+        assert_eq!(fitted(16, Fit::Cores, 2, 0), 2);
+        assert_eq!(fitted(16, Fit::Cores, 2, 5), 2);
+        assert_eq!(fitted(1, Fit::Cores, 2, 0), 1);
+        assert_eq!(fitted(16, Fit::FreeCores, 8, 0), 8);
+        assert_eq!(fitted(16, Fit::FreeCores, 8, 5), 3);
+        assert_eq!(fitted(2, Fit::FreeCores, 8, 5), 2);
+        assert_eq!(fitted(2, Fit::FreeCores, 8, 8), 1);
+        assert_eq!(fitted(2, Fit::FreeCores, 8, 30), 1);
+        // Through admit: this process's cores, whatever was asked.
+        let cores = cores();
+        assert_eq!(admit(1024, Fit::Cores).unwrap().threads(), cores);
+        assert_eq!(admit(0, Fit::Cores).unwrap().threads(), cores);
+        assert_eq!(admit(1024, Fit::Exact).unwrap().threads(), 1024);
+    }
+
     #[test]
     fn too_many_threads_refused_before_spawning() {
         assert!(matches!(build_pool(1025), Err(Error::InvalidArgument(_))));
@@ -657,12 +724,14 @@ mod tests {
     #[ignore = "run alone in a fresh process by a_fork_child_forgets_the_parents_generations"]
     fn fork_child_admission_helper() {
         // Generations on their callers' threads take every core.
-        let held: Vec<Admission> = (0..cores()).map(|_| admit(1, false).unwrap()).collect();
-        assert_eq!(admit(2, true).unwrap().threads(), 1);
+        let held: Vec<Admission> = (0..cores())
+            .map(|_| admit(1, Fit::Exact).unwrap())
+            .collect();
+        assert_eq!(admit(2, Fit::FreeCores).unwrap().threads(), 1);
         // SAFETY: the child only admits and exits.
         let pid = unsafe { libc::fork() };
         if pid == 0 {
-            let ok = admit(2, true).is_ok_and(|a| a.threads() == 2);
+            let ok = admit(2, Fit::FreeCores).is_ok_and(|a| a.threads() == 2.min(cores()));
             // SAFETY: ends the child without running the parent's exit path.
             unsafe { libc::_exit(if ok { 0 } else { 1 }) };
         }

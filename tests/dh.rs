@@ -9,7 +9,7 @@ use std::ffi::{c_int, c_void};
 use std::path::PathBuf;
 use std::process::Command;
 
-use common::{opts, take};
+use common::{exact, opts, take};
 use primeforge::ffi::*;
 use rug::integer::Order;
 use rug::Integer;
@@ -355,7 +355,7 @@ fn same_seed_same_parameters_at_any_thread_count() {
     for (bits, s) in [(512u32, seed(40)), (1024, seed(41))] {
         let mut outputs = Vec::new();
         for threads in [1u32, 2, 3, 8] {
-            let d = generate(bits, 2, 0, &opts(threads, Some(&s))).unwrap();
+            let d = generate(bits, 2, 0, &exact(threads, Some(&s))).unwrap();
             outputs.push(export(d, pf_format::PF_FORMAT_PKCS3_DER));
             unsafe { pf_dh_free(d) };
         }
@@ -380,7 +380,7 @@ fn same_seed_same_parameters_at_any_thread_count() {
 
 fn work(bits: u32, threads: u32, s: &[u8; 32]) -> pf_stats {
     let mut stats = pf_stats::default();
-    let mut o = opts(threads, Some(s));
+    let mut o = exact(threads, Some(s));
     o.stats = &mut stats;
     let d = generate(bits, 2, 0, &o).unwrap();
     unsafe { pf_dh_free(d) };

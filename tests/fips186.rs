@@ -43,6 +43,8 @@ fn generate(l: u32, n: u32, threads: u32, seed: &[u8; 32], g: GenMethod) -> DhPa
     let mut opts = Options {
         threads,
         seed: Some(seed),
+        // Every thread count runs, also above the machine's cores.
+        exact_threads: true,
         ..Default::default()
     };
     fips186::generate(&req, &mut opts).unwrap().0

@@ -129,6 +129,8 @@ fn no_copy_of_any_secret_or_the_seed_survives_generation_and_free() {
         let seed_needles = seed_needles(seed);
         let mut key = std::ptr::null_mut();
         let mut o = opts(threads, None);
+        // Three threads run, also on a machine of fewer cores.
+        o.flags = pf_options_flag::PF_THREADS_EXACT as u32;
         o.seed = seed.as_ptr();
         o.seed_len = 32;
         assert_eq!(

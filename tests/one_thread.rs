@@ -67,8 +67,10 @@ unsafe extern "C" fn watch(user: *mut c_void, _ev: *const pf_progress) -> c_int 
 fn generate(bits: u32, threads: u32, seed: Option<&[u8; 32]>, seen: &mut Seen) -> pf_status {
     let mut o = opts(threads, seed);
     // Threads started for the call and joined before it returns, so that
-    // the process's thread count tells what ran (no pool stays parked).
-    o.flags = pf_options_flag::PF_THREADS_PER_CALL as u32;
+    // the process's thread count tells what ran (no pool stays parked);
+    // exactly the threads asked for, also on a one-core machine.
+    o.flags =
+        pf_options_flag::PF_THREADS_PER_CALL as u32 | pf_options_flag::PF_THREADS_EXACT as u32;
     o.progress = Some(watch);
     o.user_data = seen as *mut Seen as *mut c_void;
     let mut key = std::ptr::null_mut();

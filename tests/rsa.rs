@@ -8,7 +8,7 @@ use std::ffi::{c_int, c_void};
 use std::path::PathBuf;
 use std::process::Command;
 
-use common::{opts, take};
+use common::{exact, opts, take};
 use primeforge::ffi::*;
 use rug::integer::Order;
 use rug::Integer;
@@ -236,7 +236,7 @@ fn same_seed_same_key_at_any_thread_count() {
         let s = seed(42);
         let mut reference: Option<Vec<u8>> = None;
         for threads in [1u32, 2, 3, 8] {
-            let key = generate(bits, 65537, primes, &opts(threads, Some(&s))).unwrap();
+            let key = generate(bits, 65537, primes, &exact(threads, Some(&s))).unwrap();
             let der = export(key, pf_format::PF_FORMAT_PKCS1_DER);
             unsafe { pf_rsa_free(key) };
             match &reference {
@@ -266,7 +266,7 @@ fn same_seed_same_key_at_any_thread_count() {
 
 fn exps(bits: u32, threads: u32, s: &[u8; 32]) -> u64 {
     let mut stats = pf_stats::default();
-    let mut o = opts(threads, Some(s));
+    let mut o = exact(threads, Some(s));
     o.stats = &mut stats;
     let key = generate(bits, 65537, 2, &o).unwrap();
     unsafe { pf_rsa_free(key) };

@@ -116,8 +116,13 @@ fn rsa_modulus_with(bits: u32, o: &pf_options) -> Vec<u8> {
 fn dh_prime(bits: u32, threads: u32, flags: u32, seed: &[u8; 32]) -> Result<Vec<u8>, pf_status> {
     let mut o = common::opts(threads, Some(seed));
     o.flags = flags;
+    dh_prime_with(bits, &o)
+}
+
+/// The prime of DH parameters made with options `o`.
+fn dh_prime_with(bits: u32, o: &pf_options) -> Result<Vec<u8>, pf_status> {
     let mut p = std::ptr::null_mut();
-    match unsafe { pf_dh_generate_ex(bits, 2, 0, &o, &mut p) } {
+    match unsafe { pf_dh_generate_ex(bits, 2, 0, o, &mut p) } {
         PF_OK => {}
         st => return Err(st),
     }
@@ -141,28 +146,30 @@ fn a_pool_is_parked_and_reused() {
     // threads: it may end parked ones, see below). RSA on three threads
     // is the calling thread and a pool of two; DH on two, a pool of two.
     let seed = [0x31u8; 32];
+    // Exactly: on a machine of fewer cores, a call gets no more threads
+    // than cores otherwise.
     let want: Vec<Vec<u8>> = (0..5u8)
-        .map(|i| rsa_modulus(1024, 3, PER_CALL, &[0x40 + i; 32]))
+        .map(|i| rsa_modulus(1024, 3, PER_CALL | EXACT, &[0x40 + i; 32]))
         .collect();
-    let want_p = dh_prime(512, 2, PER_CALL, &seed).unwrap();
+    let want_p = dh_prime(512, 2, PER_CALL | EXACT, &seed).unwrap();
     assert!(workers().is_empty());
-    let first = rsa_modulus(1024, 3, 0, &seed);
+    let first = rsa_modulus(1024, 3, EXACT, &seed);
     assert_eq!(counts(), (0, 2));
     let parked = workers();
     assert_eq!(parked.len(), 2, "{:?}", threads_named("primeforge"));
     for (i, want) in (0..5u8).zip(&want) {
-        assert_eq!(&rsa_modulus(1024, 3, 0, &[0x40 + i; 32]), want);
+        assert_eq!(&rsa_modulus(1024, 3, EXACT, &[0x40 + i; 32]), want);
         assert_eq!(workers(), parked, "the parked threads run every call");
     }
-    assert_eq!(rsa_modulus(1024, 3, 0, &seed), first);
+    assert_eq!(rsa_modulus(1024, 3, EXACT, &seed), first);
     // DH parameters lease the same pools.
-    assert_eq!(dh_prime(512, 2, 0, &seed).unwrap(), want_p);
+    assert_eq!(dh_prime(512, 2, EXACT, &seed).unwrap(), want_p);
     assert_eq!(workers(), parked);
     assert_eq!(counts(), (0, 2));
     // A call with threads of its own while two are parked: never more
     // pool threads alive than asked for at once (two), so the parked pool
     // ends.
-    rsa_modulus(1024, 3, PER_CALL, &seed);
+    rsa_modulus(1024, 3, PER_CALL | EXACT, &seed);
     assert_eq!(counts(), (0, 0));
     assert!(workers().is_empty());
     release();
@@ -211,9 +218,10 @@ fn per_call_threads_are_joined_before_return() {
 fn never_more_threads_than_asked_for_at_once() {
     let _s = serial();
     release();
-    // RSA on t threads: the calling thread and a pool of t − 1.
+    // RSA on t threads: the calling thread and a pool of t − 1 (exactly
+    // t, whatever the cores).
     for (t, i) in [2u32, 3, 4, 2, 3].into_iter().zip(0u8..) {
-        rsa_modulus(512, t, 0, &[0x50 + i; 32]);
+        rsa_modulus(512, t, EXACT, &[0x50 + i; 32]);
         let (busy, idle) = counts();
         assert_eq!(busy, 0);
         assert!(idle <= 3, "after {t} threads: {idle} parked");
@@ -237,7 +245,7 @@ fn never_more_threads_than_asked_for_at_once() {
     assert_eq!(workers().len(), idle as usize);
     release();
     // 66 threads: the calling thread and a pool of 65, above the 64 kept.
-    rsa_modulus(512, 66, 0, &[0x77; 32]);
+    rsa_modulus(512, 66, EXACT, &[0x77; 32]);
     assert_eq!(counts(), (0, 0));
     assert!(workers().is_empty());
 }
@@ -249,7 +257,7 @@ fn idle_pools_end_after_the_quiet_period() {
     let _s = serial();
     release();
     // The calling thread and a pool of two.
-    rsa_modulus(512, 3, 0, &[0x61; 32]);
+    rsa_modulus(512, 3, EXACT, &[0x61; 32]);
     assert_eq!(workers().len(), 2);
     // The helper names itself once it runs.
     assert!(
@@ -329,7 +337,7 @@ fn a_fork_child_starts_its_own_pool() {
     let _s = serial();
     release();
     let seed = [0x42u8; 32];
-    let want = rsa_modulus(1024, 3, 0, &seed);
+    let want = rsa_modulus(1024, 3, EXACT, &seed);
     assert_eq!(counts(), (0, 2));
     let pid = unsafe { libc::fork() };
     if pid == 0 {
@@ -338,7 +346,7 @@ fn a_fork_child_starts_its_own_pool() {
         unsafe { libc::alarm(30) };
         let ok = counts() == (0, 0)
             && workers().is_empty()
-            && rsa_modulus(1024, 3, 0, &seed) == want
+            && rsa_modulus(1024, 3, EXACT, &seed) == want
             && counts() == (0, 2)
             && workers().len() == 2;
         unsafe { libc::_exit(if ok { 0 } else { 1 }) };
@@ -436,17 +444,73 @@ unsafe extern "C" fn record_busy(user: *mut std::ffi::c_void, _: *const pf_progr
     0
 }
 
-/// A seeded RSA modulus, with the busy worker counts seen by its
-/// progress reports.
-fn rsa_watching_busy(bits: u32, threads: u32, flags: u32, seed: &[u8; 32]) -> (Vec<u8>, Vec<u32>) {
+/// The output of `make` run with options for `threads` and `flags`, with
+/// the busy worker counts its progress reports saw.
+fn watching_busy(
+    threads: u32,
+    flags: u32,
+    seed: &[u8; 32],
+    make: impl FnOnce(&pf_options) -> Vec<u8>,
+) -> (Vec<u8>, Vec<u32>) {
     let mut seen: Vec<u32> = Vec::new();
     let mut o = common::opts(threads, Some(seed));
     o.flags = flags;
     o.progress = Some(record_busy);
     o.user_data = &mut seen as *mut Vec<u32> as *mut std::ffi::c_void;
-    let n = rsa_modulus_with(bits, &o);
-    assert!(!seen.is_empty(), "RSA-{bits}: no progress report");
-    (n, seen)
+    let out = make(&o);
+    assert!(!seen.is_empty(), "no progress report");
+    (out, seen)
+}
+
+/// A seeded RSA modulus, with the busy worker counts seen by its
+/// progress reports.
+fn rsa_watching_busy(bits: u32, threads: u32, flags: u32, seed: &[u8; 32]) -> (Vec<u8>, Vec<u32>) {
+    watching_busy(threads, flags, seed, |o| rsa_modulus_with(bits, o))
+}
+
+/// A seeded DH prime, with the busy worker counts seen by its progress
+/// reports.
+fn dh_watching_busy(bits: u32, threads: u32, flags: u32, seed: &[u8; 32]) -> (Vec<u8>, Vec<u32>) {
+    watching_busy(threads, flags, seed, |o| dh_prime_with(bits, o).unwrap())
+}
+
+/// A call alone that asks for more threads than the process has cores
+/// runs on as many threads as cores (RSA: the calling thread and a pool
+/// of one fewer; DH from 768 bits: a pool of that many), on all it asked
+/// for with `PF_THREADS_EXACT`; the output is the same.
+#[test]
+fn a_call_runs_on_no_more_threads_than_cores() {
+    let _s = serial();
+    release();
+    let cores = std::thread::available_parallelism().unwrap().get() as u32;
+    let asked = 4 * cores + 1;
+    let seed = [0x5Du8; 32];
+    let (fitted, seen) = rsa_watching_busy(1024, asked, 0, &seed);
+    assert!(
+        seen.iter().all(|&b| b == cores - 1),
+        "RSA asked for {asked} threads on {cores} cores: busy {seen:?}, want {}",
+        cores - 1
+    );
+    let (exact, seen) = rsa_watching_busy(1024, asked, EXACT, &seed);
+    assert!(
+        seen.iter().all(|&b| b == asked - 1),
+        "RSA, PF_THREADS_EXACT: busy {seen:?}, want {}",
+        asked - 1
+    );
+    assert_eq!(fitted, exact);
+    release();
+    let (fitted, seen) = dh_watching_busy(768, asked, 0, &seed);
+    assert!(
+        seen.iter().all(|&b| b == cores),
+        "DH asked for {asked} threads on {cores} cores: busy {seen:?}, want {cores}"
+    );
+    let (exact, seen) = dh_watching_busy(768, asked, EXACT, &seed);
+    assert!(
+        seen.iter().all(|&b| b == asked),
+        "DH, PF_THREADS_EXACT: busy {seen:?}, want {asked}"
+    );
+    assert_eq!(fitted, exact);
+    release();
 }
 
 /// A call that starts while the library's generations already occupy

@@ -28,6 +28,11 @@
 //!     cargo run --release -p primeforge-bench --example thread_seconds -- dh BITS N
 //!     cargo run --release -p primeforge-bench --example thread_seconds -- ffc BITS N   (FIPS 186-4, q of 256 bits; 160 at 1024)
 //!     cargo run --release -p primeforge-bench --example thread_seconds -- rsa BITS 0 --callers 8 --seconds 20
+//!
+//! A generation runs on no more threads than the machine has cores unless
+//! it asks for its exact count: the columns above the cores measure what a
+//! caller who asks for that many gets. With `--exact` every column runs on
+//! exactly its thread count (`exact_threads`), taking turns on the cores.
 use std::time::{Duration, Instant};
 
 use primeforge::prime::{Options, Stats};
@@ -118,7 +123,7 @@ fn median(v: &[f64]) -> f64 {
     t[t.len() / 2]
 }
 
-fn sweep(kind: Kind, n: usize) {
+fn sweep(kind: Kind, n: usize, exact_threads: bool) {
     let threads = [1u32, 2, 4, 8, 16];
     // Columns: the thread counts, then 2 per call, then the pair.
     let mut cols = vec![Col::default(); threads.len() + 2];
@@ -137,6 +142,7 @@ fn sweep(kind: Kind, n: usize) {
         let mut o = Options {
             threads: t,
             seed: Some(&seed),
+            exact_threads,
             ..Default::default()
         };
         generate(kind, &mut o);
@@ -147,6 +153,7 @@ fn sweep(kind: Kind, n: usize) {
             let mut o = Options {
                 threads: t,
                 seed: Some(&seed),
+                exact_threads,
                 ..Default::default()
             };
             run(&mut o, &mut cols[j]);
@@ -186,7 +193,12 @@ fn sweep(kind: Kind, n: usize) {
         Kind::Dh(b) => format!("DH-{b}"),
         Kind::Ffc(b) => format!("FIPS 186-4 {b}/{}", if b == 1024 { 160 } else { 256 }),
     };
-    println!("{name}, {n} seeds, every column the same seeds, interleaved:");
+    let fit = if exact_threads {
+        "exactly the threads asked for"
+    } else {
+        "at most as many threads as cores"
+    };
+    println!("{name}, {n} seeds, every column the same seeds, interleaved, {fit}:");
     let labels: Vec<String> = threads
         .iter()
         .map(|t| format!("{t} thread(s)"))
@@ -267,7 +279,7 @@ fn callers(kind: Kind, callers: usize, secs: f64) {
 
 fn main() {
     let args: Vec<String> = std::env::args().skip(1).collect();
-    let usage = "usage: thread_seconds rsa|dh|ffc BITS N [--callers C --seconds S]";
+    let usage = "usage: thread_seconds rsa|dh|ffc BITS N [--exact | --callers C --seconds S]";
     let bits: u32 = args.get(1).expect(usage).parse().expect(usage);
     let kind = match args.first().map(String::as_str) {
         Some("rsa") => Kind::Rsa(bits),
@@ -284,6 +296,6 @@ fn main() {
     if let Some(c) = flag("--callers") {
         callers(kind, c as usize, flag("--seconds").unwrap_or(20.0));
     } else {
-        sweep(kind, n);
+        sweep(kind, n, args.iter().any(|a| a == "--exact"));
     }
 }

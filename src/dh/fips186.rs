@@ -563,7 +563,7 @@ fn q_is_prime(q: &Integer, rounds: u32, seed: &Seed, attempt: u64, stats: &mut S
 /// result for a given `opts.seed` does not depend on the thread count.
 pub fn generate(req: &Request, opts: &mut Options<'_>) -> Result<(DhParams, Stats)> {
     crate::gmp::init();
-    let admitted = crate::threads::admit(opts.threads, false)?;
+    let admitted = crate::threads::admit_options(opts, false)?;
     let workers = crate::threads::Workers::admitted(&admitted, opts.per_call_threads)?;
     let seed = Seed::from_option(opts.seed)?;
     let mut generation = Generation::new(&workers, seed.clone(), opts, 1);

@@ -592,7 +592,7 @@ pub fn generate_with_bound(
     }
     crate::gmp::init();
     let here_possible = req.bits < HERE_BELOW_BITS;
-    let admitted = crate::threads::admit(opts.threads, here_possible && !opts.exact_threads)?;
+    let admitted = crate::threads::admit_options(opts, here_possible)?;
     if here_possible && admitted.threads() == 1 {
         if let Some(r) = crate::prime::on_private_stack(opts, |here| {
             search_one(req, here, bound, &crate::threads::Workers::Here)
@@ -690,7 +690,7 @@ impl Batch {
             ));
         }
         self.source.sieve.forget_below(self.next_index);
-        let admitted = crate::threads::admit(opts.threads, false)?;
+        let admitted = crate::threads::admit_options(opts, false)?;
         let pool = crate::threads::Workers::admitted(&admitted, opts.per_call_threads)?;
         let mut generation = Generation::new(&pool, self.seed.clone(), opts, 1);
         let found = generation

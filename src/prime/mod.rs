@@ -98,7 +98,8 @@ pub struct Options<'a> {
     /// Worker threads: 0 = all available cores, at most 1024. A pool of
     /// worker threads is parked after a generation, holding nothing of it,
     /// for the next one that asks for as many threads; parked pools are
-    /// joined after 2 s unused or by [`crate::release_workers`].
+    /// joined after 2 s unused or by [`crate::release_workers`]. At most
+    /// the cores the process may run on unless [`Options::exact_threads`].
     pub threads: u32,
     /// A 32-byte seed for reproducible output; `None` draws one from the OS.
     pub seed: Option<&'a [u8]>,
@@ -120,11 +121,13 @@ pub struct Options<'a> {
     /// returns, instead of leasing a pool kept between calls
     /// (`crate::threads`): what every call did before pools were kept.
     pub per_call_threads: bool,
-    /// Run on exactly `threads` workers even when the library's
-    /// generations already running occupy every core. Without it, an RSA
-    /// generation up to 4096 bits (a DH one below 768 bits) that starts
-    /// then runs on its calling thread alone (`crate::threads::admit`).
-    /// The output is the same either way.
+    /// Run on exactly `threads` workers, even above the cores the process
+    /// may run on and when the library's generations already running
+    /// occupy every core. Without it a generation runs on at most as many
+    /// threads as cores, and an RSA generation up to 4096 bits (a DH one
+    /// below 768 bits) only on the cores left free — on its calling
+    /// thread alone when none is (`crate::threads::admit`). The output is
+    /// the same either way.
     pub exact_threads: bool,
 }
 

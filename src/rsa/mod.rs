@@ -497,10 +497,11 @@ fn generate_anywhere(req: &Request, opts: &mut Options<'_>) -> Result<(RsaKey, S
     // are let through for the progress callback and while it waits for
     // the workers): see `secure::signals`.
     let _signals = crate::secure::signals::hold();
-    // Up to HERE_MAX_BITS a call may run on its own thread alone when the
-    // library's other generations already occupy every core.
+    // Up to HERE_MAX_BITS a call gets only the cores the library's other
+    // generations leave free, and runs on its own thread alone when they
+    // occupy every core.
     let here_possible = req.bits <= HERE_MAX_BITS;
-    let admitted = crate::threads::admit(opts.threads, here_possible && !opts.exact_threads)?;
+    let admitted = crate::threads::admit_options(opts, here_possible)?;
     if here_possible {
         // The calling thread works, on a private stack: alone, or as
         // worker 0 beside a pool of one thread fewer.
@@ -526,7 +527,7 @@ fn generate_anywhere(req: &Request, opts: &mut Options<'_>) -> Result<(RsaKey, S
             generate_inner(
                 req,
                 opts,
-                &Workers::pool(opts.threads, opts.per_call_threads)?,
+                &Workers::admitted(&admitted, opts.per_call_threads)?,
             )
         })
     })

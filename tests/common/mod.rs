@@ -161,6 +161,15 @@ pub fn opts(threads: u32, seed: Option<&[u8; 32]>) -> primeforge::ffi::pf_option
     o
 }
 
+/// [`opts`] with `PF_THREADS_EXACT`: exactly `threads` workers, also
+/// above the machine's cores (tests of what many threads do).
+#[allow(dead_code)]
+pub fn exact(threads: u32, seed: Option<&[u8; 32]>) -> primeforge::ffi::pf_options {
+    let mut o = opts(threads, seed);
+    o.flags = primeforge::ffi::pf_options_flag::PF_THREADS_EXACT as u32;
+    o
+}
+
 /// Copies a buffer's bytes and frees it.
 pub fn take(buf: *mut primeforge::ffi::pf_buffer) -> Vec<u8> {
     use primeforge::ffi::*;
