@@ -310,7 +310,8 @@ fn free_while_running_leaves_no_thread() {
     ] {
         assert_eq!(pf_workers_release(), PF_OK);
         let mut o = common::opts(threads, None);
-        o.flags = flags;
+        // Every thread asked for runs, also above the machine's cores.
+        o.flags = flags | pf_options_flag::PF_THREADS_EXACT as u32;
         let j1 = start_rsa(4096, &o);
         let j2 = start_dh(4096, &o);
         std::thread::sleep(Duration::from_millis(60));
@@ -348,7 +349,7 @@ fn free_while_running_leaves_no_thread() {
     // freeing it wipes the key.
     assert_eq!(pf_workers_release(), PF_OK);
     // Three threads: the job's thread and a pool of two.
-    let j = start_rsa(512, &common::opts(3, None));
+    let j = start_rsa(512, &common::exact(3, None));
     assert_eq!(unsafe { pf_job_wait(j, u64::MAX) }, PF_OK);
     unsafe { pf_job_free(j) };
     // Joined, but /proc lists it a moment longer (see above).

@@ -160,7 +160,7 @@ pub(crate) struct PubkeyArgs {
 
 #[derive(Args)]
 pub(crate) struct Common {
-    /// Worker threads (default: all available cores).
+    /// Worker threads, at most the available cores (default: all of them).
     #[arg(
         long,
         short = 't',
