@@ -81,9 +81,11 @@ static void die(const char *what, int code) {
     exit(code);
 }
 
+/* Exactly `threads` workers, also above the machine's cores. */
 static pf_rsa_key *generate(uint32_t bits, uint32_t threads) {
     pf_options o = pf_options_default();
     o.threads = threads;
+    o.flags = PF_THREADS_EXACT;
     pf_rsa_key *key = NULL;
     pf_status st = pf_rsa_generate_ex(bits, 65537, 2, &o, &key);
     if (st != PF_OK) die(pf_status_str(st), 2);
