@@ -505,6 +505,32 @@ pub(crate) fn fermat_base2_secret_pair(
     }
 }
 
+/// d = (n − 1) >> s into `d` (n's length) for odd n and 1 ≤ s ≤ 63 =
+/// v2(n − 1); the branches look at positions only, and a shift's time does
+/// not depend on its count.
+#[cfg(all(target_arch = "x86_64", pf_avx512))]
+pub(crate) fn odd_part_into(n: &[u64], s: u32, d: &mut [u64]) {
+    let len = n.len();
+    for (i, di) in d.iter_mut().enumerate().take(len) {
+        let lo = if i == 0 { n[0] ^ 1 } else { n[i] };
+        let hi = if i + 1 < len { n[i + 1] } else { 0 };
+        *di = (lo >> s) | (hi << (64 - s));
+    }
+}
+
+/// −1 in Montgomery form, n − (R mod n) (R mod n < n), into `out` (n's
+/// length), with a borrow chain that never branches.
+#[cfg(all(target_arch = "x86_64", pf_avx512))]
+pub(crate) fn minus_one_into(n: &[u64], r_mod_n: &[u64], out: &mut [u64]) {
+    let mut borrow = 0u64;
+    for (j, oj) in out.iter_mut().enumerate().take(n.len()) {
+        let (d1, b1) = n[j].overflowing_sub(r_mod_n[j]);
+        let (dj, b2) = d1.overflowing_sub(borrow);
+        *oj = dj;
+        borrow = (b1 | b2) as u64;
+    }
+}
+
 /// The bit length of the limbs n (top limb non-zero).
 fn bit_length(n: &[u64]) -> usize {
     64 * n.len() - n.last().map_or(64, |t| t.leading_zeros() as usize)
@@ -512,7 +538,7 @@ fn bit_length(n: &[u64]) -> usize {
 
 /// Limbs to digits into a fixed buffer, without branching on the values.
 #[cfg(all(target_arch = "x86_64", pf_avx512))]
-fn digits_into(limbs: &[u64], k: usize, out: &mut [u64; 160]) {
+pub(crate) fn digits_into(limbs: &[u64], k: usize, out: &mut [u64; 160]) {
     for (j, dj) in out[..k].iter_mut().enumerate() {
         let bit = 52 * j;
         let (w, o) = (bit / 64, bit % 64);
@@ -747,22 +773,10 @@ unsafe fn mr_rounds<const V: usize, const L: usize>(
     use zeroize::Zeroize;
     let len = n.len();
     let bits = bit_length(n);
-    // d = (n − 1) >> s for 1 ≤ s ≤ 63; the branches look at positions only.
     let mut d = [0u64; 128];
-    for i in 0..len {
-        let lo = if i == 0 { n[0] ^ 1 } else { n[i] };
-        let hi = if i + 1 < len { n[i + 1] } else { 0 };
-        d[i] = (lo >> s) | (hi << (64 - s));
-    }
-    // −1 in Montgomery form: n − (R mod n), R mod n < n.
+    odd_part_into(n, s, &mut d[..len]);
     let mut minus_one = [0u64; 128];
-    let mut borrow = 0u64;
-    for j in 0..len {
-        let (d1, b1) = n[j].overflowing_sub(r_mod_n[j]);
-        let (dj, b2) = d1.overflowing_sub(borrow);
-        minus_one[j] = dj;
-        borrow = (b1 | b2) as u64;
-    }
+    minus_one_into(n, r_mod_n, &mut minus_one[..len]);
     // SAFETY: the features were checked by the caller (for every unsafe
     // block below: `Lane::new` and `amm` need them).
     let mut lanes: [Lane<V>; L] = std::array::from_fn(|l| unsafe { Lane::new(n, bases[l], k) });
@@ -857,7 +871,7 @@ unsafe fn mr_rounds<const V: usize, const L: usize>(
 }
 
 #[cfg(test)]
-mod tests {
+pub(crate) mod tests {
     use super::*;
     use crate::prime::fermat::tests::strong_reference;
     use rand_chacha::rand_core::{RngCore, SeedableRng};
@@ -1527,7 +1541,7 @@ mod tests {
     /// Every trace is the first, which is long enough (more than
     /// `min_steps` instructions) to be the real work.
     #[cfg(all(target_os = "linux", target_arch = "x86_64"))]
-    fn assert_one_path(traces: &[(u64, u64)], min_steps: u64, what: &str) {
+    pub(crate) fn assert_one_path(traces: &[(u64, u64)], min_steps: u64, what: &str) {
         assert!(traces[0].0 > min_steps, "{what}: {traces:?}");
         assert!(traces.iter().all(|t| *t == traces[0]), "{what}: {traces:?}");
     }
@@ -1535,7 +1549,7 @@ mod tests {
     /// The traces of `f(0)` … `f(count − 1)`, each run in a child (see
     /// [`traces`]).
     #[cfg(all(target_os = "linux", target_arch = "x86_64"))]
-    fn traces_of(count: usize, f: &dyn Fn(usize)) -> Option<Vec<(u64, u64)>> {
+    pub(crate) fn traces_of(count: usize, f: &dyn Fn(usize)) -> Option<Vec<(u64, u64)>> {
         let runs: Vec<Box<dyn Fn() + '_>> = (0..count)
             .map(|i| Box::new(move || f(i)) as Box<dyn Fn() + '_>)
             .collect();

@@ -118,6 +118,7 @@ pub(crate) fn adx_available() -> bool {
 pub(crate) mod ct_check;
 pub(crate) mod fixed;
 pub(crate) mod ifma;
+pub(crate) mod lanes;
 
 #[cfg(test)]
 mod tests {

@@ -182,6 +182,45 @@ impl MrCandidate {
         Some(v.map_or([false; 2], |v| v.map(|x| x == 1)))
     }
 
+    /// Whether [`MrCandidate::rounds_in_lanes_or_stop`] takes this
+    /// candidate (AVX-512 IFMA, 4 to 8 limbs, v2(n − 1) ≤ 63).
+    pub fn lanes_apply(&self) -> bool {
+        crate::arith::lanes::applies(self.n.as_limbs())
+    }
+
+    /// Up to eight secret rounds at once, one per base (each 2 ≤ base ≤
+    /// n − 2), in the lanes of one AVX-512 IFMA register
+    /// (`arith::lanes::mr_rounds_secret`): the verdicts calls of
+    /// [`MrCandidate::round_or_stop`] with `secret` give, in order; a
+    /// stopped run fails them all. `None` where
+    /// [`MrCandidate::lanes_apply`] is false or there are no or more than
+    /// eight bases. Constant time as the single round; R and R² mod n are
+    /// computed once for all.
+    pub fn rounds_in_lanes_or_stop(
+        &self,
+        bases: &[Integer],
+        stop: &AtomicBool,
+    ) -> Option<Vec<bool>> {
+        let limbs = self.n.as_limbs();
+        if !self.lanes_apply()
+            || bases.is_empty()
+            || bases.len() > crate::arith::lanes::LANES
+            || bases.iter().any(|b| b.as_limbs().len() > limbs.len())
+        {
+            return None;
+        }
+        let refs: Vec<&[u64]> = bases.iter().map(|b| b.as_limbs()).collect();
+        let v = with_r_and_r2(limbs, |r, r2| {
+            crate::arith::lanes::mr_rounds_secret(limbs, &refs, r, r2, stop)
+        });
+        // Every condition under which the lanes decline was checked
+        // above: `None` here is a stop.
+        Some(match v {
+            Some(v) => v[..bases.len()].iter().map(|&x| x == 1).collect(),
+            None => vec![false; bases.len()],
+        })
+    }
+
     /// [`MrCandidate::round`] that a cancelled search can interrupt: a
     /// public round (`secret` false) gives up, returning false, once
     /// `stop` is set (looked at every 64 squarings, `gmp::pubpow`); a

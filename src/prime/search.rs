@@ -129,23 +129,24 @@ pub(crate) trait CandidateSource: Send + Sync + 'static {
         let _ = (seed, index, cand, stop);
         None
     }
-    /// Whether a worker may take two confirmation rounds of one candidate
-    /// at once ([`CandidateSource::round_pair`]), for less than two rounds
-    /// cost. Default: no.
-    fn round_pairs(&self) -> bool {
-        false
+    /// How many consecutive confirmation rounds of one candidate a worker
+    /// may take at once ([`CandidateSource::rounds_together`]), for less
+    /// than that many rounds cost. Default: 1 (one at a time).
+    fn rounds_at_once(&self) -> u32 {
+        1
     }
-    /// Rounds `rounds[0]` and `rounds[1]` of one candidate at once, with
-    /// the verdicts `round` would give each; `None` when they cannot be
-    /// done together (the engine then runs them in turn). Default: `None`.
-    fn round_pair(
+    /// The consecutive confirmation rounds `rounds` (at least two, at most
+    /// `rounds_at_once`) of one candidate at once, with the verdicts
+    /// `round` would give each, in order; `None` when they cannot be done
+    /// together (the engine then runs them in turn). Default: `None`.
+    fn rounds_together(
         &self,
         seed: &Seed,
         index: u64,
-        rounds: [u32; 2],
+        rounds: std::ops::Range<u32>,
         cand: &Self::Cand,
         stop: &AtomicBool,
-    ) -> Option<[Verdict; 2]> {
+    ) -> Option<Vec<Verdict>> {
         let _ = (seed, index, rounds, cand, stop);
         None
     }
@@ -195,18 +196,18 @@ impl<S: CandidateSource> CandidateSource for Arc<S> {
     ) -> Option<[Verdict; 2]> {
         (**self).first_round_pair(seed, index, cand, stop)
     }
-    fn round_pairs(&self) -> bool {
-        (**self).round_pairs()
+    fn rounds_at_once(&self) -> u32 {
+        (**self).rounds_at_once()
     }
-    fn round_pair(
+    fn rounds_together(
         &self,
         seed: &Seed,
         index: u64,
-        rounds: [u32; 2],
+        rounds: std::ops::Range<u32>,
         cand: &Self::Cand,
         stop: &AtomicBool,
-    ) -> Option<[Verdict; 2]> {
-        (**self).round_pair(seed, index, rounds, cand, stop)
+    ) -> Option<Vec<Verdict>> {
+        (**self).rounds_together(seed, index, rounds, cand, stop)
     }
 }
 
@@ -262,23 +263,34 @@ fn mr_base(seed: &Seed, index: u64, round: u32, cand: &MrCandidate, secret: bool
     base
 }
 
-/// Two secret Miller–Rabin rounds of [`mr_round_from_stream`] (the same
-/// bases) on candidate `index` at once (`MrCandidate::round_pair_or_stop`);
-/// `None` where the pair does not apply.
-pub(crate) fn mr_round_pair_from_stream(
+/// Secret Miller–Rabin rounds `rounds` of [`mr_round_from_stream`] (the
+/// same bases) on candidate `index` at once: in the lanes of one register
+/// (`MrCandidate::rounds_in_lanes_or_stop`, up to eight, small n), or as a
+/// pair (`MrCandidate::round_pair_or_stop`, two); `None` where neither
+/// applies.
+pub(crate) fn mr_rounds_from_stream(
     seed: &Seed,
     index: u64,
-    rounds: [u32; 2],
+    rounds: std::ops::Range<u32>,
     cand: &MrCandidate,
     stop: &AtomicBool,
-) -> Option<[Verdict; 2]> {
-    if !cand.pairs_apply() {
+) -> Option<Vec<Verdict>> {
+    let n = rounds.len();
+    if cand.lanes_apply() && n <= crate::arith::lanes::LANES {
+        // The bases' limbs are wiped when GMP frees them (`gmp::alloc`).
+        let bases: Vec<Integer> = rounds
+            .map(|r| mr_base(seed, index, r, cand, true))
+            .collect();
+        return cand
+            .rounds_in_lanes_or_stop(&bases, stop)
+            .map(|v| v.into_iter().map(Verdict::one).collect());
+    }
+    if n != 2 || !cand.pairs_apply() {
         return None;
     }
-    // The bases' limbs are wiped when GMP frees them (`gmp::alloc`).
-    let bases = rounds.map(|r| mr_base(seed, index, r, cand, true));
+    let bases = [rounds.start, rounds.start + 1].map(|r| mr_base(seed, index, r, cand, true));
     cand.round_pair_or_stop([&bases[0], &bases[1]], stop)
-        .map(|v| v.map(Verdict::one))
+        .map(|v| v.map(Verdict::one).to_vec())
 }
 
 /// A confirmed prime and its candidate index.
@@ -392,8 +404,8 @@ struct Shared<S: CandidateSource> {
     slots: Vec<Slot>,
     /// `source.pairs()`, asked once.
     pairs: bool,
-    /// `source.round_pairs()`, asked once.
-    round_pairs: bool,
+    /// `source.rounds_at_once()` (at least 1), asked once.
+    rounds_at_once: u32,
     /// First rounds that may be started above the lowest unresolved
     /// survivor (see `gate`), two per thread for a pairing source.
     window: usize,
@@ -427,7 +439,7 @@ impl<S: CandidateSource> Shared<S> {
         let rounds = source.rounds();
         // A worker of a pairing source runs two first rounds at once.
         let pairs = source.pairs();
-        let source_round_pairs = source.round_pairs();
+        let rounds_at_once = source.rounds_at_once().max(1);
         let lanes = if pairs { 2 } else { 1 };
         let limit = source.limit().min(MAX_INDEX);
         Shared {
@@ -440,7 +452,7 @@ impl<S: CandidateSource> Shared<S> {
                 })
                 .collect(),
             pairs,
-            round_pairs: source_round_pairs,
+            rounds_at_once,
             window: lanes
                 * if threads <= 4 {
                     threads + 1
@@ -519,19 +531,23 @@ impl<S: CandidateSource> Shared<S> {
         }
     }
 
-    /// Runs the `n` (1 or 2) consecutive rounds from `round` handed out
-    /// by `take_round`: two at once where the source can, else in turn
-    /// (the second only if the first passed). Whether all passed.
+    /// Runs the `n` consecutive rounds from `round` handed out by
+    /// `take_round`: together where the source can, else in turn (each
+    /// only if the one before passed). Whether all passed.
     fn run_rounds(&self, slot: &Slot, index: u64, round: u32, n: u32, cand: &S::Cand) -> bool {
-        if n == 2 {
+        if n >= 2 {
             crate::fault::point("search_round");
             let _stale = crate::work::take_given_up();
-            if let Some(v) =
-                self.source
-                    .round_pair(&self.seed, index, [round, round + 1], cand, &slot.abandon)
-            {
-                self.count(v[0].exponentiations + v[1].exponentiations, 2);
-                return v[0].pass && v[1].pass && !slot.abandon.load(Ordering::Acquire);
+            if let Some(v) = self.source.rounds_together(
+                &self.seed,
+                index,
+                round..round + n,
+                cand,
+                &slot.abandon,
+            ) {
+                debug_assert_eq!(v.len(), n as usize);
+                self.count(v.iter().map(|v| v.exponentiations).sum(), n);
+                return v.iter().all(|v| v.pass) && !slot.abandon.load(Ordering::Acquire);
             }
         }
         (round..round + n).all(|r| self.run_round(slot, index, r, cand))
@@ -563,11 +579,12 @@ impl<S: CandidateSource> Shared<S> {
     /// in the answer unless it fails itself. Otherwise its rounds would be
     /// speculative and wait until the lower ones are decided.
     ///
-    /// For a source that pairs rounds ([`CandidateSource::round_pairs`]) a
-    /// worker takes two of one candidate's rounds when two remain: a
-    /// candidate that reaches its confirmation rounds is nearly always
-    /// prime, so the second round is rarely wasted. Returns the index, the
-    /// first round, how many (1 or 2) and the candidate.
+    /// For a source that runs rounds together
+    /// ([`CandidateSource::rounds_at_once`]) a worker takes up to that many
+    /// of one candidate's remaining rounds: a candidate that reaches its
+    /// confirmation rounds is nearly always prime, so the rounds after a
+    /// failing one are rarely wasted. Returns the index, the first round,
+    /// how many and the candidate.
     fn take_round(
         &self,
         slot: &Slot,
@@ -577,11 +594,7 @@ impl<S: CandidateSource> Shared<S> {
         for (&idx, p) in st.pending.iter_mut().take(needed) {
             if p.next_round < self.rounds {
                 let r = p.next_round;
-                let n = if self.round_pairs && r + 1 < self.rounds {
-                    2
-                } else {
-                    1
-                };
+                let n = self.rounds_at_once.min(self.rounds - r);
                 p.next_round += n;
                 Self::assign(slot, idx, false);
                 return Some((idx, r, n, Arc::clone(&p.cand)));
@@ -1525,10 +1538,10 @@ mod tests {
         pairs: (bool, bool),
         /// Pairs run: (first index, second index).
         paired: Arc<Mutex<Vec<(u64, u64)>>>,
-        /// `round_pairs()`, and whether `round_pair` runs a pair.
-        round_pairs: (bool, bool),
-        /// Round pairs run: (index, first round).
-        round_paired: Arc<Mutex<Vec<(u64, u32)>>>,
+        /// `rounds_at_once()`, and whether `rounds_together` runs them.
+        together: (u32, bool),
+        /// Rounds run together: (index, first round, how many).
+        ran_together: Arc<Mutex<Vec<(u64, u32, u32)>>>,
     }
 
     impl Toy {
@@ -1537,8 +1550,8 @@ mod tests {
                 reported: Arc::new(AtomicU64::new(0)),
                 pairs,
                 paired: Arc::new(Mutex::new(Vec::new())),
-                round_pairs: (false, false),
-                round_paired: Arc::new(Mutex::new(Vec::new())),
+                together: (1, false),
+                ran_together: Arc::new(Mutex::new(Vec::new())),
             }
         }
     }
@@ -1580,24 +1593,28 @@ mod tests {
             lock(&self.paired).push((index[0], index[1]));
             Some([0, 1].map(|i| self.round(seed, index[i], 0, c[i], stop)))
         }
-        fn round_pairs(&self) -> bool {
-            self.round_pairs.0
+        fn rounds_at_once(&self) -> u32 {
+            self.together.0
         }
-        fn round_pair(
+        fn rounds_together(
             &self,
             seed: &Seed,
             index: u64,
-            rounds: [u32; 2],
+            rounds: std::ops::Range<u32>,
             c: &u64,
             stop: &AtomicBool,
-        ) -> Option<[Verdict; 2]> {
-            assert!(self.round_pairs.0);
-            if !self.round_pairs.1 {
+        ) -> Option<Vec<Verdict>> {
+            let n = rounds.len() as u32;
+            assert!(n >= 2 && n <= self.together.0, "{rounds:?}");
+            if !self.together.1 {
                 return None;
             }
-            lock(&self.round_paired).push((index, rounds[0]));
-            assert_eq!(rounds[1], rounds[0] + 1);
-            Some(rounds.map(|r| self.round(seed, index, r, c, stop)))
+            lock(&self.ran_together).push((index, rounds.start, n));
+            Some(
+                rounds
+                    .map(|r| self.round(seed, index, r, c, stop))
+                    .collect(),
+            )
         }
     }
 
@@ -2084,48 +2101,45 @@ mod tests {
         }
     }
 
-    /// Taking two confirmation rounds of a candidate at once changes the
-    /// work, not the answer, at any thread count, whether the source runs
-    /// the pairs or declines them (then each runs alone): of rounds 1 to 3
-    /// (round 0 is the first round), 1 and 2 go together and 3 alone, and
-    /// every round's exponentiations are counted once.
+    /// Confirmation rounds taken together change the work, not the
+    /// answer, at any thread count, whether the source runs them together
+    /// or declines (then each runs alone): of rounds 1 to 3 (round 0 is
+    /// the first round), two at once go as 1–2 and 3, three at once as
+    /// 1–3, and every round's exponentiations are counted once.
     #[test]
-    fn round_pairs_change_the_work_not_the_answer() {
+    fn rounds_together_change_the_work_not_the_answer() {
         for threads in [0, 1, 2, 5, 16] {
-            for round_pairs in [(true, true), (true, false), (false, false)] {
+            for together in [(2, true), (2, false), (3, true), (8, true), (1, false)] {
                 let pool = Workers::for_test(threads);
                 let seed = Seed::from_bytes(&[7u8; 32]).unwrap();
                 let mut opts = Options::default();
                 let mut generation = Generation::new(&pool, seed, &mut opts, 5);
                 let mut toy = Toy::new((false, false));
-                toy.round_pairs = round_pairs;
-                let (reported, paired) = (Arc::clone(&toy.reported), Arc::clone(&toy.round_paired));
+                toy.together = together;
+                let (reported, ran) = (Arc::clone(&toy.reported), Arc::clone(&toy.ran_together));
                 let found = generation.search(toy, 1, 5).unwrap();
                 let idx: Vec<u64> = found.iter().map(|f| f.index).collect();
-                assert_eq!(
-                    idx,
-                    [21, 42, 63, 84, 105],
-                    "threads={threads} {round_pairs:?}"
-                );
+                assert_eq!(idx, [21, 42, 63, 84, 105], "threads={threads} {together:?}");
                 assert_eq!(
                     generation.stats().exponentiations,
                     reported.load(Ordering::Relaxed)
                 );
-                let paired = lock(&paired);
-                if !round_pairs.1 {
-                    assert!(paired.is_empty());
+                let ran = lock(&ran);
+                if !together.1 {
+                    assert!(ran.is_empty());
                     continue;
                 }
-                // Only rounds 1 and 2 pair (round 3 has no partner), once
-                // per candidate, and every answer's were paired.
-                assert!(paired.iter().all(|&(_, r)| r == 1), "{paired:?}");
-                let mut which: Vec<u64> = paired.iter().map(|&(i, _)| i).collect();
-                let n = which.len();
+                // Rounds 1 and on go together (as many as three remain),
+                // once per candidate, and every answer's did.
+                let n = together.0.min(3);
+                assert!(ran.iter().all(|&(_, r, m)| r == 1 && m == n), "{ran:?}");
+                let mut which: Vec<u64> = ran.iter().map(|&(i, _, _)| i).collect();
+                let count = which.len();
                 which.sort_unstable();
                 which.dedup();
-                assert_eq!(which.len(), n, "a pair of rounds ran twice: {paired:?}");
+                assert_eq!(which.len(), count, "rounds ran together twice: {ran:?}");
                 for i in [21, 42, 63, 84, 105] {
-                    assert!(which.contains(&i), "threads={threads}: {paired:?}");
+                    assert!(which.contains(&i), "threads={threads}: {ran:?}");
                 }
             }
         }

@@ -35,7 +35,7 @@ use crate::prime::fermat::{fermat_base2_secret_or_stop, fermat_base2_secret_pair
 use crate::prime::mr::rsa_rounds;
 use crate::prime::mr::MrCandidate;
 use crate::prime::search::{
-    mr_round_from_stream, mr_round_pair_from_stream, CandidateSource, Generation, Verdict,
+    mr_round_from_stream, mr_rounds_from_stream, CandidateSource, Generation, Verdict,
 };
 use crate::prime::small::{rsa_trial_bound, TrialTable};
 use crate::prime::stream::{random_in_range, Purpose, Seed};
@@ -336,6 +336,10 @@ struct RsaSource {
     trial: std::sync::Arc<TrialTable>,
     /// Whether the first tests run two at once (`arith::ifma`).
     pairs: bool,
+    /// Confirmation rounds a worker takes at once: eight in the lanes of
+    /// `arith::lanes` (4 to 8 limbs), two where the first tests pair, else
+    /// one.
+    rounds_at_once: u32,
 }
 
 impl RsaSource {
@@ -352,6 +356,15 @@ impl RsaSource {
             rounds: rsa_rounds(k, bits),
             trial: trial_table(k),
             pairs: crate::arith::ifma::pairs(k),
+            rounds_at_once: if crate::arith::ifma::available()
+                && crate::arith::lanes::LIMBS.contains(&(k.div_ceil(64) as usize))
+            {
+                crate::arith::lanes::LANES as u32
+            } else if crate::arith::ifma::pairs(k) {
+                2
+            } else {
+                1
+            },
         }
     }
 }
@@ -412,23 +425,25 @@ impl CandidateSource for RsaSource {
     ) -> Option<[Verdict; 2]> {
         first_tests_paired([&c[0].n, &c[1].n], stop)
     }
-    /// Two Miller–Rabin rounds of one candidate at once on AVX-512 IFMA,
-    /// where its first rounds pair too (the same sizes).
-    fn round_pairs(&self) -> bool {
-        self.pairs
+    /// Miller–Rabin rounds of one candidate at once on AVX-512 IFMA: up
+    /// to eight in the lanes of one register for primes of 4 to 8 limbs
+    /// (RSA-512 to RSA-1024), two where its first rounds pair (from 9
+    /// limbs to about 3300 bits).
+    fn rounds_at_once(&self) -> u32 {
+        self.rounds_at_once
     }
-    fn round_pair(
+    fn rounds_together(
         &self,
         seed: &Seed,
         index: u64,
-        rounds: [u32; 2],
+        rounds: std::ops::Range<u32>,
         cand: &MrCandidate,
         stop: &AtomicBool,
-    ) -> Option<[Verdict; 2]> {
-        if rounds[0] == 0 {
+    ) -> Option<Vec<Verdict>> {
+        if rounds.start == 0 {
             return None;
         }
-        mr_round_pair_from_stream(seed, index, rounds.map(|r| r - 1), cand, stop)
+        mr_rounds_from_stream(seed, index, rounds.start - 1..rounds.end - 1, cand, stop)
     }
 }
 
@@ -815,6 +830,45 @@ fn pairwise_check(
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// With AVX-512 IFMA, a candidate's confirmation rounds run eight at
+    /// once in the lanes for RSA-512 to RSA-1024 primes (256 to 512 bits),
+    /// two at once from 9 limbs, and the key of a seed is the one the
+    /// rounds taken one by one give.
+    #[test]
+    fn confirmation_rounds_run_in_lanes_where_they_can() {
+        if !crate::arith::ifma::available() {
+            crate::capability::skip(
+                "ifma",
+                "no AVX-512 IFMA on this CPU: rounds in lanes are not exercised",
+            );
+            return;
+        }
+        for (k, want) in [(256u32, 8u32), (384, 8), (512, 8), (1024, 2), (2048, 2)] {
+            assert_eq!(
+                RsaSource::new(k, 2, 65537, 2 * k).rounds_at_once,
+                want,
+                "{k}-bit primes"
+            );
+        }
+        // The same candidate's rounds, in lanes and one by one, from the
+        // seeded stream.
+        let seed = Seed::from_bytes(&[0x1au8; 32]).unwrap();
+        let never = AtomicBool::new(false);
+        let p = (Integer::from(Integer::ONE << 255u32) + 0x1234_5678u32).next_prime();
+        let cands = [
+            MrCandidate::new(p.clone()),
+            MrCandidate::new(Integer::from(&p * 3u32).keep_bits(256) | 1u32),
+        ];
+        for (i, cand) in cands.iter().enumerate() {
+            let together = mr_rounds_from_stream(&seed, 9, 0..8, cand, &never).expect("lanes");
+            for (r, v) in together.iter().enumerate() {
+                let one = mr_round_from_stream(&seed, 9, r as u32, cand, true, &never);
+                assert_eq!(v.pass, one.pass, "candidate {i}, round {r}");
+                assert_eq!(v.exponentiations, 1);
+            }
+        }
+    }
 
     #[test]
     fn caps_and_validation() {

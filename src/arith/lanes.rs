@@ -1,0 +1,573 @@
+//! Up to eight secret Miller–Rabin rounds of one small odd n at once on
+//! AVX-512 IFMA: one round per 64-bit lane of each register.
+//!
+//! `arith::ifma` spreads one number's 52-bit digits across a register's
+//! lanes; below 9 limbs that leaves most lanes idle and the step's chain
+//! (broadcast, m, n·m, shift) dominates, so it gains nothing there. Here
+//! the layout is turned around: register j holds digit j of eight numbers,
+//! one per lane, all modulo the same n (its digits and −n⁻¹ mod 2^52
+//! broadcast). Every lane computes base_l^d mod n with the same exponent d
+//! = (n − 1)/2^s, so the windows, their indices and every loop are shared,
+//! and one multiply-add instruction does eight lanes' work. A candidate's
+//! confirmation rounds (17 per 256-bit prime of RSA-512, 8 per 512-bit
+//! prime of RSA-1024) run in one to three passes instead of one by one.
+//!
+//! Constant time as `prime::mr`'s fixed-limb round: s by a count of
+//! trailing zeros of one limb, d by shifts, base^d by fixed 4-bit windows
+//! over as many bits as n has (not d), each window's power read by scanning
+//! all sixteen table entries with masks, then `MAX_S − 1` squarings each
+//! compared with −1 and counted only before the s-th; comparisons by
+//! masks. Every loop's length, index and branch depends on n's size only.
+//! Lanes without a round of their own run a copy of the first base.
+
+// See `arith::ifma` for the MSRV note.
+#![allow(clippy::incompatible_msrv)]
+
+#[cfg(all(target_arch = "x86_64", pf_avx512))]
+use std::arch::x86_64::*;
+use std::sync::atomic::AtomicBool;
+#[cfg(all(target_arch = "x86_64", pf_avx512))]
+use std::sync::atomic::Ordering;
+
+/// Rounds run at once (lanes of a 512-bit register).
+pub(crate) const LANES: usize = 8;
+
+/// The sizes (limbs of n) taken: RSA-512 to RSA-1024 primes. Above, the
+/// digit-spread layout of `arith::ifma` fills its registers.
+pub(crate) const LIMBS: std::ops::RangeInclusive<usize> = 4..=8;
+
+/// Whether [`mr_rounds_secret`] takes n (limbs, top one non-zero): this
+/// CPU has AVX-512 IFMA, n is odd, of [`LIMBS`] limbs, with v2(n − 1) at
+/// most `gmp::sec::MAX_S`.
+pub(crate) fn applies(n: &[u64]) -> bool {
+    crate::arith::ifma::available()
+        && LIMBS.contains(&n.len())
+        && n[0] & 1 == 1
+        && n.last().is_some_and(|&t| t != 0)
+        && (n[0] ^ 1).trailing_zeros() <= crate::gmp::sec::MAX_S
+}
+
+/// Miller–Rabin rounds on a *secret* odd `n` ([`applies`]), one per base
+/// (1 to [`LANES`] bases, each 2 ≤ base ≤ n − 2, at most n's length):
+/// lane l of the result is 1 when n is a strong probable prime to
+/// `bases[l]`, 0 when not (lanes past the bases: 0). `None` when n is not
+/// taken or `stop` was set (looked at every 64 exponent bits). `r_mod_n`
+/// and `r2_mod_n` are R and R² mod n for R = 2^(52k), k =
+/// `arith::ifma::digits(n)`, in n's length, computed by the caller in
+/// constant time.
+pub(crate) fn mr_rounds_secret(
+    n: &[u64],
+    bases: &[&[u64]],
+    r_mod_n: &[u64],
+    r2_mod_n: &[u64],
+    stop: &AtomicBool,
+) -> Option<[u64; LANES]> {
+    if !applies(n)
+        || bases.is_empty()
+        || bases.len() > LANES
+        || bases.iter().any(|b| b.len() > n.len())
+        || r_mod_n.len() < n.len()
+        || r2_mod_n.len() < n.len()
+    {
+        return None;
+    }
+    #[cfg(all(target_arch = "x86_64", pf_avx512))]
+    {
+        let k = crate::arith::ifma::digits(n);
+        // SAFETY: `applies` checked AVX-512 F and IFMA.
+        let v = unsafe {
+            match k {
+                4 => imp::rounds::<4>(n, bases, r_mod_n, r2_mod_n, stop),
+                5 => imp::rounds::<5>(n, bases, r_mod_n, r2_mod_n, stop),
+                6 => imp::rounds::<6>(n, bases, r_mod_n, r2_mod_n, stop),
+                7 => imp::rounds::<7>(n, bases, r_mod_n, r2_mod_n, stop),
+                8 => imp::rounds::<8>(n, bases, r_mod_n, r2_mod_n, stop),
+                9 => imp::rounds::<9>(n, bases, r_mod_n, r2_mod_n, stop),
+                10 => imp::rounds::<10>(n, bases, r_mod_n, r2_mod_n, stop),
+                _ => None,
+            }
+        };
+        crate::secure::clear_registers();
+        v.map(|mut v| {
+            for x in v.iter_mut().skip(bases.len()) {
+                *x = 0;
+            }
+            v
+        })
+    }
+    #[cfg(not(all(target_arch = "x86_64", pf_avx512)))]
+    {
+        let _ = stop;
+        None
+    }
+}
+
+#[cfg(all(target_arch = "x86_64", pf_avx512))]
+mod imp {
+    use super::*;
+    use zeroize::Zeroize;
+
+    const MASK: u64 = (1 << 52) - 1;
+
+    /// Exponent bits per window.
+    const WINDOW: usize = 4;
+
+    /// A number per lane: register j holds digit j (52 bits) of each.
+    type Lanes<const K: usize> = [__m512i; K];
+
+    /// The modulus every lane shares: n's digits and −n⁻¹ mod 2^52,
+    /// broadcast.
+    struct Modulus<const K: usize> {
+        n: Lanes<K>,
+        k0: __m512i,
+    }
+
+    /// Writes zeros over `x` where the compiler cannot drop the stores.
+    fn wipe<T>(x: &mut T) {
+        // SAFETY: `x` is plain data (vectors and integers) whose bytes are
+        // overwritten in place; it is read again only as zeros.
+        let bytes = unsafe {
+            std::slice::from_raw_parts_mut((x as *mut T).cast::<u8>(), std::mem::size_of::<T>())
+        };
+        bytes.zeroize();
+    }
+
+    /// The same K digits (of limbs `x`, below 2^(52k)) in every lane.
+    #[target_feature(enable = "avx512f")]
+    fn broadcast<const K: usize>(x: &[u64]) -> Lanes<K> {
+        let mut d = [0u64; 160];
+        crate::arith::ifma::digits_into(x, K, &mut d);
+        let v = std::array::from_fn(|j| _mm512_set1_epi64(d[j] as i64));
+        d.zeroize();
+        v
+    }
+
+    /// Lane l holds the digits of `xs[l]` (`xs[0]` where l ≥ xs.len()).
+    #[target_feature(enable = "avx512f")]
+    fn spread<const K: usize>(xs: &[&[u64]]) -> Lanes<K> {
+        let mut d = [[0u64; 160]; LANES];
+        for (l, dl) in d.iter_mut().enumerate() {
+            crate::arith::ifma::digits_into(xs[if l < xs.len() { l } else { 0 }], K, dl);
+        }
+        let v = std::array::from_fn(|j| {
+            let col: [u64; LANES] = std::array::from_fn(|l| d[l][j]);
+            // SAFETY: reads the eight words of `col`, unaligned.
+            unsafe { _mm512_loadu_si512(col.as_ptr().cast()) }
+        });
+        for dl in d.iter_mut() {
+            dl.zeroize();
+        }
+        v
+    }
+
+    /// AMM(a, b) = a·b·R⁻¹ mod n up to a multiple of n, in every lane,
+    /// for digits below 2^52 and a, b < 2n: the result is below 2n (R ≥
+    /// 8n), its digits normalised. Digit by digit of b: the low and high
+    /// halves of a·b_i and of n·q (q = t_0·(−n⁻¹) mod 2^52) go into the
+    /// accumulator, whose lowest digit is then 0 mod 2^52 and is shifted
+    /// out, its carry added to the next; the digits are normalised once at
+    /// the end (each stays below 4k·2^52 + 2^12 < 2^64 before).
+    #[target_feature(enable = "avx512f,avx512ifma")]
+    fn amm<const K: usize>(a: &Lanes<K>, b: &Lanes<K>, m: &Modulus<K>) -> Lanes<K> {
+        let zero = _mm512_setzero_si512();
+        let mut t = [zero; K];
+        for bi in b.iter() {
+            let mut top = zero;
+            for j in 0..K {
+                t[j] = _mm512_madd52lo_epu64(t[j], a[j], *bi);
+                if j + 1 < K {
+                    t[j + 1] = _mm512_madd52hi_epu64(t[j + 1], a[j], *bi);
+                } else {
+                    top = _mm512_madd52hi_epu64(top, a[j], *bi);
+                }
+            }
+            let q = _mm512_madd52lo_epu64(zero, t[0], m.k0);
+            for j in 0..K {
+                t[j] = _mm512_madd52lo_epu64(t[j], m.n[j], q);
+                if j + 1 < K {
+                    t[j + 1] = _mm512_madd52hi_epu64(t[j + 1], m.n[j], q);
+                } else {
+                    top = _mm512_madd52hi_epu64(top, m.n[j], q);
+                }
+            }
+            let carry = _mm512_srli_epi64::<52>(t[0]);
+            for j in 0..K - 1 {
+                t[j] = t[j + 1];
+            }
+            t[0] = _mm512_add_epi64(t[0], carry);
+            t[K - 1] = top;
+        }
+        let mask = _mm512_set1_epi64(MASK as i64);
+        let mut carry = zero;
+        for tj in t.iter_mut() {
+            let v = _mm512_add_epi64(*tj, carry);
+            carry = _mm512_srli_epi64::<52>(v);
+            *tj = _mm512_and_si512(v, mask);
+        }
+        t
+    }
+
+    /// x mod n in every lane, for x < 2n: x − n where that does not
+    /// borrow, else x, chosen by masks.
+    #[target_feature(enable = "avx512f")]
+    fn reduced<const K: usize>(x: &Lanes<K>, m: &Modulus<K>) -> Lanes<K> {
+        let zero = _mm512_setzero_si512();
+        let mask = _mm512_set1_epi64(MASK as i64);
+        let mut diff = [zero; K];
+        let mut borrow = zero;
+        for j in 0..K {
+            let v = _mm512_sub_epi64(_mm512_sub_epi64(x[j], m.n[j]), borrow);
+            borrow = _mm512_srli_epi64::<63>(v);
+            diff[j] = _mm512_and_si512(v, mask);
+        }
+        // All ones in the lanes where x < n.
+        let keep = _mm512_sub_epi64(zero, borrow);
+        let out = std::array::from_fn(|j| {
+            _mm512_or_si512(
+                _mm512_and_si512(x[j], keep),
+                _mm512_andnot_si512(keep, diff[j]),
+            )
+        });
+        wipe(&mut diff);
+        out
+    }
+
+    /// 1 in the lanes where x (reduced) equals c, else 0.
+    #[target_feature(enable = "avx512f")]
+    fn equal<const K: usize>(x: &Lanes<K>, c: &Lanes<K>) -> __m512i {
+        let zero = _mm512_setzero_si512();
+        let mut acc = zero;
+        for j in 0..K {
+            acc = _mm512_or_si512(acc, _mm512_xor_si512(x[j], c[j]));
+        }
+        // (acc | −acc) has its top bit set unless acc = 0.
+        let nonzero = _mm512_srli_epi64::<63>(_mm512_or_si512(acc, _mm512_sub_epi64(zero, acc)));
+        _mm512_xor_si512(nonzero, _mm512_set1_epi64(1))
+    }
+
+    /// [`super::mr_rounds_secret`] for n of K digits.
+    #[target_feature(enable = "avx512f,avx512ifma")]
+    pub(super) fn rounds<const K: usize>(
+        n: &[u64],
+        bases: &[&[u64]],
+        r_mod_n: &[u64],
+        r2_mod_n: &[u64],
+        stop: &AtomicBool,
+    ) -> Option<[u64; LANES]> {
+        use crate::gmp::sec::MAX_S;
+        let len = n.len();
+        let bits = 64 * len - n[len - 1].leading_zeros() as usize;
+        let s = (n[0] ^ 1).trailing_zeros();
+        let mut d = [0u64; 8];
+        crate::arith::ifma::odd_part_into(n, s, &mut d[..len]);
+        let mut minus_one = [0u64; 8];
+        crate::arith::ifma::minus_one_into(n, r_mod_n, &mut minus_one[..len]);
+        let m = Modulus::<K> {
+            n: broadcast::<K>(n),
+            k0: _mm512_set1_epi64(
+                (crate::arith::inverse_mod_2_64(n[0]).wrapping_neg() & MASK) as i64,
+            ),
+        };
+        let mut one = broadcast::<K>(r_mod_n);
+        let mut minus = broadcast::<K>(&minus_one[..len]);
+        let mut r2 = broadcast::<K>(r2_mod_n);
+        let mut b = spread::<K>(bases);
+        // The table of base^0 … base^15 in Montgomery form, all below 2n.
+        let mut table = [one; 1 << WINDOW];
+        table[1] = amm(&b, &r2, &m);
+        for e in 2..1 << WINDOW {
+            table[e] = amm(&table[e - 1], &table[1], &m);
+        }
+        let mut x = one;
+        let mut power = one;
+        let mut stopped = false;
+        let windows = bits.div_ceil(WINDOW);
+        for w in (0..windows).rev() {
+            if w % (64 / WINDOW) == 0 && stop.load(Ordering::Relaxed) {
+                crate::work::given_up((windows - 1 - w) as u64, windows as u64);
+                stopped = true;
+                break;
+            }
+            for _ in 0..WINDOW {
+                x = amm(&x, &x, &m);
+            }
+            let bit = w * WINDOW;
+            let idx = (d[bit / 64] >> (bit % 64)) & ((1 << WINDOW) - 1);
+            power = [_mm512_setzero_si512(); K];
+            for (e, entry) in table.iter().enumerate() {
+                let y = e as u64 ^ idx;
+                // All ones when e = idx.
+                let sel = std::hint::black_box(((y | y.wrapping_neg()) >> 63) ^ 1).wrapping_neg();
+                let sel = _mm512_set1_epi64(sel as i64);
+                for (pj, ej) in power.iter_mut().zip(entry) {
+                    *pj = _mm512_or_si512(*pj, _mm512_and_si512(*ej, sel));
+                }
+            }
+            x = amm(&x, &power, &m);
+        }
+        let mut verdict = None;
+        if !stopped {
+            let mut c = reduced(&x, &m);
+            let mut pass = _mm512_or_si512(equal(&c, &one), equal(&c, &minus));
+            for j in 1..MAX_S {
+                x = amm(&x, &x, &m);
+                c = reduced(&x, &m);
+                // Counts only while j < s: mask from the borrow of j − s.
+                let live = _mm512_set1_epi64(((j.wrapping_sub(s) >> 31) & 1) as i64);
+                pass = _mm512_or_si512(pass, _mm512_and_si512(equal(&c, &minus), live));
+            }
+            let mut out = [0u64; LANES];
+            // SAFETY: writes the eight words of `out`, unaligned.
+            unsafe { _mm512_storeu_si512(out.as_mut_ptr().cast(), pass) };
+            verdict = Some(out);
+            wipe(&mut c);
+        }
+        wipe(&mut x);
+        wipe(&mut power);
+        wipe(&mut table);
+        wipe(&mut b);
+        wipe(&mut one);
+        wipe(&mut minus);
+        wipe(&mut r2);
+        d.zeroize();
+        minus_one.zeroize();
+        verdict
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use rand_chacha::rand_core::{RngCore, SeedableRng};
+    use rand_chacha::ChaCha20Rng;
+    use rug::integer::Order;
+    use rug::Integer;
+
+    fn random(bits: u32, rng: &mut ChaCha20Rng) -> Integer {
+        let mut limbs = vec![0u64; bits.div_ceil(64) as usize];
+        for l in limbs.iter_mut() {
+            *l = rng.next_u64();
+        }
+        Integer::from_digits(&limbs, Order::Lsf).keep_bits(bits)
+    }
+
+    /// The textbook strong-probable-prime round.
+    fn textbook(n: &Integer, base: &Integer) -> u64 {
+        let n1 = Integer::from(n - 1u32);
+        let s = n1.find_one(0).unwrap();
+        let d = Integer::from(&n1 >> s);
+        let mut x = base.clone().pow_mod(&d, n).unwrap();
+        if x == 1u32 || x == n1 {
+            return 1;
+        }
+        for _ in 1..s {
+            x = x.square() % n;
+            if x == n1 {
+                return 1;
+            }
+        }
+        0
+    }
+
+    fn r_and_r2(n: &Integer) -> (Vec<u64>, Vec<u64>) {
+        let k = crate::arith::ifma::digits(n.as_limbs()) as u32;
+        let len = n.as_limbs().len();
+        let mut r = (Integer::from(Integer::ONE << (52 * k)) % n)
+            .as_limbs()
+            .to_vec();
+        let mut r2 = (Integer::from(Integer::ONE << (104 * k)) % n)
+            .as_limbs()
+            .to_vec();
+        r.resize(len, 0);
+        r2.resize(len, 0);
+        (r, r2)
+    }
+
+    /// Runs the lanes on `n` with `bases`, or `None` (said loudly) where
+    /// this CPU has no IFMA.
+    fn lanes(n: &Integer, bases: &[Integer]) -> Option<[u64; LANES]> {
+        if !crate::arith::ifma::available() {
+            crate::capability::skip(
+                "ifma",
+                "no AVX-512 IFMA on this CPU: the Miller–Rabin lanes are not exercised",
+            );
+            return None;
+        }
+        let (r, r2) = r_and_r2(n);
+        let bl: Vec<Vec<u64>> = bases.iter().map(|b| b.as_limbs().to_vec()).collect();
+        let refs: Vec<&[u64]> = bl.iter().map(|b| b.as_slice()).collect();
+        let v = mr_rounds_secret(n.as_limbs(), &refs, &r, &r2, &AtomicBool::new(false));
+        assert!(v.is_some(), "{n:#x} refused");
+        v
+    }
+
+    /// Every lane gives the textbook verdict, for primes (with small and
+    /// large v2(p − 1)), random odd composites, Carmichael numbers and
+    /// strong pseudoprimes to some of the bases, at every size taken and
+    /// with one to eight bases.
+    #[test]
+    fn every_lane_agrees_with_the_textbook_round() {
+        let mut rng = ChaCha20Rng::seed_from_u64(0x4c61_6e65);
+        let mut checked = [0usize; 2];
+        for bits in [193u32, 205, 206, 256, 300, 384, 448, 449, 500, 512] {
+            let top = Integer::from(Integer::ONE << (bits - 1));
+            for case in 0..12 {
+                let n = match case % 4 {
+                    0 => (random(bits - 1, &mut rng) | &top).next_prime(),
+                    // A prime with v2(p − 1) ≥ 40.
+                    1 => {
+                        let mut p =
+                            (random(bits - 41, &mut rng) | Integer::from(&top >> 40u32)) << 40u32;
+                        p += 1u32;
+                        while p.is_probably_prime(30) == rug::integer::IsPrime::No {
+                            p += 1u64 << 40;
+                        }
+                        p
+                    }
+                    2 => random(bits - 1, &mut rng) | &top | 1u32,
+                    _ => {
+                        // p·(2p − 1) with both prime: a strong pseudoprime
+                        // to about a quarter of the bases.
+                        let half = (bits - 1) / 2;
+                        let mut p = (random(half, &mut rng)
+                            | Integer::from(Integer::ONE << (half - 1)))
+                        .next_prime();
+                        loop {
+                            let q = Integer::from(&p * 2u32) - 1u32;
+                            if q.is_probably_prime(30) != rug::integer::IsPrime::No {
+                                break Integer::from(&p * &q);
+                            }
+                            p = p.next_prime();
+                        }
+                    }
+                };
+                if n.significant_bits() != bits && case % 4 != 3 {
+                    continue;
+                }
+                let count = 1 + (case % LANES);
+                let width = Integer::from(&n - 3u32);
+                let bases: Vec<Integer> = (0..count)
+                    .map(|_| (random(bits, &mut rng) % &width) + 2u32)
+                    .collect();
+                let Some(v) = lanes(&n, &bases) else {
+                    return;
+                };
+                for (l, base) in bases.iter().enumerate() {
+                    let want = textbook(&n, base);
+                    assert_eq!(
+                        v[l], want,
+                        "{bits} bits, case {case}, lane {l}: n = {n:#x}, base {base:#x}"
+                    );
+                    checked[want as usize] += 1;
+                }
+                assert!(v[count..].iter().all(|&x| x == 0));
+            }
+        }
+        // Both verdicts were seen many times.
+        assert!(checked[0] > 50 && checked[1] > 100, "{checked:?}");
+    }
+
+    #[test]
+    fn sizes_outside_the_lanes_are_refused() {
+        let never = AtomicBool::new(false);
+        let base = [2u64];
+        for limbs in [3usize, 9] {
+            let mut n = vec![u64::MAX; limbs];
+            n[0] = u64::MAX - 2;
+            let r = vec![0u64; limbs];
+            assert_eq!(mr_rounds_secret(&n, &[&base], &r, &r, &never), None);
+        }
+        // Even n, no bases, nine bases.
+        let n = [u64::MAX - 1; 4];
+        let r = [0u64; 4];
+        assert_eq!(mr_rounds_secret(&n, &[&base], &r, &r, &never), None);
+        let n = [u64::MAX; 4];
+        assert_eq!(mr_rounds_secret(&n, &[], &r, &r, &never), None);
+        assert_eq!(mr_rounds_secret(&n, &[&base[..]; 9], &r, &r, &never), None);
+    }
+
+    /// The rounds take one path whatever the secret: a prime with
+    /// v2(p − 1) = 63, a dense composite (s = 1) and a sparse one (s = 40)
+    /// of one size, each with its own eight random bases, run the same
+    /// sequence of instruction addresses, single-stepped (a branch on a
+    /// bit of d, on the window's index, on s, on a lane's value or on a
+    /// comparison would change it). valgrind cannot run AVX-512 code.
+    #[cfg(all(target_os = "linux", target_arch = "x86_64"))]
+    #[test]
+    fn the_lanes_take_one_path_for_every_n() {
+        use crate::arith::ifma::tests::{assert_one_path, traces_of};
+        let never = AtomicBool::new(false);
+        let bits = 256u32;
+        let top = Integer::from(Integer::ONE << (bits - 1));
+        let mut walk = Integer::from(0x510e_527fu32);
+        let mut rng = ChaCha20Rng::seed_from_u64(0x6c61);
+        let ns = [
+            crate::gmp::sec::tests::prime_with_s(&mut walk, bits, 63),
+            Integer::from(Integer::ONE << bits) - Integer::from(Integer::ONE << 100u32) - 1u32,
+            Integer::from(&top + (1u64 << 40)) + 1u32,
+        ];
+        assert!(ns.iter().all(|n| n.significant_bits() == bits));
+        assert!(ns[1..]
+            .iter()
+            .all(|n| n.is_probably_prime(30) == rug::integer::IsPrime::No));
+        // Per n: its eight bases, R and R² mod n.
+        type Input = (Vec<Vec<u64>>, Vec<u64>, Vec<u64>);
+        let inputs: Vec<Input> = ns
+            .iter()
+            .map(|n| {
+                let width = Integer::from(n - 3u32);
+                let bases = (0..LANES)
+                    .map(|_| {
+                        let b = (random(bits, &mut rng) % &width) + 2u32;
+                        let mut l = b.as_limbs().to_vec();
+                        l.resize(n.as_limbs().len(), 0);
+                        l
+                    })
+                    .collect();
+                let (r, r2) = r_and_r2(n);
+                (bases, r, r2)
+            })
+            .collect();
+        let run = |i: usize| {
+            let (bases, r, r2) = &inputs[i];
+            let refs: Vec<&[u64]> = bases.iter().map(|b| b.as_slice()).collect();
+            mr_rounds_secret(ns[i].as_limbs(), &refs, r, r2, &never)
+        };
+        let Some(traces) = traces_of(3, &|i| {
+            std::hint::black_box(run(i));
+        }) else {
+            return;
+        };
+        // What was traced are real rounds: the prime passes in every
+        // lane, the composites fail in every lane.
+        assert_eq!(
+            [run(0), run(1), run(2)],
+            [Some([1; LANES]), Some([0; LANES]), Some([0; LANES])]
+        );
+        assert_one_path(&traces, 50_000, "256 bits, eight lanes");
+    }
+
+    /// A set stop ends the rounds with no verdict, and records how far
+    /// they got.
+    #[test]
+    fn a_stop_gives_up() {
+        if !crate::arith::ifma::available() {
+            crate::capability::skip(
+                "ifma",
+                "no AVX-512 IFMA on this CPU: the lanes' stop is not exercised",
+            );
+            return;
+        }
+        let n = (Integer::from(Integer::ONE << 255u32) + 12345u32).next_prime();
+        let (r, r2) = r_and_r2(&n);
+        let base = [3u64];
+        let stop = AtomicBool::new(true);
+        let _ = crate::work::take_given_up();
+        assert_eq!(
+            mr_rounds_secret(n.as_limbs(), &[&base], &r, &r2, &stop),
+            None
+        );
+        // The first look at the flag comes after 16 of the 64 windows.
+        assert_eq!(crate::work::take_given_up(), Some(15.0 / 64.0));
+    }
+}
