@@ -262,7 +262,7 @@ mod imp {
         crate::arith::ifma::odd_part_into(n, s, &mut d[..len]);
         let mut minus_one = [0u64; 8];
         crate::arith::ifma::minus_one_into(n, r_mod_n, &mut minus_one[..len]);
-        let m = Modulus::<K> {
+        let mut m = Modulus::<K> {
             n: broadcast::<K>(n),
             k0: _mm512_set1_epi64(
                 (crate::arith::inverse_mod_2_64(n[0]).wrapping_neg() & MASK) as i64,
@@ -329,6 +329,7 @@ mod imp {
         wipe(&mut one);
         wipe(&mut minus);
         wipe(&mut r2);
+        wipe(&mut m.n);
         d.zeroize();
         minus_one.zeroize();
         verdict
