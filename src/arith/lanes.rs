@@ -150,9 +150,11 @@ mod imp {
             crate::arith::ifma::digits_into(xs[if l < xs.len() { l } else { 0 }], K, dl);
         }
         let v = std::array::from_fn(|j| {
-            let col: [u64; LANES] = std::array::from_fn(|l| d[l][j]);
+            let mut col: [u64; LANES] = std::array::from_fn(|l| d[l][j]);
             // SAFETY: reads the eight words of `col`, unaligned.
-            unsafe { _mm512_loadu_si512(col.as_ptr().cast()) }
+            let v = unsafe { _mm512_loadu_si512(col.as_ptr().cast()) };
+            col.zeroize();
+            v
         });
         for dl in d.iter_mut() {
             dl.zeroize();
