@@ -102,6 +102,28 @@ pub(crate) fn mr_rounds_secret(
     }
 }
 
+/// Eight dot products of the 52-bit digits `x` with eight rows of weights
+/// at once (trial division's batches, `prime::small`): `w` holds, for
+/// each digit j, the eight batches' weights for it (`w[8j + l]`, each
+/// below 2^52). Returns per batch l the low and high sums, Σ_j lo52(x_j ·
+/// w_{j,l}) and Σ_j hi52(x_j · w_{j,l}), so that the dot product is lo +
+/// hi · 2^52 (each sum below `x.len()` · 2^52: at most 160 digits). `None`
+/// where this CPU has no AVX-512 IFMA or the lengths do not fit.
+pub(crate) fn dot8(x: &[u64], w: &[u64]) -> Option<([u64; LANES], [u64; LANES])> {
+    if !crate::arith::ifma::available() || x.len() > 160 || w.len() < LANES * x.len() {
+        return None;
+    }
+    #[cfg(all(target_arch = "x86_64", pf_avx512))]
+    {
+        // SAFETY: AVX-512 F and IFMA were checked; the lengths above.
+        Some(unsafe { imp::dot8(x, w) })
+    }
+    #[cfg(not(all(target_arch = "x86_64", pf_avx512)))]
+    {
+        None
+    }
+}
+
 #[cfg(all(target_arch = "x86_64", pf_avx512))]
 mod imp {
     use super::*;
@@ -245,6 +267,46 @@ mod imp {
         // (acc | −acc) has its top bit set unless acc = 0.
         let nonzero = _mm512_srli_epi64::<63>(_mm512_or_si512(acc, _mm512_sub_epi64(zero, acc)));
         _mm512_xor_si512(nonzero, _mm512_set1_epi64(1))
+    }
+
+    /// [`super::dot8`]: two accumulators per half, so that consecutive
+    /// digits' multiply-adds do not wait on each other.
+    #[target_feature(enable = "avx512f,avx512ifma")]
+    pub(super) fn dot8(x: &[u64], w: &[u64]) -> ([u64; LANES], [u64; LANES]) {
+        let zero = _mm512_setzero_si512();
+        let (mut lo0, mut hi0, mut lo1, mut hi1) = (zero, zero, zero, zero);
+        let pairs = x.len() / 2;
+        for j in 0..pairs {
+            let (a, b) = (2 * j, 2 * j + 1);
+            let xa = _mm512_set1_epi64(x[a] as i64);
+            let xb = _mm512_set1_epi64(x[b] as i64);
+            // SAFETY: 8·b + 8 ≤ w.len() (checked by the caller).
+            let (wa, wb) = unsafe {
+                (
+                    _mm512_loadu_si512(w.as_ptr().add(8 * a).cast()),
+                    _mm512_loadu_si512(w.as_ptr().add(8 * b).cast()),
+                )
+            };
+            lo0 = _mm512_madd52lo_epu64(lo0, xa, wa);
+            hi0 = _mm512_madd52hi_epu64(hi0, xa, wa);
+            lo1 = _mm512_madd52lo_epu64(lo1, xb, wb);
+            hi1 = _mm512_madd52hi_epu64(hi1, xb, wb);
+        }
+        if x.len() % 2 == 1 {
+            let a = x.len() - 1;
+            let xa = _mm512_set1_epi64(x[a] as i64);
+            // SAFETY: as above.
+            let wa = unsafe { _mm512_loadu_si512(w.as_ptr().add(8 * a).cast()) };
+            lo0 = _mm512_madd52lo_epu64(lo0, xa, wa);
+            hi0 = _mm512_madd52hi_epu64(hi0, xa, wa);
+        }
+        let (mut lo, mut hi) = ([0u64; LANES], [0u64; LANES]);
+        // SAFETY: writes the eight words of each array, unaligned.
+        unsafe {
+            _mm512_storeu_si512(lo.as_mut_ptr().cast(), _mm512_add_epi64(lo0, lo1));
+            _mm512_storeu_si512(hi.as_mut_ptr().cast(), _mm512_add_epi64(hi0, hi1));
+        }
+        (lo, hi)
     }
 
     /// [`super::mr_rounds_secret`] for n of K digits.

@@ -183,11 +183,17 @@ struct Arrays {
     tests: Vec<(u64, u64)>,
     /// `limbs` weights per batch.
     weights: Vec<u64>,
+    /// With AVX-512 IFMA (batch products below 2^52): per group of eight
+    /// batches and per 52-bit digit j of a candidate, the eight batches'
+    /// weights 2^(52j) mod d (`arith::lanes::dot8`); empty otherwise.
+    wide: Vec<u64>,
+    /// A candidate's 52-bit digits for `wide` (0 when it is empty).
+    digits: usize,
 }
 
 impl Arrays {
     fn bytes(&self) -> usize {
-        8 * (self.products.len() + self.neg_inv.len() + self.weights.len())
+        8 * (self.products.len() + self.neg_inv.len() + self.weights.len() + self.wide.len())
             + 4 * self.ends.len()
             + 16 * self.tests.len()
     }
@@ -213,6 +219,16 @@ impl TrialTable {
     /// Builds the table (cost: one 128-bit remainder per batch and limb).
     pub fn new(limbs: usize, bound: u32) -> TrialTable {
         assert!((1..=TABLE_MAX_LIMBS).contains(&limbs));
+        Self::build(limbs, bound, crate::arith::ifma::available())
+    }
+
+    /// [`TrialTable::new`], with the IFMA dot products when `wide` (and
+    /// the candidate fits 160 digits of 52 bits).
+    fn build(limbs: usize, bound: u32, wide: bool) -> TrialTable {
+        let digits = (64 * limbs).div_ceil(52);
+        let wide = wide && digits <= WIDE_MAX_DIGITS;
+        // The multiply-adds take 52-bit operands: weights below 2^52.
+        let limit = if wide { 1 << 52 } else { TABLE_PRODUCT_LIMIT };
         let primes = odd_primes_below(bound);
         let mut products = Vec::new();
         let mut ends = Vec::new();
@@ -220,7 +236,7 @@ impl TrialTable {
         let mut cur = 1u64;
         for &p in &primes {
             let p = p as u64;
-            if cur > 1 && cur.saturating_mul(p) >= TABLE_PRODUCT_LIMIT {
+            if cur > 1 && cur.saturating_mul(p) >= limit {
                 products.push(cur);
                 ends.push(tests.len() as u32);
                 cur = 1;
@@ -240,7 +256,21 @@ impl TrialTable {
                 w = (((w as u128) << 64) % d as u128) as u64;
             }
         }
+        let mut wide_weights = Vec::new();
+        if wide {
+            wide_weights = vec![0u64; products.len().div_ceil(LANES) * digits * LANES];
+            for (i, &d) in products.iter().enumerate() {
+                let (g, l) = (i / LANES, i % LANES);
+                let mut w = 1u64 % d;
+                for j in 0..digits {
+                    wide_weights[(g * digits + j) * LANES + l] = w;
+                    w = (((w as u128) << 52) % d as u128) as u64;
+                }
+            }
+        }
         let arrays = Arrays {
+            wide: wide_weights,
+            digits: if wide { digits } else { 0 },
             neg_inv: products
                 .iter()
                 .map(|&d| inverse_mod_2_64(d).wrapping_neg())
@@ -316,6 +346,11 @@ impl TrialTable {
             "candidate larger than the table"
         );
         let a = self.arrays();
+        if a.digits > 0 {
+            if let Some(v) = Self::passes_wide(a, digits) {
+                return v;
+            }
+        }
         let mut start = 0usize;
         for (i, w) in a.weights.chunks_exact(self.limbs).enumerate() {
             let r = montgomery_rem(dot(digits, w), a.products[i], a.neg_inv[i]);
@@ -330,6 +365,54 @@ impl TrialTable {
         true
     }
 }
+
+impl TrialTable {
+    /// [`TrialTable::passes`] with eight batches' dot products at a time
+    /// on AVX-512 IFMA (`arith::lanes::dot8`): the same remainders, so
+    /// the same verdict. `None` where the CPU has no IFMA.
+    fn passes_wide(a: &Arrays, limbs: &[u64]) -> Option<bool> {
+        let k = a.digits;
+        let mut x = [0u64; WIDE_MAX_DIGITS];
+        for (j, xj) in x[..k].iter_mut().enumerate() {
+            let bit = 52 * j;
+            let (w, o) = (bit / 64, bit % 64);
+            let lo = limbs.get(w).map_or(0, |&l| l >> o);
+            let hi = if o > 12 {
+                limbs.get(w + 1).map_or(0, |&l| l << (64 - o))
+            } else {
+                0
+            };
+            *xj = (lo | hi) & ((1 << 52) - 1);
+        }
+        let mut start = 0usize;
+        for (g, w) in a.wide.chunks_exact(k * LANES).enumerate() {
+            let (lo, hi) = crate::arith::lanes::dot8(&x[..k], w)?;
+            for l in 0..LANES {
+                let i = g * LANES + l;
+                if i >= a.products.len() {
+                    break;
+                }
+                let sum = lo[l] as u128 + ((hi[l] as u128) << 52);
+                let r = montgomery_rem(sum, a.products[i], a.neg_inv[i]);
+                let end = a.ends[i] as usize;
+                for &(inv, lim) in &a.tests[start..end] {
+                    if r.wrapping_mul(inv) <= lim {
+                        return Some(false);
+                    }
+                }
+                start = end;
+            }
+        }
+        Some(true)
+    }
+}
+
+/// Batches whose dot products `arith::lanes::dot8` computes at once.
+const LANES: usize = crate::arith::lanes::LANES;
+
+/// The most 52-bit digits a candidate may have for the IFMA dot products
+/// (8320 bits, RSA-16384's primes).
+const WIDE_MAX_DIGITS: usize = 160;
 
 #[cfg(test)]
 mod tests {
@@ -444,6 +527,16 @@ mod tests {
         assert_eq!(rem_u64(&Integer::from(1000u32), 7), 1000 % 7);
     }
 
+    /// Steps the LCG state `x` and returns it as an odd number of exactly
+    /// `limbs` limbs (test data).
+    fn next_odd(x: &mut Integer, limbs: usize) -> Integer {
+        *x = (Integer::from(&*x * 6_364_136_223_846_793_005u64) + 1_442_695_040_888_963_407u64)
+            .keep_bits(64 * limbs as u32);
+        let mut n = Integer::from(&*x | 1u32);
+        n.set_bit(64 * limbs as u32 - 1, true);
+        n
+    }
+
     #[test]
     fn table_agrees_with_gmp_remainders() {
         // Random-looking numbers of several sizes, with and without small
@@ -454,11 +547,7 @@ mod tests {
             let slow = batches(&odd_primes_below(1 << 16));
             let mut agree_pass = 0;
             for i in 0..400u32 {
-                x = (Integer::from(&x * 6_364_136_223_846_793_005u64)
-                    + 1_442_695_040_888_963_407u64)
-                    .keep_bits(64 * limbs as u32);
-                let mut n = Integer::from(&x | 1u32);
-                n.set_bit(64 * limbs as u32 - 1, true);
+                let mut n = next_odd(&mut x, limbs);
                 if i % 3 == 0 {
                     // Plant the largest prime below 2^16 (odd × odd is odd).
                     n = Integer::from(&n >> 17u32) | 1u32;
@@ -495,6 +584,59 @@ mod tests {
                 passed > 0,
                 "{limbs} limbs: nothing passed, the test is vacuous"
             );
+        }
+    }
+
+    /// With AVX-512 IFMA the table takes eight batches' dot products at a
+    /// time; its verdicts are the word-by-word pass's and the slow path's,
+    /// on random numbers with and without planted factors and on the
+    /// largest sums, at every size up to RSA-16384's primes.
+    #[test]
+    fn the_wide_pass_agrees_with_the_word_pass() {
+        if !crate::arith::ifma::available() {
+            crate::capability::skip(
+                "ifma",
+                "no AVX-512 IFMA on this CPU: the wide trial-division pass is not exercised",
+            );
+            return;
+        }
+        let mut x = Integer::from(0x2545_f491_4f6c_dd1du64);
+        for (limbs, bound) in [
+            (4usize, 1u32 << 12),
+            (8, 1 << 14),
+            (16, 1 << 16),
+            (17, 1 << 16),
+            (48, 1 << 18),
+            (128, 1 << 20),
+        ] {
+            let wide = TrialTable::build(limbs, bound, true);
+            let word = TrialTable::build(limbs, bound, false);
+            assert!(wide.arrays().digits > 0 && word.arrays().digits == 0);
+            let primes = odd_primes_below(bound);
+            let slow = batches(&primes);
+            let top = (Integer::from(1u32) << (64 * limbs as u32)) - 1u32;
+            let mut passed = 0;
+            for i in 0..300u32 {
+                let mut n = next_odd(&mut x, limbs);
+                match i % 4 {
+                    // A planted prime from anywhere in the table.
+                    0 => {
+                        let p = primes[(i as usize * 7919) % primes.len()];
+                        n = Integer::from(&n >> 21u32) | 1u32;
+                        n *= p;
+                    }
+                    // The largest sums.
+                    1 => n = Integer::from(&top - 2 * i),
+                    _ => {}
+                }
+                let v = wide.passes(&n);
+                assert_eq!(v, word.passes(&n), "{limbs} limbs: {n:#x}");
+                if limbs <= 64 {
+                    assert_eq!(v, passes_trial_division(&n, &slow), "{limbs} limbs: {n:#x}");
+                }
+                passed += v as u32;
+            }
+            assert!(passed > 0, "{limbs} limbs: nothing passed");
         }
     }
 
