@@ -10,6 +10,7 @@
 use std::sync::{Arc, Mutex, OnceLock};
 
 use rug::Integer;
+use zeroize::Zeroize;
 
 use crate::arith::{dot, inverse_mod_2_64};
 use crate::gmp::rem_u64;
@@ -371,8 +372,16 @@ impl TrialTable {
     /// on AVX-512 IFMA (`arith::lanes::dot8`): the same remainders, so
     /// the same verdict. `None` where the CPU has no IFMA.
     fn passes_wide(a: &Arrays, limbs: &[u64]) -> Option<bool> {
-        let k = a.digits;
         let mut x = [0u64; WIDE_MAX_DIGITS];
+        let v = Self::passes_wide_in(a, limbs, &mut x);
+        // The candidate's digits: wiped here, not left to the stack wipe.
+        x.zeroize();
+        v
+    }
+
+    /// [`TrialTable::passes_wide`] with the candidate's digits in `x`.
+    fn passes_wide_in(a: &Arrays, limbs: &[u64], x: &mut [u64; WIDE_MAX_DIGITS]) -> Option<bool> {
+        let k = a.digits;
         for (j, xj) in x[..k].iter_mut().enumerate() {
             let bit = 52 * j;
             let (w, o) = (bit / 64, bit % 64);
