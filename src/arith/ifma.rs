@@ -537,7 +537,6 @@ fn bit_length(n: &[u64]) -> usize {
 }
 
 /// Limbs to digits into a fixed buffer, without branching on the values.
-#[cfg(all(target_arch = "x86_64", pf_avx512))]
 pub(crate) fn digits_into(limbs: &[u64], k: usize, out: &mut [u64; 160]) {
     for (j, dj) in out[..k].iter_mut().enumerate() {
         let bit = 52 * j;
@@ -549,7 +548,7 @@ pub(crate) fn digits_into(limbs: &[u64], k: usize, out: &mut [u64; 160]) {
         } else {
             0
         };
-        *dj = (lo | hi) & MASK;
+        *dj = (lo | hi) & ((1 << 52) - 1);
     }
 }
 
@@ -880,7 +879,7 @@ pub(crate) mod tests {
     use rug::Integer;
 
     /// A random number below 2^bits (test data, from a fixed seed).
-    fn random(bits: u32, rng: &mut ChaCha20Rng) -> Integer {
+    pub(crate) fn random(bits: u32, rng: &mut ChaCha20Rng) -> Integer {
         let mut limbs = vec![0u64; bits.div_ceil(64) as usize];
         for l in limbs.iter_mut() {
             *l = rng.next_u64();
@@ -1234,7 +1233,7 @@ pub(crate) mod tests {
     }
 
     /// R and R² mod n in n's length (the tests' inputs of the MR round).
-    fn r_and_r2(n: &Integer) -> (Vec<u64>, Vec<u64>) {
+    pub(crate) fn r_and_r2(n: &Integer) -> (Vec<u64>, Vec<u64>) {
         let k = digits(n.as_limbs()) as u32;
         let r2 = Integer::from(Integer::ONE << (104 * k)) % n;
         let mut r2 = r2.as_limbs().to_vec();

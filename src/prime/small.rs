@@ -382,17 +382,7 @@ impl TrialTable {
     /// [`TrialTable::passes_wide`] with the candidate's digits in `x`.
     fn passes_wide_in(a: &Arrays, limbs: &[u64], x: &mut [u64; WIDE_MAX_DIGITS]) -> Option<bool> {
         let k = a.digits;
-        for (j, xj) in x[..k].iter_mut().enumerate() {
-            let bit = 52 * j;
-            let (w, o) = (bit / 64, bit % 64);
-            let lo = limbs.get(w).map_or(0, |&l| l >> o);
-            let hi = if o > 12 {
-                limbs.get(w + 1).map_or(0, |&l| l << (64 - o))
-            } else {
-                0
-            };
-            *xj = (lo | hi) & ((1 << 52) - 1);
-        }
+        crate::arith::ifma::digits_into(limbs, k, x);
         let mut start = 0usize;
         for (g, w) in a.wide.chunks_exact(k * LANES).enumerate() {
             let (lo, hi) = crate::arith::lanes::dot8(&x[..k], w)?;
