@@ -11,7 +11,11 @@ order alternating per sample; reported: mean, median and standard deviation
 of wall seconds, and primeforge's speed as ratios of means (with the
 standard error of that ratio) and of medians.
 
-    PRIMEFORGE_LIB=target/release/libprimeforge.so python3 bench/peers.py [rsa:BITS:N[:FIRST] | dh:BITS:N[:FIRST] | dsa:BITS:N[:FIRST] | dhx:BITS:N[:FIRST] ...]
+    PRIMEFORGE_LIB=target/release/libprimeforge.so python3 bench/peers.py [--no-cli] [rsa:BITS:N[:FIRST] | dh:BITS:N[:FIRST] | dsa:BITS:N[:FIRST] | dhx:BITS:N[:FIRST] ...]
+
+--no-cli leaves the `openssl dhparam` column out of DH rows (OpenSSL 4.0
+alone: at 2048 bits each of its samples takes seconds to minutes, and the
+command's roughly doubles a run's time).
 
 dsa and dhx rows are FIPS 186-4 domain parameters (A.1.1.2) with q of 256
 bits (160 for p of 1024): OpenSSL 4.0 by dsa.generate_parameters (its
@@ -53,7 +57,7 @@ def seed(kind, bits, i):
     return bytes(s)
 
 
-def row(kind, bits, n, first=0):
+def row(kind, bits, n, first=0, cli=True):
     bits, n, first = int(bits), int(n), int(first)
     if kind == "rsa":
         if bits < 1024:
@@ -83,10 +87,11 @@ def row(kind, bits, n, first=0):
         peers = {
             "primeforge": lambda i: primeforge.generate_dh(bits, generator=2, threads=1, seed=seed(1, bits, i)),
             "OpenSSL 4.0": lambda i: dh.generate_parameters(2, bits),
-            "openssl dhparam (3.0 CLI)": lambda i: subprocess.run(
-                ["openssl", "dhparam", "-out", "/dev/null", str(bits)],
-                check=True, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL),
         }
+        if cli:
+            peers["openssl dhparam (3.0 CLI)"] = lambda i: subprocess.run(
+                ["openssl", "dhparam", "-out", "/dev/null", str(bits)],
+                check=True, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
     res = {k: [] for k in peers}
     names = list(peers)
     for i in range(first, first + n):
@@ -123,12 +128,15 @@ def ratio_error(ratio, a, b):
 
 
 def main():
-    rows = sys.argv[1:] or ["rsa:1024:40", "rsa:2048:30", "rsa:3072:16", "rsa:4096:8",
+    args = sys.argv[1:]
+    cli = "--no-cli" not in args
+    args = [a for a in args if a != "--no-cli"]
+    rows = args or ["rsa:1024:40", "rsa:2048:30", "rsa:3072:16", "rsa:4096:8",
                             "dh:1024:30", "dh:2048:8"]
     print(f"primeforge {primeforge.version()}; peer {backend.openssl_version_text()} "
           f"(pyca cryptography, in process)")
     for r in rows:
-        row(*r.split(":"))
+        row(*r.split(":"), cli=cli)
 
 
 if __name__ == "__main__":
