@@ -102,25 +102,68 @@ pub(crate) fn mr_rounds_secret(
     }
 }
 
-/// Eight dot products of the 52-bit digits `x` with eight rows of weights
-/// at once (trial division's batches, `prime::small`): `w` holds, for
-/// each digit j, the eight batches' weights for it (`w[8j + l]`, each
-/// below 2^52). Returns per batch l the low and high sums, Σ_j lo52(x_j ·
-/// w_{j,l}) and Σ_j hi52(x_j · w_{j,l}), so that the dot product is lo +
-/// hi · 2^52 (each sum below `x.len()` · 2^52: at most 160 digits). `None`
-/// where this CPU has no AVX-512 IFMA or the lengths do not fit.
-pub(crate) fn dot8(x: &[u64], w: &[u64]) -> Option<([u64; LANES], [u64; LANES])> {
-    if !crate::arith::ifma::available() || x.len() > 160 || w.len() < LANES * x.len() {
+/// Words of one group of eight trial-division batches in the table that
+/// [`no_factor`] walks, for candidates of k 52-bit digits: the eight
+/// batches' weights per digit (8k words, `[8j + l]` = 2^(52j) mod d_l),
+/// their products d_l (8 words, odd, below 2^52), −d_l⁻¹ mod 2^52 (8),
+/// then per prime slot the eight batches' (p⁻¹ mod 2^64) and
+/// ⌊(2^64 − 1)/p⌋ (16 words per slot). A batch with fewer primes than
+/// the group's slots fills the rest with (1, 0), which fires only when
+/// its remainder is 0, that is when every prime of the batch divides.
+pub(crate) const fn group_words(k: usize, slots: usize) -> usize {
+    LANES * k + 2 * LANES + 2 * LANES * slots
+}
+
+/// Trial division of the 52-bit digits `x` by the batches of `groups`
+/// (laid out as [`group_words`] says, group g ending at `ends[g]`), eight
+/// batches at a time on AVX-512 IFMA: per lane the dot product Σ x_j ·
+/// w_j as low and high sums of 52-bit halves, one Montgomery step modulo
+/// the batch product to a word r ≡ x · 2^-52 (no division; 2^-52 changes
+/// no prime's divisibility), then per slot the multiply-and-compare test
+/// r · p⁻¹ mod 2^64 ≤ ⌊(2^64 − 1)/p⌋ of Granlund and Montgomery. Only
+/// the lanes of `last_valid` (a mask) count in the last group. Stops at
+/// the first group with a factor: `Some(false)`; `Some(true)` when no
+/// prime divides. `None` where this CPU lacks AVX-512 F, DQ or IFMA, or
+/// the lengths do not fit (`x` at most 160 digits, each group at least
+/// its weights and products, whole slots).
+pub(crate) fn no_factor(x: &[u64], groups: &[u64], ends: &[u32], last_valid: u8) -> Option<bool> {
+    let k = x.len();
+    let mut start = 0usize;
+    for &end in ends {
+        let end = end as usize;
+        if end > groups.len()
+            || end < start + group_words(k, 0)
+            || (end - start - group_words(k, 0)) % (2 * LANES) != 0
+        {
+            return None;
+        }
+        start = end;
+    }
+    if !crate::arith::ifma::available() || !dq() || k == 0 || k > 160 {
         return None;
     }
     #[cfg(all(target_arch = "x86_64", pf_avx512))]
     {
-        // SAFETY: AVX-512 F and IFMA were checked; the lengths above.
-        Some(unsafe { imp::dot8(x, w) })
+        // SAFETY: AVX-512 F, DQ and IFMA were checked; the layout above.
+        Some(unsafe { imp::no_factor(x, groups, ends, last_valid) })
     }
     #[cfg(not(all(target_arch = "x86_64", pf_avx512)))]
     {
+        let _ = last_valid;
         None
+    }
+}
+
+/// Whether this CPU has AVX-512 DQ (every CPU with IFMA has; checked all
+/// the same, for the 64-bit multiplies of [`no_factor`]).
+fn dq() -> bool {
+    #[cfg(all(target_arch = "x86_64", pf_avx512))]
+    {
+        std::arch::is_x86_feature_detected!("avx512dq")
+    }
+    #[cfg(not(all(target_arch = "x86_64", pf_avx512)))]
+    {
+        false
     }
 }
 
@@ -269,44 +312,71 @@ mod imp {
         _mm512_xor_si512(nonzero, _mm512_set1_epi64(1))
     }
 
-    /// [`super::dot8`]: two accumulators per half, so that consecutive
-    /// digits' multiply-adds do not wait on each other.
-    #[target_feature(enable = "avx512f,avx512ifma")]
-    pub(super) fn dot8(x: &[u64], w: &[u64]) -> ([u64; LANES], [u64; LANES]) {
+    /// [`super::no_factor`]: the dot products with two accumulators per
+    /// half, so that consecutive digits' multiply-adds do not wait on each
+    /// other. The remainders stay in registers.
+    #[target_feature(enable = "avx512f,avx512dq,avx512ifma")]
+    pub(super) fn no_factor(x: &[u64], groups: &[u64], ends: &[u32], last_valid: u8) -> bool {
         let zero = _mm512_setzero_si512();
-        let (mut lo0, mut hi0, mut lo1, mut hi1) = (zero, zero, zero, zero);
-        let pairs = x.len() / 2;
-        for j in 0..pairs {
-            let (a, b) = (2 * j, 2 * j + 1);
-            let xa = _mm512_set1_epi64(x[a] as i64);
-            let xb = _mm512_set1_epi64(x[b] as i64);
-            // SAFETY: 8·b + 8 ≤ w.len() (checked by the caller).
-            let (wa, wb) = unsafe {
-                (
-                    _mm512_loadu_si512(w.as_ptr().add(8 * a).cast()),
-                    _mm512_loadu_si512(w.as_ptr().add(8 * b).cast()),
-                )
+        let mask = _mm512_set1_epi64(MASK as i64);
+        let one = _mm512_set1_epi64(1);
+        let k = x.len();
+        let pairs = k / 2;
+        let mut start = 0usize;
+        for (g, &end) in ends.iter().enumerate() {
+            let end = end as usize;
+            let w = groups[start..end].as_ptr();
+            // Register i of the group (words 8i .. 8i + 8), read unaligned.
+            let at = |i: usize| {
+                // SAFETY: the caller checked that group g's words lie in
+                // groups[start..end] and hold 8k weights, 16 words of
+                // products and inverses, and whole 16-word slots; every
+                // i used below is within them.
+                unsafe { _mm512_loadu_si512(w.add(8 * i).cast()) }
             };
-            lo0 = _mm512_madd52lo_epu64(lo0, xa, wa);
-            hi0 = _mm512_madd52hi_epu64(hi0, xa, wa);
-            lo1 = _mm512_madd52lo_epu64(lo1, xb, wb);
-            hi1 = _mm512_madd52hi_epu64(hi1, xb, wb);
+            let (mut lo0, mut hi0, mut lo1, mut hi1) = (zero, zero, zero, zero);
+            for j in 0..pairs {
+                let (a, b) = (2 * j, 2 * j + 1);
+                let xa = _mm512_set1_epi64(x[a] as i64);
+                let xb = _mm512_set1_epi64(x[b] as i64);
+                let (wa, wb) = (at(a), at(b));
+                lo0 = _mm512_madd52lo_epu64(lo0, xa, wa);
+                hi0 = _mm512_madd52hi_epu64(hi0, xa, wa);
+                lo1 = _mm512_madd52lo_epu64(lo1, xb, wb);
+                hi1 = _mm512_madd52hi_epu64(hi1, xb, wb);
+            }
+            if k % 2 == 1 {
+                let xa = _mm512_set1_epi64(x[k - 1] as i64);
+                let wa = at(k - 1);
+                lo0 = _mm512_madd52lo_epu64(lo0, xa, wa);
+                hi0 = _mm512_madd52hi_epu64(hi0, xa, wa);
+            }
+            let (lo, hi) = (_mm512_add_epi64(lo0, lo1), _mm512_add_epi64(hi0, hi1));
+            // The sum is lo + hi·2^52 (each half below 160·2^52). With
+            // l = lo mod 2^52, h = hi + ⌊lo/2^52⌋ and t = l·(−d⁻¹) mod
+            // 2^52, l + t·d is a multiple of 2^52, so r = h + hi52(t·d) +
+            // [l ≠ 0] = (sum + t·d)/2^52 ≡ sum·2^-52 (mod d), below 2^60.
+            let l = _mm512_and_si512(lo, mask);
+            let h = _mm512_add_epi64(hi, _mm512_srli_epi64::<52>(lo));
+            let (d, neg_inv) = (at(k), at(k + 1));
+            let t = _mm512_madd52lo_epu64(zero, l, neg_inv);
+            let hq = _mm512_madd52hi_epu64(h, t, d);
+            let r = _mm512_mask_add_epi64(hq, _mm512_test_epi64_mask(l, l), hq, one);
+            let slots = (end - start - 8 * (k + 2)) / 16;
+            let mut hit: __mmask8 = 0;
+            for p in 0..slots {
+                let (inv, lim) = (at(k + 2 + 2 * p), at(k + 3 + 2 * p));
+                hit |= _mm512_cmple_epu64_mask(_mm512_mullo_epi64(r, inv), lim);
+            }
+            if g + 1 == ends.len() {
+                hit &= last_valid;
+            }
+            if hit != 0 {
+                return false;
+            }
+            start = end;
         }
-        if x.len() % 2 == 1 {
-            let a = x.len() - 1;
-            let xa = _mm512_set1_epi64(x[a] as i64);
-            // SAFETY: as above.
-            let wa = unsafe { _mm512_loadu_si512(w.as_ptr().add(8 * a).cast()) };
-            lo0 = _mm512_madd52lo_epu64(lo0, xa, wa);
-            hi0 = _mm512_madd52hi_epu64(hi0, xa, wa);
-        }
-        let (mut lo, mut hi) = ([0u64; LANES], [0u64; LANES]);
-        // SAFETY: writes the eight words of each array, unaligned.
-        unsafe {
-            _mm512_storeu_si512(lo.as_mut_ptr().cast(), _mm512_add_epi64(lo0, lo1));
-            _mm512_storeu_si512(hi.as_mut_ptr().cast(), _mm512_add_epi64(hi0, hi1));
-        }
-        (lo, hi)
+        true
     }
 
     /// [`super::mr_rounds_secret`] for n of K digits.

@@ -89,6 +89,10 @@ pub fn batches(primes: &[u32]) -> Vec<Batch> {
 /// The modelled cost per prime is flat within a few percent around the
 /// minimum, where the table sits (the measured model costs per bound are
 /// in docs/measurements/benchmarks-archive.md, "Design measurements").
+/// RSA-4096's primes took 2^18 until trial division's vector pass made
+/// the IFMA engine's pass cheap and its table outgrew a core's cache:
+/// there 2^17 makes keys about 8 % faster (Intel Xeon, 2026-12-05), and
+/// without IFMA the model differs by 1 % between the two.
 ///
 /// | prime size | bound |
 /// |---|---|
@@ -96,7 +100,7 @@ pub fn batches(primes: &[u32]) -> Vec<Batch> {
 /// | < 768 bits | 2^14 |
 /// | < 1280 bits (RSA-2048) | 2^16 |
 /// | < 1792 bits (RSA-3072) | 2^17 |
-/// | < 3072 bits (RSA-4096) | 2^18 |
+/// | < 3072 bits (RSA-4096) | 2^17 |
 /// | larger | 2^20 |
 pub fn rsa_trial_bound(prime_bits: u32) -> u32 {
     match prime_bits {
@@ -104,7 +108,7 @@ pub fn rsa_trial_bound(prime_bits: u32) -> u32 {
         384..=767 => 1 << 14,
         768..=1279 => 1 << 16,
         1280..=1791 => 1 << 17,
-        1792..=3071 => 1 << 18,
+        1792..=3071 => 1 << 17,
         _ => 1 << 20,
     }
 }
@@ -184,10 +188,16 @@ struct Arrays {
     tests: Vec<(u64, u64)>,
     /// `limbs` weights per batch.
     weights: Vec<u64>,
-    /// With AVX-512 IFMA (batch products below 2^52): per group of eight
-    /// batches and per 52-bit digit j of a candidate, the eight batches'
-    /// weights 2^(52j) mod d (`arith::lanes::dot8`); empty otherwise.
+    /// With AVX-512 IFMA (batch products below 2^52): the batches in
+    /// groups of eight as `arith::lanes::no_factor` walks them (per
+    /// 52-bit digit j of a candidate the eight weights 2^(52j) mod d, the
+    /// products, their inverses and the primes' tests, lane by lane; see
+    /// `arith::lanes::group_words`); empty otherwise.
     wide: Vec<u64>,
+    /// Where each group of `wide` ends.
+    wide_ends: Vec<u32>,
+    /// The lanes of the last group that hold a batch.
+    last_valid: u8,
     /// A candidate's 52-bit digits for `wide` (0 when it is empty).
     digits: usize,
 }
@@ -195,7 +205,7 @@ struct Arrays {
 impl Arrays {
     fn bytes(&self) -> usize {
         8 * (self.products.len() + self.neg_inv.len() + self.weights.len() + self.wide.len())
-            + 4 * self.ends.len()
+            + 4 * (self.ends.len() + self.wide_ends.len())
             + 16 * self.tests.len()
     }
 }
@@ -257,20 +267,55 @@ impl TrialTable {
                 w = (((w as u128) << 64) % d as u128) as u64;
             }
         }
-        let mut wide_weights = Vec::new();
+        let (mut wide_words, mut wide_ends, mut last_valid) = (Vec::new(), Vec::new(), 0u8);
         if wide {
-            wide_weights = vec![0u64; products.len().div_ceil(LANES) * digits * LANES];
-            for (i, &d) in products.iter().enumerate() {
-                let (g, l) = (i / LANES, i % LANES);
-                let mut w = 1u64 % d;
-                for j in 0..digits {
-                    wide_weights[(g * digits + j) * LANES + l] = w;
-                    w = (((w as u128) << 52) % d as u128) as u64;
+            for (g, group) in products.chunks(LANES).enumerate() {
+                let end_of = |i: usize| ends[i] as usize;
+                let start_of = |i: usize| if i == 0 { 0 } else { end_of(i - 1) };
+                let batches = g * LANES..g * LANES + group.len();
+                let slots = batches
+                    .clone()
+                    .map(|i| end_of(i) - start_of(i))
+                    .max()
+                    .unwrap_or(0);
+                let base = wide_words.len();
+                wide_words.resize(base + crate::arith::lanes::group_words(digits, slots), 0);
+                let word = &mut wide_words[base..];
+                for (l, (i, &d)) in batches.zip(group).enumerate() {
+                    let mut w = 1u64 % d;
+                    for j in 0..digits {
+                        word[j * LANES + l] = w;
+                        w = (((w as u128) << 52) % d as u128) as u64;
+                    }
+                    word[digits * LANES + l] = d;
+                    word[(digits + 1) * LANES + l] =
+                        inverse_mod_2_64(d).wrapping_neg() & ((1 << 52) - 1);
+                    for p in 0..slots {
+                        let (inv, lim) = if start_of(i) + p < end_of(i) {
+                            tests[start_of(i) + p]
+                        } else {
+                            (1, 0)
+                        };
+                        word[(digits + 2 + 2 * p) * LANES + l] = inv;
+                        word[(digits + 3 + 2 * p) * LANES + l] = lim;
+                    }
                 }
+                // Lanes without a batch (the last group only): d = 1 and no
+                // test that fires but on r = 0, masked by `last_valid`.
+                for l in group.len()..LANES {
+                    word[digits * LANES + l] = 1;
+                    for p in 0..slots {
+                        word[(digits + 2 + 2 * p) * LANES + l] = 1;
+                    }
+                }
+                last_valid = ((1u16 << group.len()) - 1) as u8;
+                wide_ends.push(wide_words.len() as u32);
             }
         }
         let arrays = Arrays {
-            wide: wide_weights,
+            wide: wide_words,
+            wide_ends,
+            last_valid,
             digits: if wide { digits } else { 0 },
             neg_inv: products
                 .iter()
@@ -368,9 +413,10 @@ impl TrialTable {
 }
 
 impl TrialTable {
-    /// [`TrialTable::passes`] with eight batches' dot products at a time
-    /// on AVX-512 IFMA (`arith::lanes::dot8`): the same remainders, so
-    /// the same verdict. `None` where the CPU has no IFMA.
+    /// [`TrialTable::passes`] eight batches at a time on AVX-512 IFMA
+    /// (`arith::lanes::no_factor`): remainders that differ from the word
+    /// pass's by a unit factor (2^-52 against 2^-64), so the same verdict.
+    /// `None` where the CPU has no IFMA.
     fn passes_wide(a: &Arrays, limbs: &[u64]) -> Option<bool> {
         let mut x = [0u64; WIDE_MAX_DIGITS];
         let v = Self::passes_wide_in(a, limbs, &mut x);
@@ -383,30 +429,11 @@ impl TrialTable {
     fn passes_wide_in(a: &Arrays, limbs: &[u64], x: &mut [u64; WIDE_MAX_DIGITS]) -> Option<bool> {
         let k = a.digits;
         crate::arith::ifma::digits_into(limbs, k, x);
-        let mut start = 0usize;
-        for (g, w) in a.wide.chunks_exact(k * LANES).enumerate() {
-            let (lo, hi) = crate::arith::lanes::dot8(&x[..k], w)?;
-            for l in 0..LANES {
-                let i = g * LANES + l;
-                if i >= a.products.len() {
-                    break;
-                }
-                let sum = lo[l] as u128 + ((hi[l] as u128) << 52);
-                let r = montgomery_rem(sum, a.products[i], a.neg_inv[i]);
-                let end = a.ends[i] as usize;
-                for &(inv, lim) in &a.tests[start..end] {
-                    if r.wrapping_mul(inv) <= lim {
-                        return Some(false);
-                    }
-                }
-                start = end;
-            }
-        }
-        Some(true)
+        crate::arith::lanes::no_factor(&x[..k], &a.wide, &a.wide_ends, a.last_valid)
     }
 }
 
-/// Batches whose dot products `arith::lanes::dot8` computes at once.
+/// Batches `arith::lanes::no_factor` takes at once.
 const LANES: usize = crate::arith::lanes::LANES;
 
 /// The most 52-bit digits a candidate may have for the IFMA dot products
@@ -626,6 +653,13 @@ mod tests {
                     }
                     // The largest sums.
                     1 => n = Integer::from(&top - 2 * i),
+                    // A planted prime of the last batches (the wide pass's
+                    // last group, part of whose lanes hold no batch).
+                    2 => {
+                        let p = primes[primes.len() - 1 - (i as usize / 4) % 40];
+                        n = Integer::from(&n >> 21u32) | 1u32;
+                        n *= p;
+                    }
                     _ => {}
                 }
                 let v = wide.passes(&n);
