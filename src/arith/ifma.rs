@@ -105,6 +105,14 @@ macro_rules! by_registers {
             _ => None,
         }
     };
+    // With a second const parameter (a lane count) after the registers.
+    (@ $v:expr, $l:ident, $f:ident $args:tt, $($n:literal)*) => {
+        match $v {
+            // SAFETY: AVX-512 F and IFMA were checked by available().
+            $($n => unsafe { $f::<$n, $l> $args },)*
+            _ => None,
+        }
+    };
 }
 
 /// The sizes (limbs) the test takes.
@@ -133,6 +141,19 @@ pub(crate) fn strong_base2(n: &[u64], r_mod_n: &[u64], stop: &AtomicBool) -> Opt
 /// at 3072 (8) and 1.00× at 4096 (10), where one test alone keeps the
 /// multiply-add units busy.
 const PAIR_REGISTERS: usize = 8;
+
+/// Registers per number up to which three Miller–Rabin rounds of one
+/// number at once beat a pair: a third chain still fills the gaps in the
+/// other two's (the strong test on the Intel Xeon of 2026-12-05: 0.90 of a
+/// pair's time per number at 1024 bits, 3 registers; 0.99 at 1536 and
+/// 1.06 at 2048, where two chains already keep the multiply-add unit
+/// busy).
+const TRIPLE_REGISTERS: usize = 3;
+
+/// Whether [`mr_round_secret_triple`] takes odd numbers of `bits` bits.
+pub(crate) fn triples(bits: u32) -> bool {
+    pairs(bits) && (bits as usize + 3).div_ceil(52).div_ceil(8) <= TRIPLE_REGISTERS
+}
 
 /// Whether [`strong_base2_pair`] and [`fermat_base2_secret_pair`] take two
 /// odd numbers of `bits` bits.
@@ -705,14 +726,46 @@ pub(crate) fn mr_round_secret_pair(
     r2_mod_n: &[u64],
     stop: &AtomicBool,
 ) -> Option<[u64; 2]> {
+    mr_rounds_interleaved(n, bases, r_mod_n, r2_mod_n, stop, PAIR_REGISTERS)
+}
+
+/// [`mr_round_secret_pair`] and [`mr_round_secret_triple`]: n, the
+/// bases, R and R² mod n, the stop flag.
+pub(crate) type InterleavedRounds<const L: usize> =
+    fn(&[u64], [&[u64]; L], &[u64], &[u64], &AtomicBool) -> Option<[u64; L]>;
+
+/// [`mr_round_secret_pair`] with three bases (up to
+/// [`TRIPLE_REGISTERS`] registers, about 1200 bits: RSA-2048's primes,
+/// whose five rounds then run as three and two instead of two, two and
+/// one alone); `None` as for the pair, or above that size.
+pub(crate) fn mr_round_secret_triple(
+    n: &[u64],
+    bases: [&[u64]; 3],
+    r_mod_n: &[u64],
+    r2_mod_n: &[u64],
+    stop: &AtomicBool,
+) -> Option<[u64; 3]> {
+    mr_rounds_interleaved(n, bases, r_mod_n, r2_mod_n, stop, TRIPLE_REGISTERS)
+}
+
+/// L rounds of [`mr_round_secret`] interleaved, for n of at most
+/// `most_registers` registers.
+fn mr_rounds_interleaved<const L: usize>(
+    n: &[u64],
+    bases: [&[u64]; L],
+    r_mod_n: &[u64],
+    r2_mod_n: &[u64],
+    stop: &AtomicBool,
+    most_registers: usize,
+) -> Option<[u64; L]> {
     let (k, v) = plan(n)?;
     let s = (n[0] ^ 1).trailing_zeros();
-    if s > crate::gmp::sec::MAX_S || bases.iter().any(|b| b.len() > n.len()) || v > PAIR_REGISTERS {
+    if s > crate::gmp::sec::MAX_S || bases.iter().any(|b| b.len() > n.len()) || v > most_registers {
         return None;
     }
     #[cfg(all(target_arch = "x86_64", pf_avx512))]
     {
-        by_registers!(@ v, mr_round2(n, bases, r_mod_n, r2_mod_n, s, k, stop), 2 3 4 5 6 7 8)
+        by_registers!(@ v, L, mr_rounds_v(n, bases, r_mod_n, r2_mod_n, s, k, stop), 2 3 4 5 6 7 8)
     }
     #[cfg(not(all(target_arch = "x86_64", pf_avx512)))]
     {
@@ -738,21 +791,21 @@ unsafe fn mr_round1<const V: usize>(
     unsafe { mr_rounds::<V, 1>(n, [base], r_mod_n, r2_mod_n, s, k, stop) }.map(|[v]| v)
 }
 
-/// [`mr_rounds`] with two bases.
+/// [`mr_rounds`] for V registers and L bases, as `by_registers!` calls it.
 #[cfg(all(target_arch = "x86_64", pf_avx512))]
 #[target_feature(enable = "avx512f,avx512ifma")]
 #[allow(clippy::too_many_arguments)]
-unsafe fn mr_round2<const V: usize>(
+unsafe fn mr_rounds_v<const V: usize, const L: usize>(
     n: &[u64],
-    bases: [&[u64]; 2],
+    bases: [&[u64]; L],
     r_mod_n: &[u64],
     r2_mod_n: &[u64],
     s: u32,
     k: usize,
     stop: &AtomicBool,
-) -> Option<[u64; 2]> {
+) -> Option<[u64; L]> {
     // SAFETY: the features were checked by the caller.
-    unsafe { mr_rounds::<V, 2>(n, bases, r_mod_n, r2_mod_n, s, k, stop) }
+    unsafe { mr_rounds::<V, L>(n, bases, r_mod_n, r2_mod_n, s, k, stop) }
 }
 
 /// The rounds of [`mr_round_secret`] on L bases at once (the lanes share
@@ -1265,7 +1318,7 @@ pub(crate) mod tests {
         let never = AtomicBool::new(false);
         let mut rng = ChaCha20Rng::seed_from_u64(0x4d52);
         let mut walk = Integer::from(0x2545_f491u32);
-        let (mut passed, mut failed, mut paired) = (0, 0, 0);
+        let (mut passed, mut failed, mut paired, mut tripled) = (0, 0, 0, 0);
         let limbs: Vec<u32> = (9..=40)
             .chain((41..=128).step_by(11))
             .chain([128])
@@ -1329,6 +1382,28 @@ pub(crate) mod tests {
                 } else {
                     assert_eq!(pair, None);
                 }
+                // Three at once, where triples are taken.
+                let triple = mr_round_secret_triple(
+                    n.as_limbs(),
+                    [
+                        bases[3].as_limbs(),
+                        bases[1].as_limbs(),
+                        bases[4].as_limbs(),
+                    ],
+                    &r,
+                    &r2,
+                    &never,
+                );
+                if triples(n.significant_bits()) {
+                    assert_eq!(
+                        triple,
+                        Some([wants[3] as u64, wants[1] as u64, wants[4] as u64]),
+                        "triple, n = {n:x}"
+                    );
+                    tripled += 1;
+                } else {
+                    assert_eq!(triple, None);
+                }
             }
         }
         // Both verdicts were exercised, many times.
@@ -1337,6 +1412,7 @@ pub(crate) mod tests {
             "{passed} passed, {failed} failed"
         );
         assert!(paired > 150, "{paired} pairs");
+        assert!(tripled > 40, "{tripled} triples");
     }
 
     #[test]
@@ -1602,30 +1678,48 @@ pub(crate) mod tests {
     #[cfg(all(target_os = "linux", target_arch = "x86_64"))]
     #[test]
     fn secret_mr_round_pairs_take_one_path_for_every_n() {
+        interleaved_rounds_take_one_path(0x7262, mr_round_secret_pair, "pairs");
+    }
+
+    /// Three rounds at once, as the pairs with three bases.
+    #[cfg(all(target_os = "linux", target_arch = "x86_64"))]
+    #[test]
+    fn secret_mr_round_triples_take_one_path_for_every_n() {
+        interleaved_rounds_take_one_path(0x7263, mr_round_secret_triple, "triples");
+    }
+
+    /// L rounds at once by `rounds` on a 521-bit prime with v2(p − 1) = 63
+    /// and a composite with s = 1, with L random bases each: one path.
+    #[cfg(all(target_os = "linux", target_arch = "x86_64"))]
+    fn interleaved_rounds_take_one_path<const L: usize>(
+        rng_seed: u64,
+        rounds: InterleavedRounds<L>,
+        what: &str,
+    ) {
         let never = AtomicBool::new(false);
         let bits = 521u32;
         let mut walk = Integer::from(0x3c6e_f372u32);
-        let mut rng = ChaCha20Rng::seed_from_u64(0x7262);
+        let mut rng = ChaCha20Rng::seed_from_u64(rng_seed);
         let inputs: Vec<RoundInput> = [
             crate::gmp::sec::tests::prime_with_s(&mut walk, bits, 63),
             Integer::from(Integer::ONE << bits) - Integer::from(Integer::ONE << 300u32) - 1u32,
         ]
         .into_iter()
-        .map(|n| round_input(n, 2, &mut rng))
+        .map(|n| round_input(n, L, &mut rng))
         .collect();
         assert_eq!(inputs[1].n.is_probably_prime(30), rug::integer::IsPrime::No);
-        let pair = |i: usize| {
+        let run = |i: usize| {
             let x = &inputs[i];
-            let bases = [&x.bases[0][..], &x.bases[1][..]];
-            mr_round_secret_pair(x.n.as_limbs(), bases, &x.r, &x.r2, &never)
+            let bases: [&[u64]; L] = std::array::from_fn(|l| &x.bases[l][..]);
+            rounds(x.n.as_limbs(), bases, &x.r, &x.r2, &never)
         };
         let Some(traces) = traces_of(2, &|i| {
-            std::hint::black_box(pair(i));
+            std::hint::black_box(run(i));
         }) else {
             return;
         };
-        assert_eq!([pair(0), pair(1)], [Some([1, 1]), Some([0, 0])]);
-        assert_one_path(&traces, 200_000, "521 bits, Miller–Rabin pairs");
+        assert_eq!([run(0), run(1)], [Some([1; L]), Some([0; L])]);
+        assert_one_path(&traces, 200_000, &format!("521 bits, Miller–Rabin {what}"));
     }
 
     #[test]

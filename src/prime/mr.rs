@@ -163,23 +163,50 @@ impl MrCandidate {
     /// is false (the caller runs the rounds in turn). Constant time as the
     /// single round; R and R² mod n are computed once for both.
     pub fn round_pair_or_stop(&self, bases: [&Integer; 2], stop: &AtomicBool) -> Option<[bool; 2]> {
+        if !self.pairs_apply() {
+            return None;
+        }
+        self.interleaved(bases, stop, crate::arith::ifma::mr_round_secret_pair)
+    }
+
+    /// Whether [`MrCandidate::round_triple_or_stop`] takes this candidate
+    /// (as [`MrCandidate::pairs_apply`], up to about 1200 bits).
+    pub fn triples_apply(&self) -> bool {
+        self.pairs_apply() && crate::arith::ifma::triples(self.n.significant_bits())
+    }
+
+    /// [`MrCandidate::round_pair_or_stop`] with three bases
+    /// (`arith::ifma::mr_round_secret_triple`); `None` where
+    /// [`MrCandidate::triples_apply`] is false.
+    pub fn round_triple_or_stop(
+        &self,
+        bases: [&Integer; 3],
+        stop: &AtomicBool,
+    ) -> Option<[bool; 3]> {
+        if !self.triples_apply() {
+            return None;
+        }
+        self.interleaved(bases, stop, crate::arith::ifma::mr_round_secret_triple)
+    }
+
+    /// L rounds by `rounds` (an interleaving entry of `arith::ifma`) with
+    /// R and R² mod n computed once, for a candidate it takes.
+    fn interleaved<const L: usize>(
+        &self,
+        bases: [&Integer; L],
+        stop: &AtomicBool,
+        rounds: crate::arith::ifma::InterleavedRounds<L>,
+    ) -> Option<[bool; L]> {
         let limbs = self.n.as_limbs();
-        let len = limbs.len();
-        if !self.pairs_apply() || bases.iter().any(|b| b.as_limbs().len() > len) {
+        if bases.iter().any(|b| b.as_limbs().len() > limbs.len()) {
             return None;
         }
         let v = with_r_and_r2(limbs, |r, r2| {
-            crate::arith::ifma::mr_round_secret_pair(
-                limbs,
-                bases.map(|b| b.as_limbs()),
-                r,
-                r2,
-                stop,
-            )
+            rounds(limbs, bases.map(|b| b.as_limbs()), r, r2, stop)
         });
-        // Every condition under which the pair declines was checked
-        // above: `None` here is a stop.
-        Some(v.map_or([false; 2], |v| v.map(|x| x == 1)))
+        // Every condition under which the rounds decline was checked by
+        // the caller and above: `None` here is a stop.
+        Some(v.map_or([false; L], |v| v.map(|x| x == 1)))
     }
 
     /// Whether [`MrCandidate::rounds_in_lanes_or_stop`] takes this

@@ -337,8 +337,9 @@ struct RsaSource {
     /// Whether the first tests run two at once (`arith::ifma`).
     pairs: bool,
     /// Confirmation rounds a worker takes at once: eight in the lanes of
-    /// `arith::lanes` (4 to 8 limbs), two where the first tests pair, else
-    /// one.
+    /// `arith::lanes` (4 to 8 limbs), three where they interleave three
+    /// at a time and the rounds split into threes and twos (RSA-2048's
+    /// five), two where the first tests pair, else one.
     rounds_at_once: u32,
 }
 
@@ -348,18 +349,22 @@ impl RsaSource {
     fn new(k: u32, u: u32, e: u64, bits: u32) -> RsaSource {
         let lo = lower_bound(k, u);
         let width = (Integer::from(1u32) << k) - &lo;
+        let rounds = rsa_rounds(k, bits);
         RsaSource {
             lo,
             width,
             e,
             e_divisor: assembly::WordDivisor::new(e),
-            rounds: rsa_rounds(k, bits),
+            rounds,
             trial: trial_table(k),
             pairs: crate::arith::ifma::pairs(k),
             rounds_at_once: if crate::arith::ifma::available()
                 && crate::arith::lanes::LIMBS.contains(&(k.div_ceil(64) as usize))
             {
                 crate::arith::lanes::LANES as u32
+            } else if crate::arith::ifma::triples(k) && rounds % 3 != 1 {
+                // Taken greedily, threes then a two at most: no round alone.
+                3
             } else if crate::arith::ifma::pairs(k) {
                 2
             } else {
@@ -427,8 +432,8 @@ impl CandidateSource for RsaSource {
     }
     /// Miller–Rabin rounds of one candidate at once on AVX-512 IFMA: up
     /// to eight in the lanes of one register for primes of 4 to 8 limbs
-    /// (RSA-512 to RSA-1024), two where its first rounds pair (from 9
-    /// limbs to about 3300 bits).
+    /// (RSA-512 to RSA-1024), three interleaved for RSA-2048's primes, two
+    /// where its first rounds pair (from 9 limbs to about 3300 bits).
     fn rounds_at_once(&self) -> u32 {
         self.rounds_at_once
     }
@@ -844,11 +849,22 @@ mod tests {
             );
             return;
         }
-        for (k, want) in [(256u32, 8u32), (384, 8), (512, 8), (1024, 2), (2048, 2)] {
-            assert_eq!(
-                RsaSource::new(k, 2, 65537, 2 * k).rounds_at_once,
-                want,
-                "{k}-bit primes"
+        // RSA-2048's primes have five rounds: three and two at once (not
+        // two, two and one alone); RSA-3072's four, in pairs.
+        for (k, want) in [
+            (256u32, 8u32),
+            (384, 8),
+            (512, 8),
+            (1024, 3),
+            (1536, 2),
+            (2048, 2),
+        ] {
+            let source = RsaSource::new(k, 2, 65537, 2 * k);
+            assert_eq!(source.rounds_at_once, want, "{k}-bit primes");
+            assert!(
+                source.rounds % want != 1 || want == 8,
+                "{k}-bit primes: {} rounds leave one alone",
+                source.rounds
             );
         }
         // The same candidate's rounds, in lanes and one by one, from the
@@ -866,6 +882,30 @@ mod tests {
                 let one = mr_round_from_stream(&seed, 9, r as u32, cand, true, &never);
                 assert_eq!(v.pass, one.pass, "candidate {i}, round {r}");
                 assert_eq!(v.exponentiations, 1);
+            }
+        }
+        // Three interleaved and a pair, for a 1024-bit prime and a
+        // composite, give the verdicts of the rounds one by one.
+        let p = (Integer::from(Integer::ONE << 1023u32) + 0x9e37_79b9u32).next_prime();
+        let cands = [
+            MrCandidate::new(p.clone()),
+            MrCandidate::new(
+                Integer::from(&p * 3u32).keep_bits(1024)
+                    | 1u32
+                    | Integer::from(Integer::ONE << 1023u32),
+            ),
+        ];
+        for (i, cand) in cands.iter().enumerate() {
+            assert!(cand.triples_apply(), "candidate {i}");
+            for range in [1..4u32, 3..5] {
+                let together = mr_rounds_from_stream(&seed, 7, range.clone(), cand, &never)
+                    .expect("interleaved");
+                assert_eq!(together.len(), range.len());
+                for (r, v) in range.clone().zip(&together) {
+                    let one = mr_round_from_stream(&seed, 7, r, cand, true, &never);
+                    assert_eq!(v.pass, one.pass, "candidate {i}, round {r}");
+                    assert_eq!(v.exponentiations, 1);
+                }
             }
         }
     }
