@@ -729,6 +729,119 @@ pub(crate) fn mr_round_secret_pair(
     mr_rounds_interleaved(n, bases, r_mod_n, r2_mod_n, stop, PAIR_REGISTERS)
 }
 
+/// base_l^(e_l) mod n_l for two *secret* odd moduli at once (limbs,
+/// [`LIMBS`] of them, top one non-zero, the same 52-bit digit count and
+/// limb count, up to [`PAIR_REGISTERS`] registers: [`pairs`] of their bit
+/// length), fully reduced into `outs[l]` (n_l's length): the RSA pairwise
+/// test's two CRT exponentiations in one loop. Each base is below its n,
+/// each exponent has at most `bits` bits (public: the loop's length) and
+/// at most n's length; `rs[l]` and `r2s[l]` are R and R² mod n_l (R =
+/// 2^(52k)), computed by the caller in constant time. `None` when stopped
+/// (looked at every 64 exponent bits) or not covered; `outs` are then
+/// untouched.
+///
+/// Constant time as [`mr_round_secret`]'s exponentiation (`pow_lanes`:
+/// fixed 4-bit windows over `bits` bits, each window's power read by
+/// scanning all sixteen entries with masks; each lane its own modulus,
+/// table and window index); then one step by 1 out of Montgomery form and
+/// one subtraction of n chosen by the borrow's mask. The lanes, tables and
+/// digit buffers are wiped.
+#[allow(clippy::too_many_arguments)]
+pub(crate) fn pow_secret_pair(
+    ns: [&[u64]; 2],
+    bases: [&[u64]; 2],
+    exps: [&[u64]; 2],
+    bits: u32,
+    rs: [&[u64]; 2],
+    r2s: [&[u64]; 2],
+    outs: [&mut [u64]; 2],
+    stop: &AtomicBool,
+) -> Option<()> {
+    let (k, v) = plan(ns[0])?;
+    let len = ns[0].len();
+    if plan(ns[1])? != (k, v)
+        || ns[1].len() != len
+        || v > PAIR_REGISTERS
+        || (0..2).any(|l| {
+            bases[l].len() > len
+                || exps[l].len() > len
+                || rs[l].len() < len
+                || r2s[l].len() < len
+                || outs[l].len() != len
+        })
+        || bits as usize > 64 * len
+    {
+        return None;
+    }
+    #[cfg(all(target_arch = "x86_64", pf_avx512))]
+    {
+        by_registers!(@ v, pow_pair(ns, bases, exps, bits as usize, rs, r2s, k, outs, stop), 2 3 4 5 6 7 8)
+    }
+    #[cfg(not(all(target_arch = "x86_64", pf_avx512)))]
+    {
+        let _ = (bases, exps, rs, r2s, outs, stop, k);
+        None
+    }
+}
+
+/// [`pow_secret_pair`] for V registers per number.
+#[cfg(all(target_arch = "x86_64", pf_avx512))]
+#[target_feature(enable = "avx512f,avx512ifma")]
+#[allow(clippy::too_many_arguments)]
+unsafe fn pow_pair<const V: usize>(
+    ns: [&[u64]; 2],
+    bases: [&[u64]; 2],
+    exps: [&[u64]; 2],
+    bits: usize,
+    rs: [&[u64]; 2],
+    r2s: [&[u64]; 2],
+    k: usize,
+    outs: [&mut [u64]; 2],
+    stop: &AtomicBool,
+) -> Option<()> {
+    use zeroize::Zeroize;
+    // SAFETY: the features were checked by the caller (for every unsafe
+    // block below).
+    let mut lanes: [Lane<V>; 2] = std::array::from_fn(|l| unsafe { Lane::new(ns[l], bases[l], k) });
+    // SAFETY: as above.
+    let done = unsafe { pow_lanes(&mut lanes, rs, r2s, exps, bits, k, stop) };
+    if done {
+        // AMM(x, 1) = x/R, at most n (x < 2n, R ≥ 8n): at most one n to
+        // take away.
+        for lane in lanes.iter_mut() {
+            lane.b[..k].fill(0);
+            lane.b[0] = 1;
+        }
+        // SAFETY: as above.
+        unsafe { amm::<V, 2>(&mut lanes, k) };
+        let mut wide = [0u64; 129];
+        let mut diff = [0u64; 129];
+        for (l, out) in outs.into_iter().enumerate() {
+            let (n, len) = (ns[l], ns[l].len());
+            wide[..=len].fill(0);
+            limbs_into(&lanes[l].x[..k], &mut wide[..=len]);
+            let mut borrow = 0u64;
+            for j in 0..=len {
+                let (d1, b1) = wide[j].overflowing_sub(n.get(j).copied().unwrap_or(0));
+                let (d, b2) = d1.overflowing_sub(borrow);
+                diff[j] = d;
+                borrow = (b1 | b2) as u64;
+            }
+            // All ones where x < n (the subtraction borrowed): keep x.
+            let keep = std::hint::black_box(borrow).wrapping_neg();
+            for (o, (&x, &d)) in out.iter_mut().zip(wide.iter().zip(&diff)) {
+                *o = (x & keep) | (d & !keep);
+            }
+        }
+        wide.zeroize();
+        diff.zeroize();
+    }
+    for lane in lanes.iter_mut() {
+        lane.wipe();
+    }
+    done.then_some(())
+}
+
 /// [`mr_round_secret_pair`] and [`mr_round_secret_triple`]: n, the
 /// bases, R and R² mod n, the stop flag.
 pub(crate) type InterleavedRounds<const L: usize> =
@@ -830,64 +943,20 @@ unsafe fn mr_rounds<const V: usize, const L: usize>(
     let mut minus_one = [0u64; 128];
     minus_one_into(n, r_mod_n, &mut minus_one[..len]);
     // SAFETY: the features were checked by the caller (for every unsafe
-    // block below: `Lane::new` and `amm` need them).
+    // block below: `Lane::new`, `pow_lanes` and `amm` need them).
     let mut lanes: [Lane<V>; L] = std::array::from_fn(|l| unsafe { Lane::new(n, bases[l], k) });
-    let mut one = [0u64; 160];
-    digits_into(r_mod_n, k, &mut one);
-    let mut tables = [[[0u64; 160]; 1 << MR_WINDOW]; L];
-    // x = AMM(base, R²) = base·R: each base in Montgomery form, then its
-    // powers; every value below 2n.
-    for (lane, table) in lanes.iter_mut().zip(tables.iter_mut()) {
-        digits_into(r2_mod_n, k, &mut lane.b);
-        table[0] = one;
-    }
     // SAFETY: as above.
-    unsafe { amm::<V, L>(&mut lanes, k) };
-    for (lane, table) in lanes.iter_mut().zip(tables.iter_mut()) {
-        table[1] = lane.x;
-        lane.b = lane.x;
-    }
-    for e in 2..1 << MR_WINDOW {
-        // SAFETY: as above.
-        unsafe { amm::<V, L>(&mut lanes, k) };
-        for (lane, table) in lanes.iter_mut().zip(tables.iter_mut()) {
-            table[e] = lane.x;
-        }
-    }
-    for lane in lanes.iter_mut() {
-        lane.x = one;
-    }
-    let mut stopped = false;
-    let windows = bits.div_ceil(MR_WINDOW);
-    for w in (0..windows).rev() {
-        if w % (64 / MR_WINDOW) == 0 && stop.load(Ordering::Relaxed) {
-            crate::work::given_up((windows - 1 - w) as u64, windows as u64);
-            stopped = true;
-            break;
-        }
-        for _ in 0..MR_WINDOW {
-            for lane in lanes.iter_mut() {
-                lane.b[..k].copy_from_slice(&lane.x[..k]);
-            }
-            // SAFETY: as above.
-            unsafe { amm::<V, L>(&mut lanes, k) };
-        }
-        let bit = w * MR_WINDOW;
-        let idx = (d[bit / 64] >> (bit % 64)) & ((1 << MR_WINDOW) - 1);
-        for (lane, table) in lanes.iter_mut().zip(tables.iter()) {
-            lane.b[..k].fill(0);
-            for (e, entry) in table.iter().enumerate() {
-                let x = e as u64 ^ idx;
-                // All ones when e = idx.
-                let mask = std::hint::black_box(((x | x.wrapping_neg()) >> 63) ^ 1).wrapping_neg();
-                for (bj, ej) in lane.b[..k].iter_mut().zip(&entry[..k]) {
-                    *bj |= ej & mask;
-                }
-            }
-        }
-        // SAFETY: as above.
-        unsafe { amm::<V, L>(&mut lanes, k) };
-    }
+    let stopped = !unsafe {
+        pow_lanes(
+            &mut lanes,
+            [r_mod_n; L],
+            [r2_mod_n; L],
+            [&d[..len]; L],
+            bits,
+            k,
+            stop,
+        )
+    };
     let mut verdict = None;
     if !stopped {
         let (r, ml) = (&r_mod_n[..len], &minus_one[..len]);
@@ -911,15 +980,97 @@ unsafe fn mr_rounds<const V: usize, const L: usize>(
     for lane in lanes.iter_mut() {
         lane.wipe();
     }
+    d.zeroize();
+    minus_one.zeroize();
+    verdict
+}
+
+/// x_l ← base_l^(e_l)·R (mod n_l, below 2n_l) in each lane, where each
+/// lane was made by `Lane::new(n_l, base_l, k)` (x = base_l, below n_l):
+/// the base into Montgomery form by one step with R² (`r2s[l]`), base^0 …
+/// base^15 into a table (base^0 = R mod n_l, `rs[l]`), then fixed 4-bit
+/// windows over `bits` bits of every exponent from the top, each window's
+/// power read by scanning all sixteen entries with masks. Every loop's
+/// length, index and branch depends on `bits` and k only; the tables are
+/// wiped. False when `stop` was set (looked at every 64 bits).
+#[cfg(all(target_arch = "x86_64", pf_avx512))]
+#[target_feature(enable = "avx512f,avx512ifma")]
+unsafe fn pow_lanes<const V: usize, const L: usize>(
+    lanes: &mut [Lane<V>; L],
+    rs: [&[u64]; L],
+    r2s: [&[u64]; L],
+    exps: [&[u64]; L],
+    bits: usize,
+    k: usize,
+    stop: &AtomicBool,
+) -> bool {
+    use zeroize::Zeroize;
+    let mut tables = [[[0u64; 160]; 1 << MR_WINDOW]; L];
+    // x = AMM(base, R²) = base·R: each base in Montgomery form, then its
+    // powers; every value below 2n.
+    for ((lane, table), (r, r2)) in lanes
+        .iter_mut()
+        .zip(tables.iter_mut())
+        .zip(rs.iter().zip(r2s))
+    {
+        digits_into(r2, k, &mut lane.b);
+        digits_into(r, k, &mut table[0]);
+    }
+    // SAFETY: the features were checked by the caller (for every unsafe
+    // block here).
+    unsafe { amm::<V, L>(lanes, k) };
+    for (lane, table) in lanes.iter_mut().zip(tables.iter_mut()) {
+        table[1] = lane.x;
+        lane.b = lane.x;
+    }
+    for e in 2..1 << MR_WINDOW {
+        // SAFETY: as above.
+        unsafe { amm::<V, L>(lanes, k) };
+        for (lane, table) in lanes.iter_mut().zip(tables.iter_mut()) {
+            table[e] = lane.x;
+        }
+    }
+    for (lane, table) in lanes.iter_mut().zip(tables.iter()) {
+        lane.x = table[0];
+    }
+    let mut done = true;
+    let windows = bits.div_ceil(MR_WINDOW);
+    for w in (0..windows).rev() {
+        if w % (64 / MR_WINDOW) == 0 && stop.load(Ordering::Relaxed) {
+            crate::work::given_up((windows - 1 - w) as u64, windows as u64);
+            done = false;
+            break;
+        }
+        for _ in 0..MR_WINDOW {
+            for lane in lanes.iter_mut() {
+                lane.b[..k].copy_from_slice(&lane.x[..k]);
+            }
+            // SAFETY: as above.
+            unsafe { amm::<V, L>(lanes, k) };
+        }
+        let bit = w * MR_WINDOW;
+        for ((lane, table), e) in lanes.iter_mut().zip(tables.iter()).zip(exps) {
+            let idx =
+                (e.get(bit / 64).copied().unwrap_or(0) >> (bit % 64)) & ((1 << MR_WINDOW) - 1);
+            lane.b[..k].fill(0);
+            for (i, entry) in table.iter().enumerate() {
+                let x = i as u64 ^ idx;
+                // All ones when i = idx.
+                let mask = std::hint::black_box(((x | x.wrapping_neg()) >> 63) ^ 1).wrapping_neg();
+                for (bj, ej) in lane.b[..k].iter_mut().zip(&entry[..k]) {
+                    *bj |= ej & mask;
+                }
+            }
+        }
+        // SAFETY: as above.
+        unsafe { amm::<V, L>(lanes, k) };
+    }
     for table in tables.iter_mut() {
         for entry in table.iter_mut() {
             entry.zeroize();
         }
     }
-    one.zeroize();
-    d.zeroize();
-    minus_one.zeroize();
-    verdict
+    done
 }
 
 #[cfg(test)]
@@ -1630,6 +1781,198 @@ pub(crate) mod tests {
             .collect();
         let runs: Vec<&dyn Fn()> = runs.iter().map(|b| b.as_ref()).collect();
         traces(&runs)
+    }
+
+    /// Limbs of x padded with zeros to `len`.
+    fn padded(x: &Integer, len: usize) -> Vec<u64> {
+        let mut l = x.as_limbs().to_vec();
+        l.resize(len, 0);
+        l
+    }
+
+    /// [`pow_secret_pair`]'s inputs as limbs: the moduli, R and R² mod
+    /// each, bases and exponents padded to the moduli's length.
+    struct PowInput {
+        ns: [Vec<u64>; 2],
+        rs: [Vec<u64>; 2],
+        r2s: [Vec<u64>; 2],
+        bases: [Vec<u64>; 2],
+        exps: [Vec<u64>; 2],
+    }
+
+    impl PowInput {
+        fn new(ns: [&Integer; 2], bases: [&Integer; 2], exps: [&Integer; 2]) -> PowInput {
+            let len = ns[0].as_limbs().len();
+            let rr = ns.map(r_and_r2);
+            PowInput {
+                ns: ns.map(|n| n.as_limbs().to_vec()),
+                rs: [rr[0].0.clone(), rr[1].0.clone()],
+                r2s: [rr[0].1.clone(), rr[1].1.clone()],
+                bases: bases.map(|x| padded(x, len)),
+                exps: exps.map(|x| padded(x, len)),
+            }
+        }
+
+        /// The pair over `bits` exponent bits into `outs`.
+        fn run(&self, bits: u32, outs: &mut [Vec<u64>; 2]) -> Option<()> {
+            let [o0, o1] = outs;
+            fn two(v: &[Vec<u64>; 2]) -> [&[u64]; 2] {
+                [&v[0], &v[1]]
+            }
+            pow_secret_pair(
+                two(&self.ns),
+                two(&self.bases),
+                two(&self.exps),
+                bits,
+                two(&self.rs),
+                two(&self.r2s),
+                [o0, o1],
+                &AtomicBool::new(false),
+            )
+        }
+    }
+
+    /// [`pow_secret_pair`] on two moduli with its bases and exponents.
+    fn pow_pair_of(
+        ns: [&Integer; 2],
+        bases: [&Integer; 2],
+        exps: [&Integer; 2],
+        bits: u32,
+    ) -> Option<[Integer; 2]> {
+        let len = ns[0].as_limbs().len();
+        let mut outs = [vec![0u64; len], vec![0u64; len]];
+        PowInput::new(ns, bases, exps).run(bits, &mut outs)?;
+        Some(outs.map(|o| Integer::from_digits(&o, rug::integer::Order::Lsf)))
+    }
+
+    /// The pair of exponentiations (the RSA pairwise test's CRT parts)
+    /// agrees with GMP's `mpz_powm` on random odd moduli and primes of the
+    /// sizes it takes, with random and edge bases (0, 1, n − 1) and
+    /// exponents (0, 1, all ones), and declines what it does not take.
+    #[test]
+    fn secret_pow_pairs_agree_with_powm() {
+        if !available() {
+            crate::capability::skip(
+                "ifma",
+                "no AVX-512 IFMA on this CPU: the IFMA exponentiation pair is not exercised",
+            );
+            return;
+        }
+        let mut rng = ChaCha20Rng::seed_from_u64(0x5057);
+        let mut checked = 0;
+        for limbs in (9u32..=24).chain([32, 40, 48, 52]) {
+            let bits = 64 * limbs - rng.next_u32() % 40;
+            let top = Integer::from(Integer::ONE << (bits - 1));
+            let ns = [
+                random(bits - 1, &mut rng) | &top | 1u32,
+                (random(bits - 1, &mut rng) | &top).next_prime(),
+            ];
+            if ns[1].significant_bits() != bits {
+                continue;
+            }
+            let cases: Vec<([Integer; 2], [Integer; 2])> = vec![
+                (
+                    [
+                        random(bits, &mut rng) % &ns[0],
+                        random(bits, &mut rng) % &ns[1],
+                    ],
+                    [random(bits, &mut rng), random(bits - 7, &mut rng)],
+                ),
+                (
+                    [Integer::new(), Integer::from(1u32)],
+                    [
+                        Integer::from(Integer::ONE << bits) - 1u32,
+                        Integer::from(5u32),
+                    ],
+                ),
+                (
+                    [Integer::from(&ns[0] - 1u32), Integer::from(&ns[1] - 1u32)],
+                    [Integer::from(1u32), Integer::new()],
+                ),
+            ];
+            for (bases, exps) in cases {
+                let got = pow_pair_of(
+                    [&ns[0], &ns[1]],
+                    [&bases[0], &bases[1]],
+                    [&exps[0], &exps[1]],
+                    bits,
+                );
+                let want: [Integer; 2] = std::array::from_fn(|l| {
+                    Integer::from(bases[l].pow_mod_ref(&exps[l], &ns[l]).unwrap())
+                });
+                if pairs(bits) {
+                    assert_eq!(got.as_ref(), Some(&want), "{bits} bits");
+                    checked += 1;
+                } else {
+                    assert_eq!(got, None, "{bits} bits");
+                }
+            }
+            // Different digit counts, an exponent longer than `bits`:
+            // declined.
+            let short = random(bits - 60, &mut rng) | 1u32;
+            let one = Integer::from(1u32);
+            if digits(short.as_limbs()) != digits(ns[0].as_limbs())
+                && short.as_limbs().len() == ns[0].as_limbs().len()
+            {
+                assert_eq!(
+                    pow_pair_of([&ns[0], &short], [&one, &one], [&one, &one], bits),
+                    None
+                );
+            }
+        }
+        assert!(checked >= 30, "{checked} pairs checked");
+    }
+
+    /// The pair of exponentiations takes one path for every pair of
+    /// moduli, bases and exponents of one size (over 128 exponent bits:
+    /// the path of a window does not depend on how many there are, and
+    /// single-stepping the whole loop would take minutes).
+    #[cfg(all(target_os = "linux", target_arch = "x86_64"))]
+    #[test]
+    fn secret_pow_pairs_take_one_path_for_every_input() {
+        let bits = 521u32;
+        let mut rng = ChaCha20Rng::seed_from_u64(0x5058);
+        let top = Integer::from(Integer::ONE << (bits - 1));
+        let inputs: Vec<[Integer; 6]> = (0..2)
+            .map(|i| {
+                let n0 = random(bits - 1, &mut rng) | &top | 1u32;
+                let n1 = if i == 0 {
+                    Integer::from(Integer::ONE << bits) - 1u32
+                } else {
+                    (random(bits - 1, &mut rng) | &top).next_prime()
+                };
+                let (b0, b1) = (random(bits, &mut rng) % &n0, Integer::from(&n1 - 1u32));
+                let (e0, e1) = if i == 0 {
+                    (Integer::from(1u32), random(128, &mut rng))
+                } else {
+                    (
+                        random(128, &mut rng),
+                        Integer::from(Integer::ONE << 128u32) - 1u32,
+                    )
+                };
+                [n0, n1, b0, b1, e0, e1]
+            })
+            .collect();
+        let prepared: Vec<PowInput> = inputs
+            .iter()
+            .map(|[n0, n1, b0, b1, e0, e1]| PowInput::new([n0, n1], [b0, b1], [e0, e1]))
+            .collect();
+        let len = inputs[0][0].as_limbs().len();
+        let outs = std::sync::Mutex::new([vec![0u64; len], vec![0u64; len]]);
+        let Some(traces) = traces_of(2, &|i| {
+            let mut outs = outs.lock().unwrap();
+            std::hint::black_box(prepared[i].run(128, &mut outs));
+        }) else {
+            return;
+        };
+        for [n0, n1, b0, b1, e0, e1] in &inputs {
+            let want = [
+                Integer::from(b0.pow_mod_ref(e0, n0).unwrap()),
+                Integer::from(b1.pow_mod_ref(e1, n1).unwrap()),
+            ];
+            assert_eq!(pow_pair_of([n0, n1], [b0, b1], [e0, e1], 128), Some(want));
+        }
+        assert_one_path(&traces, 50_000, "521-bit moduli, exponentiation pairs");
     }
 
     /// The secret Miller–Rabin round takes one path too: a prime with

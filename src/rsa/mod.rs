@@ -758,6 +758,9 @@ fn assemble_here(
     // Montgomery form through `mpn_invert_limb`'s table, indexed by r_i's
     // top bits.
     let part = |i: usize| sec::pow_mod(&c, &exps[i], &ps[i]).ok_or(Error::Internal);
+    // Two primes the IFMA engine pairs: both parts in one loop, on the
+    // side that does not compute d and the coefficients.
+    let paired = crt_pair_applies(ps);
     let side = || -> Result<_> {
         // d = e⁻¹ mod λ; CRT coefficients as constant-time inverses
         // modulo a prime (`ct::inverse_mod_odd`). Both take tens of
@@ -773,9 +776,16 @@ fn assemble_here(
             coeffs.push(inv_mod_prime(&prefix, p)?);
             prefix = sec::mul(&prefix, p);
         }
-        Ok((d, coeffs, part(0)?))
+        let first = if paired { None } else { Some(part(0)?) };
+        Ok((d, coeffs, first))
     };
-    let rest = || (1..ps.len()).map(part).collect::<Result<Vec<Integer>>>();
+    let rest = || -> Result<Vec<Integer>> {
+        if paired {
+            crt_parts_paired(&c, &exps, ps).ok_or(Error::Internal)
+        } else {
+            (1..ps.len()).map(part).collect()
+        }
+    };
     use crate::secure::with_wiped_stack as wiped;
     let (side, rest) = match split {
         Split::InPool => rayon::join(|| wiped(side), || wiped(rest)),
@@ -794,12 +804,79 @@ fn assemble_here(
         Split::No => (side(), rest()),
     };
     let (d, coeffs, first) = side?;
-    let parts: Vec<Integer> = std::iter::once(first).chain(rest?).collect();
+    let parts: Vec<Integer> = first.into_iter().chain(rest?).collect();
     if !d_large_enough(&d, bits) {
         return Ok(None);
     }
     pairwise_check(&m, ps, &parts, &coeffs)?;
     RsaKey::from_parts(bits, e, &n, &d, ps, &exps, &coeffs).map(Some)
+}
+
+/// Whether [`crt_parts_paired`] takes the primes `ps`: two of one limb
+/// count and 52-bit digit count that the IFMA engine pairs.
+fn crt_pair_applies(ps: &[Integer]) -> bool {
+    ps.len() == 2
+        && ps[0].as_limbs().len() == ps[1].as_limbs().len()
+        && crate::arith::ifma::digits(ps[0].as_limbs())
+            == crate::arith::ifma::digits(ps[1].as_limbs())
+        && crate::arith::ifma::LIMBS.contains(&ps[0].as_limbs().len())
+        && crate::arith::ifma::pairs(ps[0].significant_bits().max(ps[1].significant_bits()))
+}
+
+/// The pairwise test's two CRT parts c^(d_i) mod r_i at once
+/// (`arith::ifma::pow_secret_pair`, constant time: the loop runs over as
+/// many exponent bits as the larger prime has, both bases and exponents
+/// padded to the primes' limb count, R and R² mod r_i by the
+/// constant-time division); `None` where [`crt_pair_applies`] is false.
+/// The padded copies are wiped; the results are GMP integers in the
+/// secret arena, as `sec::pow_mod`'s are.
+fn crt_parts_paired(c: &Integer, exps: &[Integer], ps: &[Integer]) -> Option<Vec<Integer>> {
+    use crate::prime::fermat::{secret_r2_mod, secret_r_mod};
+    use zeroize::Zeroize;
+    if !crt_pair_applies(ps) || exps.len() != 2 {
+        return None;
+    }
+    let len = ps[0].as_limbs().len();
+    let bits = ps[0].significant_bits().max(ps[1].significant_bits());
+    let mut bases = [[0u64; 128]; 2];
+    let mut es = [[0u64; 128]; 2];
+    let mut rs = [[0u64; 128]; 2];
+    let mut r2s = [[0u64; 128]; 2];
+    let mut outs = [[0u64; 128]; 2];
+    let mut fits = true;
+    for l in 0..2 {
+        let b = sec::rem(c, &ps[l]);
+        let (bl, el) = (b.as_limbs(), exps[l].as_limbs());
+        fits &= bl.len() <= len && el.len() <= len && exps[l].significant_bits() <= bits;
+        if fits {
+            bases[l][..bl.len()].copy_from_slice(bl);
+            es[l][..el.len()].copy_from_slice(el);
+        }
+        secret_r_mod(ps[l].as_limbs(), &mut rs[l]);
+        secret_r2_mod(ps[l].as_limbs(), &mut r2s[l]);
+    }
+    let [o0, o1] = &mut outs;
+    let done = fits
+        && crate::arith::ifma::pow_secret_pair(
+            [ps[0].as_limbs(), ps[1].as_limbs()],
+            [&bases[0][..len], &bases[1][..len]],
+            [&es[0][..len], &es[1][..len]],
+            bits,
+            [&rs[0][..len], &rs[1][..len]],
+            [&r2s[0][..len], &r2s[1][..len]],
+            [&mut o0[..len], &mut o1[..len]],
+            &AtomicBool::new(false),
+        )
+        .is_some();
+    let parts = done.then(|| {
+        outs.iter()
+            .map(|o| Integer::from_digits(&o[..len], rug::integer::Order::Lsf))
+            .collect()
+    });
+    for x in [&mut bases, &mut es, &mut rs, &mut r2s, &mut outs] {
+        x.zeroize();
+    }
+    parts
 }
 
 /// The pairwise consistency test's random message m and c = m^e mod n.
@@ -840,6 +917,64 @@ mod tests {
     /// once in the lanes for RSA-512 to RSA-1024 primes (256 to 512 bits),
     /// two at once from 9 limbs, and the key of a seed is the one the
     /// rounds taken one by one give.
+    #[test]
+    fn the_pairwise_tests_crt_parts_run_as_a_pair_where_they_can() {
+        if !crate::arith::ifma::available() {
+            crate::capability::skip(
+                "ifma",
+                "no AVX-512 IFMA on this CPU: the CRT parts' pair is not exercised",
+            );
+            return;
+        }
+        // RSA-2048 to RSA-6144's primes pair; RSA-1024's (8 limbs) and
+        // three primes do not.
+        let mut walk = Integer::from(0x6a09_e667u32);
+        for (k, pairs) in [
+            (512u32, false),
+            (1024, true),
+            (1536, true),
+            (2048, true),
+            (3072, true),
+        ] {
+            let top = Integer::from(Integer::ONE << (k - 1));
+            let ps: Vec<Integer> = (0..2)
+                .map(|i| {
+                    walk =
+                        (Integer::from(&walk * 0x9e37_79b9u32) + 0x7f4a_7c15u32).keep_bits(k - 1);
+                    Integer::from(&walk | &top).next_prime() + 2u32 * i
+                })
+                .map(|p| p.next_prime())
+                .collect();
+            assert_eq!(crt_pair_applies(&ps), pairs, "{k}-bit primes");
+            assert!(!crt_pair_applies(&[
+                ps[0].clone(),
+                ps[1].clone(),
+                ps[0].clone()
+            ]));
+            if !pairs {
+                assert!(
+                    crt_parts_paired(&ps[0], &[Integer::from(3u32), Integer::from(5u32)], &ps)
+                        .is_none()
+                );
+                continue;
+            }
+            let n = Integer::from(&ps[0] * &ps[1]);
+            let exps: Vec<Integer> = ps
+                .iter()
+                .map(|p| inverse_of_e_mod(&minus_one_odd(p), 65537))
+                .collect();
+            let c = Integer::from(&n - 12345u32);
+            let got = crt_parts_paired(&c, &exps, &ps).expect("paired");
+            for l in 0..2 {
+                assert_eq!(
+                    got[l],
+                    sec::pow_mod(&c, &exps[l], &ps[l]).unwrap(),
+                    "{k} bits, part {l}"
+                );
+            }
+        }
+    }
+
     #[test]
     fn confirmation_rounds_run_in_lanes_where_they_can() {
         if !crate::arith::ifma::available() {
