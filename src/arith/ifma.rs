@@ -258,6 +258,34 @@ impl<const V: usize> Lane<V> {
     }
 }
 
+/// b ← 2x where `mask` is all ones, b ← x where it is zero, over the V
+/// registers' digits of x (normalised, with 2x below 2^(52k): x < 2n and
+/// R ≥ 8n): each digit shifted up by one bit, its top bit carried into the
+/// next digit's lane, the two chosen by the mask; no branch or index
+/// depends on a value.
+#[cfg(all(target_arch = "x86_64", pf_avx512))]
+#[target_feature(enable = "avx512f")]
+#[inline]
+unsafe fn twice_if<const V: usize>(x: &[u64; 160], b: &mut [u64; 160], mask: u64) {
+    let m = _mm512_set1_epi64(mask as i64);
+    let digit = _mm512_set1_epi64(MASK as i64);
+    let mut below = _mm512_setzero_si512();
+    // SAFETY: the loads and stores read and write 8·V ≤ 160 words of x
+    // and b, unaligned.
+    let xs = unsafe { load::<V>(x) };
+    for (j, &xj) in xs.iter().enumerate() {
+        let top = _mm512_srli_epi64::<51>(xj);
+        // Lane i gets the top bit of digit 8j + i − 1 (of the registers
+        // below for i = 0).
+        let carry = _mm512_alignr_epi64::<7>(top, below);
+        let twice = _mm512_or_si512(_mm512_and_si512(_mm512_slli_epi64::<1>(xj), digit), carry);
+        let v = _mm512_or_si512(_mm512_andnot_si512(m, xj), _mm512_and_si512(twice, m));
+        below = top;
+        // SAFETY: as above.
+        unsafe { _mm512_storeu_si512(b.as_mut_ptr().add(8 * j).cast(), v) };
+    }
+}
+
 /// x ← AMM(x, b) (normalised digits) in each of L lanes of the same digit
 /// count k. The lanes' chains are independent, so the CPU overlaps them:
 /// at small sizes one lane's step is bound by its chain's latency, not by
@@ -602,13 +630,8 @@ unsafe fn fermat<const V: usize, const L: usize>(
                 (n[i / 64] >> (i % 64)) & 1
             };
             let mask = std::hint::black_box(bit.wrapping_neg());
-            let mut c = 0;
-            for j in 0..k {
-                let x = lane.x[j];
-                let twice = ((x << 1) | c) & MASK;
-                c = (x >> 51) & mask;
-                lane.b[j] = (x & !mask) | (twice & mask);
-            }
+            // SAFETY: as above.
+            unsafe { twice_if::<V>(&lane.x, &mut lane.b, mask) };
         }
         // SAFETY: as above.
         unsafe { amm::<V, L>(&mut lanes, k) };
