@@ -128,28 +128,20 @@ pub(crate) const fn group_words(k: usize, slots: usize) -> usize {
 /// its weights and products, whole slots).
 pub(crate) fn no_factor(x: &[u64], groups: &[u64], ends: &[u32], last_valid: u8) -> Option<bool> {
     let k = x.len();
-    let mut start = 0usize;
-    for &end in ends {
-        let end = end as usize;
-        if end > groups.len()
-            || end < start + group_words(k, 0)
-            || (end - start - group_words(k, 0)) % (2 * LANES) != 0
-        {
-            return None;
-        }
-        start = end;
-    }
+    // Each group's layout is checked as the walk reaches it (most
+    // candidates stop in the first groups).
     if !crate::arith::ifma::available() || !dq() || k == 0 || k > 160 {
         return None;
     }
     #[cfg(all(target_arch = "x86_64", pf_avx512))]
     {
-        // SAFETY: AVX-512 F, DQ and IFMA were checked; the layout above.
-        Some(unsafe { imp::no_factor(x, groups, ends, last_valid) })
+        // SAFETY: AVX-512 F, DQ and IFMA were checked; the layout is
+        // checked group by group inside.
+        unsafe { imp::no_factor(x, groups, ends, last_valid) }
     }
     #[cfg(not(all(target_arch = "x86_64", pf_avx512)))]
     {
-        let _ = last_valid;
+        let _ = (groups, ends, last_valid);
         None
     }
 }
@@ -316,19 +308,28 @@ mod imp {
     /// half, so that consecutive digits' multiply-adds do not wait on each
     /// other. The remainders stay in registers.
     #[target_feature(enable = "avx512f,avx512dq,avx512ifma")]
-    pub(super) fn no_factor(x: &[u64], groups: &[u64], ends: &[u32], last_valid: u8) -> bool {
+    pub(super) fn no_factor(
+        x: &[u64],
+        groups: &[u64],
+        ends: &[u32],
+        last_valid: u8,
+    ) -> Option<bool> {
         let zero = _mm512_setzero_si512();
         let mask = _mm512_set1_epi64(MASK as i64);
         let one = _mm512_set1_epi64(1);
         let k = x.len();
         let pairs = k / 2;
         let mut start = 0usize;
+        let head = super::group_words(k, 0);
         for (g, &end) in ends.iter().enumerate() {
             let end = end as usize;
+            if end > groups.len() || end < start + head || (end - start - head) % (2 * LANES) != 0 {
+                return None;
+            }
             let w = groups[start..end].as_ptr();
             // Register i of the group (words 8i .. 8i + 8), read unaligned.
             let at = |i: usize| {
-                // SAFETY: the caller checked that group g's words lie in
+                // SAFETY: checked above: group g's words lie in
                 // groups[start..end] and hold 8k weights, 16 words of
                 // products and inverses, and whole 16-word slots; every
                 // i used below is within them.
@@ -372,11 +373,11 @@ mod imp {
                 hit &= last_valid;
             }
             if hit != 0 {
-                return false;
+                return Some(false);
             }
             start = end;
         }
-        true
+        Some(true)
     }
 
     /// [`super::mr_rounds_secret`] for n of K digits.
@@ -558,6 +559,64 @@ mod tests {
         }
         // Both verdicts were seen many times.
         assert!(checked[0] > 50 && checked[1] > 100, "{checked:?}");
+    }
+
+    /// One group by hand: lane 0 the batch 3·5 (two slots), lane 1 the
+    /// batch 7 (one slot and the padding), the other lanes empty.
+    /// `no_factor` finds 3, 5 and 7 in numbers of two digits, passes one
+    /// with none of them, ignores the empty lanes, and refuses a group
+    /// whose layout does not fit instead of reading past it.
+    #[test]
+    fn no_factor_walks_a_group_and_refuses_a_bad_layout() {
+        if !crate::arith::ifma::available() || !dq() {
+            crate::capability::skip(
+                "ifma",
+                "no AVX-512 IFMA and DQ on this CPU: the trial-division lanes are not exercised",
+            );
+            return;
+        }
+        let k = 2;
+        let mut g = vec![0u64; group_words(k, 2)];
+        for (l, d, tests) in [(0usize, 15u64, vec![3u64, 5]), (1, 7, vec![7])] {
+            let mut w = 1 % d;
+            for j in 0..k {
+                g[j * LANES + l] = w;
+                w = (((w as u128) << 52) % d as u128) as u64;
+            }
+            g[k * LANES + l] = d;
+            g[(k + 1) * LANES + l] =
+                crate::arith::inverse_mod_2_64(d).wrapping_neg() & ((1 << 52) - 1);
+            for p in 0..2 {
+                let (inv, lim) = tests.get(p).map_or((1, 0), |&q| {
+                    (crate::arith::inverse_mod_2_64(q), u64::MAX / q)
+                });
+                g[(k + 2 + 2 * p) * LANES + l] = inv;
+                g[(k + 3 + 2 * p) * LANES + l] = lim;
+            }
+        }
+        let ends = [g.len() as u32];
+        let digits = |n: u128| [(n as u64) & ((1 << 52) - 1), (n >> 52) as u64];
+        // 2^90 + 3 has none of 3, 5 and 7 as a factor.
+        let big = (1u128 << 90) + 3;
+        for (n, want) in [
+            (big * 3, false),
+            (big * 5, false),
+            (big * 7, false),
+            (11 * 13 * (1u128 << 80) + 11 * 13, true),
+        ] {
+            assert_eq!(no_factor(&digits(n), &g, &ends, 0b11), Some(want), "{n}");
+        }
+        // Only lane 0 counted: 7 is not looked for.
+        assert_eq!(no_factor(&digits(big * 7), &g, &ends, 0b01), Some(true));
+        // A group one word short, or ending past the words: refused.
+        assert_eq!(
+            no_factor(&digits(big), &g, &[g.len() as u32 - 1], 0b11),
+            None
+        );
+        assert_eq!(
+            no_factor(&digits(big), &g[..g.len() - 16], &ends, 0b11),
+            None
+        );
     }
 
     #[test]
