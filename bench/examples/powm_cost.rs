@@ -4,8 +4,8 @@
 //! and our interruptible variable-time exponentiation for public values
 //! (`gmp::pubpow`) and our variable-time strong base-2 test for public
 //! candidates (the first test on DH candidates), and our secret
-//! Miller–Rabin round (RSA candidates' confirmation rounds), alone and two
-//! of one candidate at once.
+//! Miller–Rabin round (RSA candidates' confirmation rounds), alone, and two
+//! and three of one candidate at once.
 //!
 //!     cargo run --release --example powm_cost -- [BITS...]
 use std::time::Instant;
@@ -106,10 +106,15 @@ fn main() {
             best[6] / best[2]
         );
         // The secret Miller–Rabin round (the confirmation rounds of RSA
-        // candidates), one at a time and two of one candidate at once.
+        // candidates), one at a time, and two and three of one candidate
+        // at once.
         let cand = primeforge::prime::mr::MrCandidate::new(n.clone());
-        let bases = [Integer::from(&n >> 3u32), Integer::from(&n >> 5u32)];
-        let (mut one, mut two) = (f64::MAX, f64::MAX);
+        let bases = [
+            Integer::from(&n >> 3u32),
+            Integer::from(&n >> 5u32),
+            Integer::from(&n >> 7u32),
+        ];
+        let (mut one, mut two, mut three) = (f64::MAX, f64::MAX, f64::MAX);
         let rounds = count.div_ceil(2);
         for _ in 0..5 {
             let start = Instant::now();
@@ -130,15 +135,32 @@ fn main() {
                 }
             }
             two = two.min(start.elapsed().as_secs_f64() / (2 * rounds.div_ceil(2)) as f64);
+            if !cand.triples_apply() {
+                three = f64::INFINITY;
+                continue;
+            }
+            let start = Instant::now();
+            for _ in 0..rounds.div_ceil(3) {
+                std::hint::black_box(
+                    cand.round_triple_or_stop([&bases[0], &bases[1], &bases[2]], &never),
+                );
+            }
+            three = three.min(start.elapsed().as_secs_f64() / (3 * rounds.div_ceil(3)) as f64);
         }
         println!(
             "{bits:>5} bits: secret Miller–Rabin round (ours) {:.3} ms = {:.2}x base-2 Fermat, \
-             {:.2}x powm_sec; two rounds at once {:.3} ms each = {:.2}x one alone",
+             {:.2}x powm_sec; two rounds at once {:.3} ms each = {:.2}x one alone; three at \
+             once {} (taken up to about 1200 bits)",
             one * 1e3,
             one / best[2],
             one / best[0],
             two * 1e3,
-            two / one
+            two / one,
+            if three.is_finite() {
+                format!("{:.3} ms each = {:.2}x a pair's", three * 1e3, three / two)
+            } else {
+                "not taken".to_string()
+            }
         );
     }
 }
