@@ -1778,9 +1778,7 @@ pub(crate) mod tests {
         let bases = (0..count)
             .map(|_| {
                 let b = (random(bits, rng) % Integer::from(&n - 3u32)) + 2u32;
-                let mut l = b.as_limbs().to_vec();
-                l.resize(n.as_limbs().len(), 0);
-                l
+                padded(&b, n.as_limbs().len())
             })
             .collect();
         let (r, r2) = r_and_r2(&n);

@@ -242,7 +242,7 @@ pub(crate) fn pow_mod(base: &Integer, e: &Integer, m: &Integer) -> Option<Intege
 }
 
 /// `x`'s limbs in a zeroed secret buffer of `len` limbs (`x` < B^len).
-fn padded(x: &Integer, len: usize) -> SecretVec<Limb> {
+pub(crate) fn padded(x: &Integer, len: usize) -> SecretVec<Limb> {
     let xl = x.as_limbs();
     debug_assert!(xl.len() <= len);
     let mut out = buf(len);

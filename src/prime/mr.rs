@@ -332,7 +332,7 @@ fn mr_round_ifma(n: &Integer, base: &Integer, stop: &AtomicBool) -> Option<bool>
 /// `f(R mod n, R² mod n)` (the IFMA rounds' inputs, in n's length) for
 /// the secret odd `n`, both by the constant-time division and wiped
 /// afterwards.
-fn with_r_and_r2<T>(limbs: &[u64], f: impl FnOnce(&[u64], &[u64]) -> T) -> T {
+pub(crate) fn with_r_and_r2<T>(limbs: &[u64], f: impl FnOnce(&[u64], &[u64]) -> T) -> T {
     use crate::prime::fermat::{secret_r2_mod, secret_r_mod};
     let len = limbs.len();
     let (mut r, mut r2) = ([0u64; 128], [0u64; 128]);

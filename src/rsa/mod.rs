@@ -826,57 +826,44 @@ fn crt_pair_applies(ps: &[Integer]) -> bool {
 /// The pairwise test's two CRT parts c^(d_i) mod r_i at once
 /// (`arith::ifma::pow_secret_pair`, constant time: the loop runs over as
 /// many exponent bits as the larger prime has, both bases and exponents
-/// padded to the primes' limb count, R and R² mod r_i by the
-/// constant-time division); `None` where [`crt_pair_applies`] is false.
-/// The padded copies are wiped; the results are GMP integers in the
-/// secret arena, as `sec::pow_mod`'s are.
+/// padded to the primes' limb count (`sec::padded`), R and R² mod r_i by
+/// the constant-time division (`prime::mr::with_r_and_r2`)); `None` where
+/// [`crt_pair_applies`] is false. The padded copies are wiped; the results
+/// are GMP integers in the secret arena, as `sec::pow_mod`'s are.
 fn crt_parts_paired(c: &Integer, exps: &[Integer], ps: &[Integer]) -> Option<Vec<Integer>> {
-    use crate::prime::fermat::{secret_r2_mod, secret_r_mod};
-    use zeroize::Zeroize;
     if !crt_pair_applies(ps) || exps.len() != 2 {
         return None;
     }
     let len = ps[0].as_limbs().len();
     let bits = ps[0].significant_bits().max(ps[1].significant_bits());
-    let mut bases = [[0u64; 128]; 2];
-    let mut es = [[0u64; 128]; 2];
-    let mut rs = [[0u64; 128]; 2];
-    let mut r2s = [[0u64; 128]; 2];
-    let mut outs = [[0u64; 128]; 2];
-    let mut fits = true;
-    for l in 0..2 {
-        let b = sec::rem(c, &ps[l]);
-        let (bl, el) = (b.as_limbs(), exps[l].as_limbs());
-        fits &= bl.len() <= len && el.len() <= len && exps[l].significant_bits() <= bits;
-        if fits {
-            bases[l][..bl.len()].copy_from_slice(bl);
-            es[l][..el.len()].copy_from_slice(el);
-        }
-        secret_r_mod(ps[l].as_limbs(), &mut rs[l]);
-        secret_r2_mod(ps[l].as_limbs(), &mut r2s[l]);
+    if exps.iter().any(|e| e.significant_bits() > bits) {
+        return None;
     }
+    // Secret buffers of the primes' limb count, wiped when dropped.
+    let bases = [0, 1].map(|l| sec::padded(&sec::rem(c, &ps[l]), len));
+    let es = [0, 1].map(|l| sec::padded(&exps[l], len));
+    let mut outs = [0, 1].map(|_| sec::padded(&Integer::new(), len));
+    let [p0, p1] = [ps[0].as_limbs(), ps[1].as_limbs()];
     let [o0, o1] = &mut outs;
-    let done = fits
-        && crate::arith::ifma::pow_secret_pair(
-            [ps[0].as_limbs(), ps[1].as_limbs()],
-            [&bases[0][..len], &bases[1][..len]],
-            [&es[0][..len], &es[1][..len]],
-            bits,
-            [&rs[0][..len], &rs[1][..len]],
-            [&r2s[0][..len], &r2s[1][..len]],
-            [&mut o0[..len], &mut o1[..len]],
-            &AtomicBool::new(false),
-        )
-        .is_some();
-    let parts = done.then(|| {
+    crate::prime::mr::with_r_and_r2(p0, |r0, r2_0| {
+        crate::prime::mr::with_r_and_r2(p1, |r1, r2_1| {
+            crate::arith::ifma::pow_secret_pair(
+                [p0, p1],
+                [&bases[0], &bases[1]],
+                [&es[0], &es[1]],
+                bits,
+                [r0, r1],
+                [r2_0, r2_1],
+                [o0, o1],
+                &AtomicBool::new(false),
+            )
+        })
+    })?;
+    Some(
         outs.iter()
-            .map(|o| Integer::from_digits(&o[..len], rug::integer::Order::Lsf))
-            .collect()
-    });
-    for x in [&mut bases, &mut es, &mut rs, &mut r2s, &mut outs] {
-        x.zeroize();
-    }
-    parts
+            .map(|o| Integer::from_digits(o, rug::integer::Order::Lsf))
+            .collect(),
+    )
 }
 
 /// The pairwise consistency test's random message m and c = m^e mod n.
