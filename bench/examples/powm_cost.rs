@@ -32,7 +32,7 @@ fn main() {
             .unwrap_or(400_000_000u64)
             / (bits as u64 * bits as u64 / 64))
             .clamp(5, 4000) as u32;
-        let mut best = [f64::MAX; 7];
+        let mut best = [f64::MAX; 11];
         let never = std::sync::atomic::AtomicBool::new(false);
         for _ in 0..5 {
             let start = Instant::now();
@@ -87,6 +87,33 @@ fn main() {
             }) {
                 best[6] = best[6].min(t);
             }
+            // Three and four first tests at once, secret and public.
+            for (i, lanes) in [3, 4].into_iter().enumerate() {
+                if let Some(t) = lanes_cost(&n, count, lanes, |ns| {
+                    primeforge::prime::fermat::fermat_base2_secret_lanes_or_stop(ns, &never)
+                }) {
+                    best[7 + i] = best[7 + i].min(t);
+                }
+                if let Some(t) = lanes_cost(&n, count, lanes, |ns| {
+                    primeforge::prime::fermat::strong_base2_public_lanes_or_stop(ns, &never)
+                }) {
+                    best[9 + i] = best[9 + i].min(t);
+                }
+            }
+        }
+        if best[7] < f64::MAX {
+            println!(
+                "{bits:>5} bits: first tests at once, ms per number for 2 / 3 / 4: secret Fermat \
+                 {:.4} / {:.4} / {:.4}, public strong test {:.4} / {:.4} / {:.4}; a search takes \
+                 {} at once (best of 5, {count} each)",
+                best[6] * 1e3,
+                best[7] * 1e3,
+                best[8] * 1e3,
+                best[5] * 1e3,
+                best[9] * 1e3,
+                best[10] * 1e3,
+                primeforge::prime::fermat::first_test_lanes(bits),
+            );
         }
         println!(
             "{bits:>5} bits: powm_sec {:.3} ms, powm {:.3} ms, base-2 Fermat (ours) {:.3} ms, \
@@ -183,4 +210,28 @@ fn pair_cost(
     }
     std::hint::black_box(pass);
     Some(start.elapsed().as_secs_f64() / (count / 2 * 2) as f64)
+}
+
+/// Time per number of `test` on groups of `lanes` numbers below n (odd,
+/// stepping down by 2), or `None` where it declines.
+fn lanes_cost(
+    n: &Integer,
+    count: u32,
+    lanes: usize,
+    test: impl Fn(&[&Integer]) -> Option<Vec<bool>>,
+) -> Option<f64> {
+    let start = Instant::now();
+    let mut pass = 0u32;
+    let mut c = n.clone();
+    let groups = count / lanes as u32;
+    for _ in 0..groups {
+        let ns: Vec<Integer> = (0..lanes as u32)
+            .map(|i| Integer::from(&c - 2 * i))
+            .collect();
+        let refs: Vec<&Integer> = ns.iter().collect();
+        pass += test(&refs)?.iter().filter(|x| **x).count() as u32;
+        c -= 2 * lanes as u32;
+    }
+    std::hint::black_box(pass);
+    Some(start.elapsed().as_secs_f64() / (groups * lanes as u32) as f64)
 }

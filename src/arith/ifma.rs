@@ -24,8 +24,9 @@
 //!
 //! One step's chain (the digit-0 broadcast, m, n·m, the shift) is about
 //! twice as long as its multiply-adds take to issue at 1024 bits, so the
-//! public test also runs on two numbers at once ([`strong_base2_pair`]):
-//! their steps interleave in one loop, each number's verdict unchanged.
+//! public test also runs on two to four numbers at once
+//! ([`strong_base2_lanes`]): their steps interleave in one loop, each
+//! number's verdict unchanged.
 
 // The AVX-512 intrinsics are stable from Rust 1.89, above the crate's MSRV
 // (1.85): build.rs sets `pf_avx512` only for a compiler that has them, and
@@ -106,7 +107,7 @@ macro_rules! by_registers {
         }
     };
     // With a second const parameter (a lane count) after the registers.
-    (@ $v:expr, $l:ident, $f:ident $args:tt, $($n:literal)*) => {
+    (@ $v:expr, $l:tt, $f:ident $args:tt, $($n:literal)*) => {
         match $v {
             // SAFETY: AVX-512 F and IFMA were checked by available().
             $($n => unsafe { $f::<$n, $l> $args },)*
@@ -164,29 +165,88 @@ pub(crate) fn pairs(bits: u32) -> bool {
         && (bits as usize + 3).div_ceil(52).div_ceil(8) <= PAIR_REGISTERS
 }
 
-/// [`strong_base2`] on two odd numbers with the same digit count at once
-/// (see [`PAIR_REGISTERS`]: their chains overlap); `None` when stopped,
-/// when this CPU or their sizes are not covered (see [`pairs`]), or when
-/// their digit counts differ.
-pub(crate) fn strong_base2_pair(
-    ns: [&[u64]; 2],
-    rs: [&[u64]; 2],
+/// [`strong_base2`] on two to [`MAX_LANES`] odd numbers with the same
+/// digit count at once, their steps interleaved in one loop (see
+/// [`lanes`]); `None` when stopped, when this CPU or their sizes are not
+/// covered (see [`pairs`]), or when their digit counts differ.
+pub(crate) fn strong_base2_lanes(
+    ns: &[&[u64]],
+    rs: &[&[u64]],
     stop: &AtomicBool,
-) -> Option<[bool; 2]> {
-    let (k, v) = plan(ns[0])?;
-    if plan(ns[1])? != (k, v) || v > PAIR_REGISTERS {
-        return None;
-    }
+) -> Option<Vec<bool>> {
+    let (k, v) = plan_lanes(ns, rs)?;
     #[cfg(all(target_arch = "x86_64", pf_avx512))]
     {
-        by_registers!(@ v, test2(ns, rs, k, stop), 2 3 4 5 6 7 8)
+        match ns.len() {
+            2 => by_registers!(@ v, 2, test_slices(ns, rs, k, stop), 2 3 4 5 6 7 8),
+            3 => by_registers!(@ v, 3, test_slices(ns, rs, k, stop), 2 3 4 5 6 7 8),
+            4 => by_registers!(@ v, 4, test_slices(ns, rs, k, stop), 2 3 4 5 6 7 8),
+            _ => None,
+        }
     }
     #[cfg(not(all(target_arch = "x86_64", pf_avx512)))]
     {
-        let _ = (rs, stop, v, k);
+        let _ = (stop, v, k);
         None
     }
 }
+
+/// The most numbers [`strong_base2_lanes`] and
+/// [`fermat_base2_secret_lanes`] take at once.
+pub(crate) const MAX_LANES: usize = 4;
+
+/// How many first tests (the secret Fermat test, the public strong test)
+/// on odd numbers of `bits` bits to run at once on this CPU: 1 where
+/// [`pairs`] does not take them, else the count that was cheapest per
+/// number (`powm_cost`, best of 5, two runs, the Intel Xeon of
+/// 2026-12-05 with AVX-512 IFMA; per number against two at once, secret /
+/// public): at 1024 bits (3 registers) four 0.76–0.77 / 0.80 (three
+/// 0.88), at 1536 (4) three 0.87 / 0.87 (four 0.93–0.96), at 2048 (5) four
+/// 0.88–0.93 / 0.89–0.92 (three 1.00–1.06), at 3072 (8) a pair (three
+/// 1.04–1.05, four 1.12–1.26). A pair's chains leave gaps in the
+/// multiply-add units that more numbers fill, until their registers
+/// spill.
+pub(crate) fn lanes(bits: u32) -> usize {
+    if !pairs(bits) {
+        return 1;
+    }
+    match registers(bits) {
+        ..=3 | 5 => 4,
+        4 => 3,
+        _ => 2,
+    }
+}
+
+/// Registers per number for odd numbers of `bits` bits.
+fn registers(bits: u32) -> usize {
+    (bits as usize + 3).div_ceil(52).div_ceil(8)
+}
+
+/// The digit count and register count the numbers `ns` (with their
+/// `rs`) share, when they are two to [`MAX_LANES`] and covered.
+fn plan_lanes(ns: &[&[u64]], rs: &[&[u64]]) -> Option<(usize, usize)> {
+    if !(2..=MAX_LANES).contains(&ns.len()) || rs.len() != ns.len() {
+        return None;
+    }
+    let (k, v) = plan(ns[0])?;
+    for n in &ns[1..] {
+        if plan(n)? != (k, v) {
+            return None;
+        }
+    }
+    (v <= PAIR_REGISTERS).then_some((k, v))
+}
+
+/// Below this many registers per number times numbers at once (and for
+/// one number alone), each step of [`amm`] keeps the accumulator's chain
+/// short with extra additions; from it on the multiply-adds accumulate in
+/// place, fewer instructions for a longer chain that the other numbers'
+/// work hides: per number, a pair at 2048 bits (5 registers) took 0.89 of
+/// the short-chain time, four at 1024 bits 0.88, three at 1024 bits the
+/// same and a pair at 1024 bits 1.15 (`powm_cost`, the Intel Xeon of
+/// 2026-12-05).
+#[cfg(all(target_arch = "x86_64", pf_avx512))]
+const IN_PLACE_FROM: usize = 10;
 
 /// The digit count k and register count for the odd `n`, or `None` when
 /// this CPU or `n`'s size is not covered (both tests' entry check).
@@ -289,26 +349,56 @@ unsafe fn twice_if<const V: usize>(x: &[u64; 160], b: &mut [u64; 160], mask: u64
 /// x ← AMM(x, b) (normalised digits) in each of L lanes of the same digit
 /// count k. The lanes' chains are independent, so the CPU overlaps them:
 /// at small sizes one lane's step is bound by its chain's latency, not by
-/// the multiply-add throughput.
+/// the multiply-add throughput. Every lane is carried into 52-bit digits
+/// in the registers at the end ([`normalised`]).
 #[cfg(all(target_arch = "x86_64", pf_avx512))]
 #[target_feature(enable = "avx512f,avx512ifma")]
 #[inline]
 unsafe fn amm<const V: usize, const L: usize>(lanes: &mut [Lane<V>; L], k: usize) {
+    let in_place = L > 1 && V * L >= IN_PLACE_FROM;
     let zero = _mm512_setzero_si512();
     // SAFETY: the features were checked by the caller.
     let a: [[__m512i; V]; L] = std::array::from_fn(|l| unsafe { load::<V>(&lanes[l].x) });
     let k0v: [__m512i; L] = std::array::from_fn(|l| _mm512_set1_epi64(lanes[l].k0 as i64));
     let mut acc = [[zero; V]; L];
-    // The accumulator's chain per digit of b is kept short: the products
-    // that do not depend on m (a·b_i) and the high halves are formed in
-    // fresh registers off the chain and added once; m is formed in every
-    // lane at once, as the low half of (digit 0)·k0 (vpmadd52luq reads the
-    // low 52 bits of digit 0, which is all m needs); the carry out of digit
-    // 0 joins the high halves.
+    // Per digit of b: m is formed in every lane at once, as the low half of
+    // (digit 0)·k0 (vpmadd52luq reads the low 52 bits of digit 0, which is
+    // all m needs). In place (see IN_PLACE_FROM), the four products go
+    // straight into the accumulator around the shift. Otherwise its chain
+    // is kept short: the products that do not depend on m (a·b_i) and the
+    // high halves are formed in fresh registers off the chain and added
+    // once, and the carry out of digit 0 joins the high halves.
     for i in 0..k {
         for l in 0..L {
             let (a, n, acc) = (&a[l], &lanes[l].n, &mut acc[l]);
             let bv = _mm512_set1_epi64(lanes[l].b[i] as i64);
+            if in_place {
+                for j in 0..V {
+                    acc[j] = _mm512_madd52lo_epu64(acc[j], a[j], bv);
+                }
+                let mv = _mm512_madd52lo_epu64(
+                    zero,
+                    _mm512_broadcastq_epi64(_mm512_castsi512_si128(acc[0])),
+                    k0v[l],
+                );
+                for j in 0..V {
+                    acc[j] = _mm512_madd52lo_epu64(acc[j], n[j], mv);
+                }
+                // Digit 0 is now 0 mod 2^52; its carry stays in lane 0.
+                let c = _mm512_maskz_srli_epi64(1, acc[0], 52);
+                for j in 0..V - 1 {
+                    acc[j] = _mm512_alignr_epi64::<1>(acc[j + 1], acc[j]);
+                }
+                acc[V - 1] = _mm512_alignr_epi64::<1>(zero, acc[V - 1]);
+                acc[0] = _mm512_add_epi64(acc[0], c);
+                for j in 0..V {
+                    acc[j] = _mm512_madd52hi_epu64(acc[j], a[j], bv);
+                }
+                for j in 0..V {
+                    acc[j] = _mm512_madd52hi_epu64(acc[j], n[j], mv);
+                }
+                continue;
+            }
             for j in 0..V {
                 acc[j] = _mm512_add_epi64(acc[j], _mm512_madd52lo_epu64(zero, a[j], bv));
             }
@@ -333,19 +423,65 @@ unsafe fn amm<const V: usize, const L: usize>(lanes: &mut [Lane<V>; L], k: usize
         }
     }
     for (lane, acc) in lanes.iter_mut().zip(&acc) {
-        let out = &mut lane.x;
-        for (j, x) in acc.iter().enumerate() {
+        // SAFETY: the features were checked by the caller.
+        let x = unsafe { normalised::<V>(acc) };
+        for (j, x) in x.iter().enumerate() {
             // SAFETY: 8·V ≤ 160 lanes, written unaligned.
-            unsafe { _mm512_storeu_si512(out.as_mut_ptr().add(8 * j).cast(), *x) };
+            unsafe { _mm512_storeu_si512(lane.x.as_mut_ptr().add(8 * j).cast(), *x) };
         }
-        let mut c = 0u64;
-        for d in out[..8 * V].iter_mut() {
-            let t = *d + c;
-            *d = t & MASK;
-            c = t >> 52;
-        }
-        debug_assert_eq!(c, 0);
     }
+}
+
+/// The digits of the V registers' number (lanes below 2^63, the lowest
+/// digit first; the number below 2^(52·8V)) carried into 52-bit digits in
+/// the registers: one pass moves each lane's bits above 52 into the next
+/// lane, leaving at most a carry of one per lane, and those ripple through
+/// the lanes that are all ones by one addition of bit masks (lanes that
+/// generate a carry, shifted up a lane, plus lanes that pass one on). No
+/// branch or index depends on a value.
+#[cfg(all(target_arch = "x86_64", pf_avx512))]
+#[target_feature(enable = "avx512f")]
+#[inline]
+unsafe fn normalised<const V: usize>(acc: &[__m512i; V]) -> [__m512i; V] {
+    let zero = _mm512_setzero_si512();
+    let digit = _mm512_set1_epi64(MASK as i64);
+    let mut below = zero;
+    let mut x = [zero; V];
+    for j in 0..V {
+        let c = _mm512_srli_epi64::<52>(acc[j]);
+        // Lane i gets the carry of digit 8j + i − 1.
+        let up = _mm512_alignr_epi64::<7>(c, below);
+        x[j] = _mm512_add_epi64(_mm512_and_si512(acc[j], digit), up);
+        below = c;
+    }
+    debug_assert_eq!(_mm512_cmpneq_epi64_mask(below, zero) & 0x80, 0);
+    // Now every lane is below 2^53 and the carries ripple: 64 lanes per
+    // mask word, the carry out of one word into the next.
+    let one = _mm512_set1_epi64(1);
+    let mut carry = 0u64;
+    let mut out = 0u64;
+    for x in x.chunks_mut(8) {
+        let (mut g, mut p) = (0u64, 0u64);
+        for (j, x) in x.iter().enumerate() {
+            g |= (_mm512_cmpgt_epu64_mask(*x, digit) as u64) << (8 * j);
+            p |= (_mm512_cmpeq_epi64_mask(*x, digit) as u64) << (8 * j);
+        }
+        let (sum, over) = ((g << 1) | carry).overflowing_add(p);
+        let into = sum ^ p;
+        carry = (over as u64) | (g >> 63);
+        for (j, x) in x.iter_mut().enumerate() {
+            let k = (into >> (8 * j)) as u8;
+            *x = _mm512_and_si512(_mm512_mask_add_epi64(*x, k, *x, one), digit);
+        }
+        // A carry out of the top lane (into a lane past the registers).
+        out = if x.len() == 8 {
+            carry
+        } else {
+            into >> (8 * x.len())
+        };
+    }
+    debug_assert_eq!(out, 0);
+    x
 }
 
 /// Bit i of the limbs n (zero above them).
@@ -488,17 +624,18 @@ unsafe fn test1<const V: usize>(
     unsafe { test::<V, 1>([n], [r_mod_n], k, stop) }.map(|[v]| v)
 }
 
-/// [`test`] on two numbers.
+/// [`test`] on L numbers given as slices (of that length).
 #[cfg(all(target_arch = "x86_64", pf_avx512))]
 #[target_feature(enable = "avx512f,avx512ifma")]
-unsafe fn test2<const V: usize>(
-    ns: [&[u64]; 2],
-    rs: [&[u64]; 2],
+unsafe fn test_slices<const V: usize, const L: usize>(
+    ns: &[&[u64]],
+    rs: &[&[u64]],
     k: usize,
     stop: &AtomicBool,
-) -> Option<[bool; 2]> {
+) -> Option<Vec<bool>> {
+    let (ns, rs) = (ns.try_into().ok()?, rs.try_into().ok()?);
     // SAFETY: the features were checked by the caller.
-    unsafe { test::<V, 2>(ns, rs, k, stop) }
+    unsafe { test::<V, L>(ns, rs, k, stop) }.map(|v| v.to_vec())
 }
 
 /// The base-2 Fermat test on a *secret* odd `n` ([`LIMBS`] limbs, top one
@@ -527,29 +664,34 @@ pub(crate) fn fermat_base2_secret(n: &[u64], r_mod_n: &[u64], stop: &AtomicBool)
     }
 }
 
-/// [`fermat_base2_secret`] on two secret odd numbers of the same bit
-/// length at once, their steps interleaved in one loop (see
-/// [`PAIR_REGISTERS`]); `None` when stopped, or when this CPU or their
-/// sizes are not covered (the bit lengths are public: every candidate of
-/// an RSA search has the same). Each lane's doubling is chosen by a mask
-/// from its own n, as in the single test; the loop's length, every index
-/// and every branch depend on the public sizes only.
-pub(crate) fn fermat_base2_secret_pair(
-    ns: [&[u64]; 2],
-    rs: [&[u64]; 2],
+/// [`fermat_base2_secret`] on two to [`MAX_LANES`] secret odd numbers of
+/// the same bit length at once, their steps interleaved in one loop (see
+/// [`lanes`]); `None` when stopped, or when this CPU or their sizes are
+/// not covered (the bit lengths are public: every candidate of an RSA
+/// search has the same). Each lane's doubling is chosen by a mask from its
+/// own n, as in the single test; the loop's length, every index and every
+/// branch depend on the public sizes and the count only.
+pub(crate) fn fermat_base2_secret_lanes(
+    ns: &[&[u64]],
+    rs: &[&[u64]],
     stop: &AtomicBool,
-) -> Option<[u64; 2]> {
-    let (k, v) = plan(ns[0])?;
-    if plan(ns[1])? != (k, v) || v > PAIR_REGISTERS || bit_length(ns[0]) != bit_length(ns[1]) {
+) -> Option<Vec<u64>> {
+    let (k, v) = plan_lanes(ns, rs)?;
+    if ns.iter().any(|n| bit_length(n) != bit_length(ns[0])) {
         return None;
     }
     #[cfg(all(target_arch = "x86_64", pf_avx512))]
     {
-        by_registers!(@ v, fermat2(ns, rs, k, stop), 2 3 4 5 6 7 8)
+        match ns.len() {
+            2 => by_registers!(@ v, 2, fermat_slices(ns, rs, k, stop), 2 3 4 5 6 7 8),
+            3 => by_registers!(@ v, 3, fermat_slices(ns, rs, k, stop), 2 3 4 5 6 7 8),
+            4 => by_registers!(@ v, 4, fermat_slices(ns, rs, k, stop), 2 3 4 5 6 7 8),
+            _ => None,
+        }
     }
     #[cfg(not(all(target_arch = "x86_64", pf_avx512)))]
     {
-        let _ = (rs, stop, v, k);
+        let _ = (stop, v, k);
         None
     }
 }
@@ -658,17 +800,18 @@ unsafe fn fermat1<const V: usize>(
     unsafe { fermat::<V, 1>([n], [r_mod_n], k, stop) }.map(|[v]| v)
 }
 
-/// [`fermat`] on two numbers.
+/// [`fermat`] on L numbers given as slices (of that length).
 #[cfg(all(target_arch = "x86_64", pf_avx512))]
 #[target_feature(enable = "avx512f,avx512ifma")]
-unsafe fn fermat2<const V: usize>(
-    ns: [&[u64]; 2],
-    rs: [&[u64]; 2],
+unsafe fn fermat_slices<const V: usize, const L: usize>(
+    ns: &[&[u64]],
+    rs: &[&[u64]],
     k: usize,
     stop: &AtomicBool,
-) -> Option<[u64; 2]> {
+) -> Option<Vec<u64>> {
+    let (ns, rs) = (ns.try_into().ok()?, rs.try_into().ok()?);
     // SAFETY: the features were checked by the caller.
-    unsafe { fermat::<V, 2>(ns, rs, k, stop) }
+    unsafe { fermat::<V, L>(ns, rs, k, stop) }.map(|v| v.to_vec())
 }
 
 /// 1 when the digits x (k of them, x < 2n) are congruent to the limbs t
@@ -1223,8 +1366,28 @@ pub(crate) mod tests {
         }
     }
 
+    fn group(ns: &[&Integer], stop: &AtomicBool) -> Option<Vec<bool>> {
+        let limbs: Vec<&[u64]> = ns.iter().map(|n| n.as_limbs()).collect();
+        let rs: Vec<Vec<u64>> = ns.iter().map(|n| r_mod(n)).collect();
+        let rs: Vec<&[u64]> = rs.iter().map(|r| &r[..]).collect();
+        strong_base2_lanes(&limbs, &rs, stop)
+    }
+
     fn pair(a: &Integer, b: &Integer, stop: &AtomicBool) -> Option<[bool; 2]> {
-        strong_base2_pair([a.as_limbs(), b.as_limbs()], [&r_mod(a), &r_mod(b)], stop)
+        group(&[a, b], stop).map(|v| [v[0], v[1]])
+    }
+
+    /// The groups of three and four the group tests add to a list of
+    /// pairs: each pair with the next pair's first number, and with the
+    /// whole next pair.
+    fn wider_groups<T: Clone>(cases: &[(T, T)]) -> Vec<Vec<T>> {
+        let mut out = Vec::new();
+        for (i, (a, b)) in cases.iter().enumerate() {
+            let (c, d) = &cases[(i + 1) % cases.len()];
+            out.push(vec![a.clone(), b.clone(), c.clone()]);
+            out.push(vec![a.clone(), b.clone(), c.clone(), d.clone()]);
+        }
+        out
     }
 
     /// The prime c·2^s + 1 for the first odd c above a random number of
@@ -1248,7 +1411,7 @@ pub(crate) mod tests {
     /// on alone), prime and composite in either lane, Carmichael numbers.
     /// Sizes they do not take, and different digit counts, give `None`.
     #[test]
-    fn pairs_agree_with_the_reference() {
+    fn groups_agree_with_the_reference() {
         if !available() {
             crate::capability::skip(
                 "ifma",
@@ -1285,22 +1448,23 @@ pub(crate) mod tests {
                 (prime.clone(), twos.clone()),
                 (low.clone(), twos),
             ];
-            for (a, b) in &cases {
-                let same_k = digits(a.as_limbs()) == digits(b.as_limbs());
-                let got = pair(a, b, &never);
-                if pairs(bits) && same_k && pairs(a.significant_bits()) {
-                    assert_eq!(
-                        got,
-                        Some([strong_reference(a), strong_reference(b)]),
-                        "{bits} bits: {a:x}, {b:x}"
-                    );
+            let pairs_of = cases.iter().map(|(a, b)| vec![a.clone(), b.clone()]);
+            for ns in pairs_of.chain(wider_groups(&cases)) {
+                let same_k = ns
+                    .iter()
+                    .all(|n| digits(n.as_limbs()) == digits(ns[0].as_limbs()));
+                let refs: Vec<&Integer> = ns.iter().collect();
+                let got = group(&refs, &never);
+                if pairs(bits) && same_k && ns.iter().all(|n| pairs(n.significant_bits())) {
+                    let want: Vec<bool> = ns.iter().map(strong_reference).collect();
+                    assert_eq!(got, Some(want), "{bits} bits: {ns:x?}");
                     covered += 1;
                 } else {
                     assert_eq!(got, None, "{bits} bits");
                 }
             }
         }
-        assert!(covered > 150, "{covered}");
+        assert!(covered > 450, "{covered}");
         let mut rng = ChaCha20Rng::seed_from_u64(0xca41);
         for bits in [200u32, 250, 340] {
             let n = carmichael(bits, &mut rng);
@@ -1321,17 +1485,27 @@ pub(crate) mod tests {
         let c = Integer::from(Integer::ONE << 4095u32).next_prime();
         assert_eq!(pair(&c, &c, &never), None);
         assert!(!pairs(4096) && pairs(1024) && !pairs(511));
+        // One number, or five, are not a group.
+        assert_eq!(group(&[&a], &never), None);
+        assert_eq!(group(&[&a; 5], &never), None);
         // A set flag stops it.
         assert_eq!(pair(&a, &a, &AtomicBool::new(true)), None);
+        assert_eq!(group(&[&a; 4], &AtomicBool::new(true)), None);
     }
 
     fn secret(n: &Integer, stop: &AtomicBool) -> Option<u64> {
         fermat_base2_secret(n.as_limbs(), &r_mod(n), stop)
     }
 
+    fn secret_group(ns: &[&Integer], stop: &AtomicBool) -> Option<Vec<u64>> {
+        let limbs: Vec<&[u64]> = ns.iter().map(|n| n.as_limbs()).collect();
+        let rs: Vec<Vec<u64>> = ns.iter().map(|n| r_mod(n)).collect();
+        let rs: Vec<&[u64]> = rs.iter().map(|r| &r[..]).collect();
+        fermat_base2_secret_lanes(&limbs, &rs, stop)
+    }
+
     fn secret_pair(a: &Integer, b: &Integer, stop: &AtomicBool) -> Option<[u64; 2]> {
-        let (ra, rb) = (r_mod(a), r_mod(b));
-        fermat_base2_secret_pair([a.as_limbs(), b.as_limbs()], [&ra, &rb], stop)
+        secret_group(&[a, b], stop).map(|v| [v[0], v[1]])
     }
 
     /// The secret pair gives each number the single test's verdict: random
@@ -1340,7 +1514,7 @@ pub(crate) mod tests {
     /// take; `None` for different bit lengths, for sizes above the pairs'
     /// limit and once stopped.
     #[test]
-    fn secret_pairs_agree_with_the_single_test() {
+    fn secret_groups_agree_with_the_single_test() {
         if !available() {
             crate::capability::skip(
                 "ifma",
@@ -1372,14 +1546,13 @@ pub(crate) mod tests {
                 (ones.clone(), prime.clone()),
                 (low, ones),
             ];
-            for (a, b) in &cases {
-                let got = secret_pair(a, b, &never);
+            let pairs_of = cases.iter().map(|(a, b)| vec![a.clone(), b.clone()]);
+            for ns in pairs_of.chain(wider_groups(&cases)) {
+                let refs: Vec<&Integer> = ns.iter().collect();
+                let got = secret_group(&refs, &never);
                 if pairs(bits) {
-                    assert_eq!(
-                        got,
-                        Some([secret(a, &never).unwrap(), secret(b, &never).unwrap()]),
-                        "{bits} bits: {a:x}, {b:x}"
-                    );
+                    let want: Vec<u64> = ns.iter().map(|n| secret(n, &never).unwrap()).collect();
+                    assert_eq!(got, Some(want), "{bits} bits: {ns:x?}");
                     covered += 1;
                 } else {
                     assert_eq!(got, None, "{bits} bits");
@@ -1389,7 +1562,7 @@ pub(crate) mod tests {
                 assert_eq!(secret_pair(&prime, &prime, &never), Some([1, 1]));
             }
         }
-        assert!(covered > 100, "{covered}");
+        assert!(covered > 300, "{covered}");
         let mut rng = ChaCha20Rng::seed_from_u64(0xca42);
         for bits in [200u32, 250, 340] {
             let n = carmichael(bits, &mut rng);
@@ -1406,9 +1579,13 @@ pub(crate) mod tests {
         let b = Integer::from(Integer::ONE << 1022u32).next_prime();
         assert_eq!(digits(a.as_limbs()), digits(b.as_limbs()));
         assert_eq!(secret_pair(&a, &b, &never), None);
+        assert_eq!(secret_group(&[&a, &a, &a, &b], &never), None);
         let c = Integer::from(Integer::ONE << 4095u32).next_prime();
         assert_eq!(secret_pair(&c, &c, &never), None);
+        assert_eq!(secret_group(&[&a], &never), None);
+        assert_eq!(secret_group(&[&a; 5], &never), None);
         assert_eq!(secret_pair(&a, &a, &AtomicBool::new(true)), None);
+        assert_eq!(secret_group(&[&a; 3], &AtomicBool::new(true)), None);
     }
 
     /// The secret Fermat test agrees with 2^(n−1) mod n == 1 by mpz_powm
@@ -1745,9 +1922,9 @@ pub(crate) mod tests {
         let lanes = [(0, 1), (2, 0)];
         let Some(traces) = traces_of(2, &|i| {
             let (a, b) = lanes[i];
-            std::hint::black_box(fermat_base2_secret_pair(
-                [ns[a].as_limbs(), ns[b].as_limbs()],
-                [&rs[a], &rs[b]],
+            std::hint::black_box(fermat_base2_secret_lanes(
+                &[ns[a].as_limbs(), ns[b].as_limbs()],
+                &[&rs[a], &rs[b]],
                 &never,
             ));
         }) else {
@@ -1755,13 +1932,94 @@ pub(crate) mod tests {
         };
         // What was traced is the real pair test (not a refusal): the
         // prime lane passes.
-        let pair = fermat_base2_secret_pair(
-            [ns[0].as_limbs(), ns[1].as_limbs()],
-            [&rs[0], &rs[1]],
+        let pair = fermat_base2_secret_lanes(
+            &[ns[0].as_limbs(), ns[1].as_limbs()],
+            &[&rs[0], &rs[1]],
             &never,
         );
         assert_eq!(pair.map(|v| v[0]), Some(1));
         assert_one_path(&traces, 200_000, "521 bits, pairs");
+    }
+
+    /// The step that accumulates in place (from [`IN_PLACE_FROM`] registers
+    /// times numbers on: four numbers of 3 and of 5 registers and three of
+    /// 4, as the searches' first tests run them at 1024, 2048 and 1536
+    /// bits, and the pairs of Miller–Rabin rounds at 2048) takes one path for every
+    /// input too: four steps (each a masked choice of x or 2x, then the
+    /// multiplication) on three groups of different secret numbers,
+    /// values and exponent bits. The test's exponent loop is these steps,
+    /// one per bit; the whole-test path tests above run at 521 bits,
+    /// where the short-chain step is taken, and would take many minutes
+    /// of single-stepping at these sizes.
+    #[cfg(all(target_os = "linux", target_arch = "x86_64"))]
+    #[test]
+    fn steps_in_place_take_one_path_for_every_input() {
+        if !available() {
+            crate::capability::skip(
+                "ifma",
+                "no AVX-512 IFMA on this CPU: the in-place steps are not traced",
+            );
+            return;
+        }
+        #[cfg(pf_avx512)]
+        {
+            steps_take_one_path::<3, 4>(1000);
+            steps_take_one_path::<4, 3>(1500);
+            steps_take_one_path::<5, 4>(2040);
+            steps_take_one_path::<5, 2>(2040);
+        }
+    }
+
+    #[cfg(all(target_os = "linux", target_arch = "x86_64", pf_avx512))]
+    fn steps_take_one_path<const V: usize, const L: usize>(bits: u32) {
+        assert!(V * L >= IN_PLACE_FROM);
+        let mut rng = ChaCha20Rng::seed_from_u64(0xf05e + bits as u64);
+        let top = Integer::from(Integer::ONE << (bits - 1));
+        let len = bits.div_ceil(64) as usize;
+        // Per traced group, per lane: n (a random odd number, the smallest
+        // or the largest of the size) and x below it.
+        let groups: Vec<Vec<(Vec<u64>, Vec<u64>)>> = (0..3)
+            .map(|t| {
+                (0..L)
+                    .map(|l| {
+                        let n = match (t + l) % 3 {
+                            0 => random(bits, &mut rng) | 1u32 | &top,
+                            1 => Integer::from(&top + 1u32),
+                            _ => Integer::from(Integer::ONE << bits) - 1u32,
+                        };
+                        let x = random(bits - 2, &mut rng);
+                        (padded(&n, len), padded(&x, len))
+                    })
+                    .collect()
+            })
+            .collect();
+        let k = digits(&groups[0][0].0);
+        assert_eq!(k.div_ceil(8), V, "{bits} bits");
+        let bits_of = [[0u64, 1, 0, 1], [1, 1, 0, 0], [0, 0, 1, 1]];
+        let Some(traces) = traces_of(3, &|t| {
+            // SAFETY: AVX-512 F and IFMA were checked above.
+            unsafe {
+                let mut lanes: [Lane<V>; L] =
+                    std::array::from_fn(|l| Lane::new(&groups[t][l].0, &groups[t][l].1, k));
+                for (step, &bit) in bits_of[t].iter().enumerate() {
+                    for (l, lane) in lanes.iter_mut().enumerate() {
+                        let mask = std::hint::black_box(
+                            (bit ^ (l as u64 & step as u64 & 1)).wrapping_neg(),
+                        );
+                        twice_if::<V>(&lane.x, &mut lane.b, mask);
+                    }
+                    amm::<V, L>(&mut lanes, k);
+                }
+                std::hint::black_box(&lanes[0].x);
+            }
+        }) else {
+            return;
+        };
+        assert_one_path(
+            &traces,
+            (4 * k * L * 10) as u64,
+            &format!("{bits} bits, {L} at once"),
+        );
     }
 
     /// A round's inputs for the path tests: n, `count` random bases (in

@@ -35,7 +35,7 @@ use std::sync::Arc;
 use rug::{Assign, Integer};
 
 use crate::error::{Error, Result};
-use crate::prime::fermat::{strong_base2_public_or_stop, strong_base2_public_pair_or_stop};
+use crate::prime::fermat::{strong_base2_public_lanes_or_stop, strong_base2_public_or_stop};
 use crate::prime::lucas::{strong_lucas, strong_lucas_or_stop};
 use crate::prime::mr::MrCandidate;
 use crate::prime::search::{mr_round_from_stream, CandidateSource, Generation, Verdict};
@@ -518,18 +518,20 @@ impl CandidateSource for PSource {
         c.n.clone()
     }
 
-    fn pairs(&self) -> bool {
-        crate::arith::ifma::pairs(self.cands.l)
+    fn first_round_lanes(&self) -> usize {
+        crate::prime::fermat::first_test_lanes(self.cands.l)
     }
 
-    fn first_round_pair(
+    fn first_round_group(
         &self,
         _seed: &Seed,
-        _index: [u64; 2],
-        c: [&MrCandidate; 2],
+        _index: &[u64],
+        c: &[&MrCandidate],
         stop: &AtomicBool,
-    ) -> Option<[Verdict; 2]> {
-        strong_base2_public_pair_or_stop([&c[0].n, &c[1].n], stop).map(|v| v.map(Verdict::one))
+    ) -> Option<Vec<Verdict>> {
+        let ns: Vec<&Integer> = c.iter().map(|c| &c.n).collect();
+        strong_base2_public_lanes_or_stop(&ns, stop)
+            .map(|v| v.into_iter().map(Verdict::one).collect())
     }
 }
 

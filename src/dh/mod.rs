@@ -7,9 +7,9 @@
 //! 1. one Miller–Rabin round to base 2 on q — nearly every survivor fails
 //!    here, at the cost of one exponentiation (squarings and doublings
 //!    only: `prime::fermat::strong_base2_public_or_stop`; on AVX-512
-//!    IFMA, for q of 9 limbs up to about 3300 bits, two survivors at once,
-//!    `strong_base2_public_pair_or_stop`, and the search engine hands each
-//!    worker its survivors two by two);
+//!    IFMA, for q of 9 limbs up to about 3300 bits, three or four
+//!    survivors at once, `strong_base2_public_lanes_or_stop`, and the
+//!    search engine hands each worker its survivors in groups);
 //! 2. an Euler test to base 2 on p: 2^q ≡ (2/p) (mod p), the Legendre
 //!    symbol, which is +1 for p ≡ ±1 (mod 8) and −1 otherwise;
 //! 3. confirmation of q: Miller–Rabin rounds with bases from the seeded
@@ -53,7 +53,7 @@ use rug::{Assign, Integer};
 
 use crate::error::{Error, Result};
 use crate::gmp::pubpow::pow_mod_or_stop;
-use crate::prime::fermat::{strong_base2_public_or_stop, strong_base2_public_pair_or_stop};
+use crate::prime::fermat::{strong_base2_public_lanes_or_stop, strong_base2_public_or_stop};
 use crate::prime::lucas::strong_lucas_or_stop;
 use crate::prime::mr::{rounds_for_bits, MrCandidate};
 use crate::prime::search::{mr_round_from_stream, CandidateSource, Generation, Verdict};
@@ -429,22 +429,28 @@ impl CandidateSource for DhSource {
         c.p.clone()
     }
 
-    /// Round 0's test on q can run on two candidates at once (AVX-512
-    /// IFMA, `prime::fermat::strong_base2_public_pair_or_stop`).
-    fn pairs(&self) -> bool {
-        crate::arith::ifma::pairs(self.q_bits)
+    /// Round 0's test on q can run on two to four candidates at once
+    /// (AVX-512 IFMA, `prime::fermat::strong_base2_public_lanes_or_stop`).
+    fn first_round_lanes(&self) -> usize {
+        crate::prime::fermat::first_test_lanes(self.q_bits)
     }
 
-    fn first_round_pair(
+    fn first_round_group(
         &self,
         _seed: &Seed,
-        _index: [u64; 2],
-        c: [&DhCand; 2],
+        _index: &[u64],
+        c: &[&DhCand],
         stop: &AtomicBool,
-    ) -> Option<[Verdict; 2]> {
-        match strong_base2_public_pair_or_stop([&c[0].q.n, &c[1].q.n], stop) {
-            Some(q_passes) => Some([0, 1].map(|i| euler_on_p(c[i], q_passes[i], stop))),
-            None if stop.load(Ordering::Relaxed) => Some([Verdict::one(false); 2]),
+    ) -> Option<Vec<Verdict>> {
+        let qs: Vec<&Integer> = c.iter().map(|c| &c.q.n).collect();
+        match strong_base2_public_lanes_or_stop(&qs, stop) {
+            Some(q_passes) => Some(
+                c.iter()
+                    .zip(q_passes)
+                    .map(|(c, q_passes)| euler_on_p(c, q_passes, stop))
+                    .collect(),
+            ),
+            None if stop.load(Ordering::Relaxed) => Some(vec![Verdict::one(false); c.len()]),
             None => None,
         }
     }

@@ -87,27 +87,46 @@ fn secret_pow2_mod(bit: usize, limbs: &[u64], out: &mut [u64; 128]) {
     crate::gmp::sec::rem_into(&pow[..bit / 64 + 1], limbs, &mut out[..limbs.len()]);
 }
 
-/// [`fermat_base2_secret_or_stop`] on two secret odd numbers of the same
-/// size at once, for a search that has two candidates to test: on CPUs
-/// with AVX-512 IFMA, from 9 limbs up to about 3300 bits, their steps
-/// interleave (`arith::ifma::fermat_base2_secret_pair`). Constant time as
-/// the single test; `None` where that does not apply (the caller tests
-/// them one by one) or once `stop` is set.
+/// [`fermat_base2_secret_lanes_or_stop`] on two numbers.
 pub fn fermat_base2_secret_pair_or_stop(ns: [&Integer; 2], stop: &AtomicBool) -> Option<[bool; 2]> {
-    if !ifma::available() || ns.iter().any(|n| **n < 5u32 || n.is_even()) {
+    fermat_base2_secret_lanes_or_stop(&ns, stop).map(|v| [v[0], v[1]])
+}
+
+/// [`fermat_base2_secret_or_stop`] on two to four secret odd numbers of
+/// the same size at once, for a search that has that many candidates to
+/// test: on CPUs with AVX-512 IFMA, from 9 limbs up to about 3300 bits,
+/// their steps interleave (`arith::ifma::fermat_base2_secret_lanes`;
+/// [`first_test_lanes`] says how many suit a size). Constant time as the
+/// single test; `None` where that does not apply (the caller tests them
+/// one by one) or once `stop` is set.
+pub fn fermat_base2_secret_lanes_or_stop(ns: &[&Integer], stop: &AtomicBool) -> Option<Vec<bool>> {
+    if !ifma::available()
+        || !(2..=ifma::MAX_LANES).contains(&ns.len())
+        || ns.iter().any(|n| **n < 5u32 || n.is_even())
+    {
         return None;
     }
-    let limbs = ns.map(|n| n.as_limbs());
-    if !limbs.iter().all(|l| ifma::LIMBS.contains(&l.len())) || limbs[0].len() != limbs[1].len() {
-        return None;
-    }
-    let mut rs = [[0u64; 128]; 2];
-    secret_r_mod(limbs[0], &mut rs[0]);
-    secret_r_mod(limbs[1], &mut rs[1]);
+    let limbs: Vec<&[u64]> = ns.iter().map(|n| n.as_limbs()).collect();
     let len = limbs[0].len();
-    let v = ifma::fermat_base2_secret_pair(limbs, [&rs[0][..len], &rs[1][..len]], stop);
+    if !ifma::LIMBS.contains(&len) || limbs.iter().any(|l| l.len() != len) {
+        return None;
+    }
+    let mut rs = [[0u64; 128]; ifma::MAX_LANES];
+    for (r, l) in rs.iter_mut().zip(&limbs) {
+        secret_r_mod(l, r);
+    }
+    let r_slices: Vec<&[u64]> = rs[..ns.len()].iter().map(|r| &r[..len]).collect();
+    let v = ifma::fermat_base2_secret_lanes(&limbs, &r_slices, stop);
+    drop(r_slices);
     rs.zeroize();
-    v.map(|v| v.map(|x| x == 1))
+    v.map(|v| v.into_iter().map(|x| x == 1).collect())
+}
+
+/// How many first tests ([`fermat_base2_secret_lanes_or_stop`],
+/// [`strong_base2_public_lanes_or_stop`]) on odd numbers of `bits` bits a
+/// search runs at once on this CPU: 1 where they do not apply.
+pub fn first_test_lanes(bits: u32) -> usize {
+    ifma::lanes(bits)
 }
 
 /// The loop of [`fermat_base2_secret_or_stop`] on `gmp::mont` for n of
@@ -166,22 +185,32 @@ pub(crate) fn fermat_fixed_core<const N: usize>(
     Some(pass)
 }
 
-/// [`strong_base2_public_or_stop`] on two public odd numbers at once, for
-/// a search that has two candidates to test: on CPUs with AVX-512 IFMA,
-/// when both are 9 to 128 limbs with the same digit count, their steps
-/// interleave (`arith::ifma::strong_base2_pair`, about 0.6 of the time of
-/// two tests at 1024 bits). `None` where that does not apply, or once
-/// `stop` is set: the caller tests them one by one.
+/// [`strong_base2_public_lanes_or_stop`] on two numbers.
 pub fn strong_base2_public_pair_or_stop(ns: [&Integer; 2], stop: &AtomicBool) -> Option<[bool; 2]> {
-    if !ifma::available() || ns.iter().any(|n| **n < 5u32 || n.is_even()) {
+    strong_base2_public_lanes_or_stop(&ns, stop).map(|v| [v[0], v[1]])
+}
+
+/// [`strong_base2_public_or_stop`] on two to four public odd numbers at
+/// once, for a search that has that many candidates to test: on CPUs with
+/// AVX-512 IFMA, when all are 9 to 128 limbs with the same digit count,
+/// their steps interleave (`arith::ifma::strong_base2_lanes`; about 0.6 of
+/// the time of two tests at 1024 bits for two, less per number for three
+/// or four, see [`first_test_lanes`]). `None` where that does not apply,
+/// or once `stop` is set: the caller tests them one by one.
+pub fn strong_base2_public_lanes_or_stop(ns: &[&Integer], stop: &AtomicBool) -> Option<Vec<bool>> {
+    if !ifma::available()
+        || !(2..=ifma::MAX_LANES).contains(&ns.len())
+        || ns.iter().any(|n| **n < 5u32 || n.is_even())
+    {
         return None;
     }
-    let limbs = ns.map(|n| n.as_limbs());
+    let limbs: Vec<&[u64]> = ns.iter().map(|n| n.as_limbs()).collect();
     if !limbs.iter().all(|l| ifma::LIMBS.contains(&l.len())) {
         return None;
     }
-    let rs = ns.map(ifma_r_mod);
-    ifma::strong_base2_pair(limbs, [&rs[0], &rs[1]], stop)
+    let rs: Vec<Vec<u64>> = ns.iter().map(|n| ifma_r_mod(n)).collect();
+    let r_slices: Vec<&[u64]> = rs.iter().map(|r| &r[..]).collect();
+    ifma::strong_base2_lanes(&limbs, &r_slices, stop)
 }
 
 /// R = 2^(52k) mod the public n for its IFMA digits (one GMP division), in

@@ -38,8 +38,10 @@
 //! worker helps with pending rounds or waits instead. The work beyond the
 //! one-thread run is then what is in flight when the last prime passes its
 //! first round: at most one exponentiation per thread (see `gate`), or one
-//! pair of first rounds per thread for a source that runs two at once for
-//! about 0.6 of their cost in turn (DH on AVX-512 IFMA; see `partner`).
+//! group of first rounds per thread for a source that runs two to four at
+//! once for less than their cost in turn (on AVX-512 IFMA: a pair for
+//! about 0.6 of two, three or four for about 0.45–0.5 each; see
+//! `partner`).
 //! Those rounds are given up at that moment (see `first_verdict`), so
 //! only the part of each already run is spent, and the work counter
 //! (`Stats::given_up_milli`) counts only that part.
@@ -102,12 +104,13 @@ pub(crate) trait CandidateSource: Send + Sync + 'static {
     ) -> Verdict;
     /// The prime a confirmed candidate stands for.
     fn prime(&self, cand: &Self::Cand) -> Integer;
-    /// Whether the source may run round 0 on two candidates at once for
-    /// less than two rounds cost ([`CandidateSource::first_round_pair`]);
-    /// then a worker that passed the gate with one candidate claims the
-    /// next as its partner. Default: no.
-    fn pairs(&self) -> bool {
-        false
+    /// How many candidates' round 0 the source may run at once for less
+    /// than that many rounds' cost ([`CandidateSource::first_round_group`]),
+    /// at most [`GROUP_MAX`]; then a worker that passed the gate with one
+    /// candidate claims up to that many less one next as its partners.
+    /// Default: 1 (one at a time).
+    fn first_round_lanes(&self) -> usize {
+        1
     }
     /// The highest index the source has (at most `MAX_INDEX`, the
     /// default): a search whose claims pass it ends with the primes found
@@ -116,16 +119,17 @@ pub(crate) trait CandidateSource: Send + Sync + 'static {
     fn limit(&self) -> u64 {
         MAX_INDEX
     }
-    /// Round 0 on two candidates at once, with the verdicts `round` would
-    /// give each; `None` when this pair cannot be done together (the
-    /// engine then runs them in turn). Default: `None`.
-    fn first_round_pair(
+    /// Round 0 on two to `first_round_lanes()` candidates at once
+    /// (ascending indices), with the verdicts `round` would give each, in
+    /// order; `None` when this group cannot be done together (the engine
+    /// then runs them in turn). Default: `None`.
+    fn first_round_group(
         &self,
         seed: &Seed,
-        index: [u64; 2],
-        cand: [&Self::Cand; 2],
+        index: &[u64],
+        cand: &[&Self::Cand],
         stop: &AtomicBool,
-    ) -> Option<[Verdict; 2]> {
+    ) -> Option<Vec<Verdict>> {
         let _ = (seed, index, cand, stop);
         None
     }
@@ -181,20 +185,20 @@ impl<S: CandidateSource> CandidateSource for Arc<S> {
     fn prime(&self, cand: &Self::Cand) -> Integer {
         (**self).prime(cand)
     }
-    fn pairs(&self) -> bool {
-        (**self).pairs()
+    fn first_round_lanes(&self) -> usize {
+        (**self).first_round_lanes()
     }
     fn limit(&self) -> u64 {
         (**self).limit()
     }
-    fn first_round_pair(
+    fn first_round_group(
         &self,
         seed: &Seed,
-        index: [u64; 2],
-        cand: [&Self::Cand; 2],
+        index: &[u64],
+        cand: &[&Self::Cand],
         stop: &AtomicBool,
-    ) -> Option<[Verdict; 2]> {
-        (**self).first_round_pair(seed, index, cand, stop)
+    ) -> Option<Vec<Verdict>> {
+        (**self).first_round_group(seed, index, cand, stop)
     }
     fn rounds_at_once(&self) -> u32 {
         (**self).rounds_at_once()
@@ -316,6 +320,10 @@ struct Pending<C> {
     passed: u32,
 }
 
+/// The most candidates whose first rounds a worker runs at once (see
+/// [`CandidateSource::first_round_lanes`]).
+pub(crate) const GROUP_MAX: usize = 4;
+
 /// What [`Shared::partner`] found for a worker's candidate.
 enum Partner<C> {
     /// Nothing left to pair with.
@@ -409,12 +417,12 @@ struct Shared<S: CandidateSource> {
     source: S,
     /// One per worker (see [`Slot`]).
     slots: Vec<Slot>,
-    /// `source.pairs()`, asked once.
-    pairs: bool,
+    /// `source.first_round_lanes()` (1 to [`GROUP_MAX`]), asked once.
+    lanes: usize,
     /// `source.rounds_at_once()` (at least 1), asked once.
     rounds_at_once: u32,
     /// First rounds that may be started above the lowest unresolved
-    /// survivor (see `gate`), two per thread for a pairing source.
+    /// survivor (see `gate`), `lanes` per thread for a grouping source.
     window: usize,
     /// `source.limit()`, asked once: claims above it end the search.
     limit: u64,
@@ -444,10 +452,10 @@ struct Shared<S: CandidateSource> {
 impl<S: CandidateSource> Shared<S> {
     fn new(source: S, seed: &Seed, first_index: u64, count: usize, threads: usize) -> Self {
         let rounds = source.rounds();
-        // A worker of a pairing source runs two first rounds at once.
-        let pairs = source.pairs();
+        // A worker of a grouping source runs up to `lanes` first rounds
+        // at once.
+        let lanes = source.first_round_lanes().clamp(1, GROUP_MAX);
         let rounds_at_once = source.rounds_at_once().max(1);
-        let lanes = if pairs { 2 } else { 1 };
         let limit = source.limit().min(MAX_INDEX);
         Shared {
             source,
@@ -458,7 +466,7 @@ impl<S: CandidateSource> Shared<S> {
                     first: AtomicBool::new(false),
                 })
                 .collect(),
-            pairs,
+            lanes,
             rounds_at_once,
             window: lanes
                 * if threads <= 4 {
@@ -525,7 +533,7 @@ impl<S: CandidateSource> Shared<S> {
         (pass, slot.abandon.load(Ordering::Acquire))
     }
 
-    /// Counts `exponentiations` started by a round or a pair of them, and
+    /// Counts `exponentiations` started by a round or a group of them, and
     /// the part given up undone when the loop that ran last (on `lanes`
     /// numbers at once) stopped early ([`crate::work`]).
     fn count(&self, exponentiations: u32, lanes: u32) {
@@ -799,9 +807,9 @@ impl<S: CandidateSource> Shared<S> {
     /// 2 threads that cost 2.4% of thread time (0.35% with one round of
     /// slack, DH-2048). From 5 threads on an idle thread costs at most a
     /// fifth of the capacity for a moment, and the bound stays
-    /// `threads − 1`. For a source that pairs first rounds (see `partner`)
-    /// the window is twice that: a thread in flight holds two. The second
-    /// round of slack is for pairs: finished rounds stay in the window
+    /// `threads − 1`. For a source that groups first rounds (see `partner`)
+    /// the window is `lanes` times that: a thread in flight holds a group.
+    /// The second round of slack is for groups: finished rounds stay in the window
     /// until the lowest is decided, and with one round of slack a thread
     /// could run only one more pair while the other ran a longer one (a
     /// DH candidate whose q passed runs the test on p as well), then ran
@@ -934,15 +942,17 @@ impl<S: CandidateSource> Shared<S> {
     }
 
     /// For a worker whose candidate `k` passed the gate, with a source
-    /// that [`pairs`](CandidateSource::pairs): claims and builds the next
-    /// candidate as `k`'s partner. It may run with `k` ([`Partner::Now`])
-    /// on the gate's terms: fewer than `count` candidates below it
-    /// confirmed or pending, and room in the window (twice `threads − 1`
-    /// for a pairing source: in time, since a pair costs about 0.6 of two
-    /// rounds in turn, the speculative work stays within 1.2 rounds per
-    /// thread). Otherwise it goes through the gate after `k`
-    /// ([`Partner::Later`]). Never blocks: the worker holds `k`, which may
-    /// be the lowest unresolved candidate.
+    /// that groups first rounds
+    /// ([`first_round_lanes`](CandidateSource::first_round_lanes) above
+    /// 1): claims and builds the next candidate as a partner of `k` (and of
+    /// the partners it has). It may run with them ([`Partner::Now`]) on the
+    /// gate's terms: fewer than `count` candidates below it confirmed or
+    /// pending, and room in the window (`lanes` times the one-at-a-time
+    /// window: in time, since a group of L costs about 0.5 to 0.6 of L
+    /// rounds in turn, the speculative work stays within about 0.6·L
+    /// rounds per thread). Otherwise it goes through the gate after the
+    /// group ([`Partner::Later`]). Never blocks: the worker holds `k`,
+    /// which may be the lowest unresolved candidate.
     fn partner(&self, scratch: &mut Integer) -> Partner<S::Cand> {
         // The next claimed index the cheap tests keep.
         let (k2, cand) = loop {
@@ -971,62 +981,67 @@ impl<S: CandidateSource> Shared<S> {
         }
     }
 
-    fn test_candidate(&self, slot: &Slot, k: u64, scratch: &mut [Integer; 2]) {
-        let [s1, s2] = scratch;
-        let Some(cand) = self.build(k, s1) else {
+    fn test_candidate(&self, slot: &Slot, k: u64, scratch: &mut [Integer; GROUP_MAX]) {
+        let Some(cand) = self.build(k, &mut scratch[0]) else {
             return;
         };
         if !self.gate(slot, k) {
-            self.source.recycle(cand, s1);
+            self.source.recycle(cand, &mut scratch[0]);
             return;
         }
-        let partner = if self.pairs {
-            self.partner(s2)
-        } else {
-            Partner::None
-        };
-        match partner {
-            Partner::Now(k2, cand2) => {
-                crate::fault::point("search_round");
-                let _stale = crate::work::take_given_up();
-                // The slot holds k, the lower of the two: the pair gives
-                // up only when both are above the bound.
-                let pair = self.source.first_round_pair(
-                    &self.seed,
-                    [k, k2],
-                    [&cand, &cand2],
-                    &slot.abandon,
-                );
-                let [(p1, g1), (p2, g2)] = match pair {
-                    Some(v) => {
-                        self.count(v[0].exponentiations + v[1].exponentiations, 2);
-                        let given_up = slot.abandon.load(Ordering::Acquire);
-                        [
-                            (v[0].pass && !given_up, given_up),
-                            (v[1].pass && !given_up, given_up),
-                        ]
-                    }
-                    None => [
-                        self.run_first(slot, k, &cand),
-                        self.run_first(slot, k2, &cand2),
-                    ],
-                };
-                self.first_verdict(k, cand, p1, g1, s1);
-                self.first_verdict(k2, cand2, p2, g2, s2);
-            }
-            Partner::Later(k2, cand2) => {
-                let (pass, given_up) = self.run_first(slot, k, &cand);
-                self.first_verdict(k, cand, pass, given_up, s1);
-                if self.gate(slot, k2) {
-                    let (pass, given_up) = self.run_first(slot, k2, &cand2);
-                    self.first_verdict(k2, cand2, pass, given_up, s2);
-                } else {
-                    self.source.recycle(cand2, s2);
+        // The group: k and the partners that may run with it, in claim
+        // order; a partner that must wait runs after the group, alone.
+        let mut group = vec![(k, cand)];
+        let mut later = None;
+        while group.len() < self.lanes {
+            match self.partner(&mut scratch[group.len()]) {
+                Partner::Now(k2, cand2) => group.push((k2, cand2)),
+                Partner::Later(k2, cand2) => {
+                    later = Some((k2, cand2));
+                    break;
                 }
+                Partner::None => break,
             }
-            Partner::None => {
-                let (pass, given_up) = self.run_first(slot, k, &cand);
-                self.first_verdict(k, cand, pass, given_up, s1);
+        }
+        let verdicts: Vec<(bool, bool)> = if group.len() == 1 {
+            vec![self.run_first(slot, k, &group[0].1)]
+        } else {
+            crate::fault::point("search_round");
+            let _stale = crate::work::take_given_up();
+            let index: Vec<u64> = group.iter().map(|g| g.0).collect();
+            let cands: Vec<&S::Cand> = group.iter().map(|g| &g.1).collect();
+            // The slot holds k, the lowest: the group gives up only when
+            // all of it is above the bound.
+            match self
+                .source
+                .first_round_group(&self.seed, &index, &cands, &slot.abandon)
+                .filter(|v| v.len() == group.len())
+            {
+                Some(v) => {
+                    let exps = v.iter().map(|v| v.exponentiations).sum();
+                    self.count(exps, v.len() as u32);
+                    let given_up = slot.abandon.load(Ordering::Acquire);
+                    v.iter().map(|v| (v.pass && !given_up, given_up)).collect()
+                }
+                None => group
+                    .iter()
+                    .map(|(k, cand)| self.run_first(slot, *k, cand))
+                    .collect(),
+            }
+        };
+        let later_scratch = group.len();
+        for (((k, cand), (pass, given_up)), s) in
+            group.into_iter().zip(verdicts).zip(scratch.iter_mut())
+        {
+            self.first_verdict(k, cand, pass, given_up, s);
+        }
+        if let Some((k2, cand2)) = later {
+            let s = &mut scratch[later_scratch];
+            if self.gate(slot, k2) {
+                let (pass, given_up) = self.run_first(slot, k2, &cand2);
+                self.first_verdict(k2, cand2, pass, given_up, s);
+            } else {
+                self.source.recycle(cand2, s);
             }
         }
     }
@@ -1065,7 +1080,7 @@ impl<S: CandidateSource> Shared<S> {
 
     /// Worker number `i`'s loop (its [`Slot`] is `slots[i]`).
     fn worker(&self, i: usize) {
-        let mut scratch = [Integer::new(), Integer::new()];
+        let mut scratch = std::array::from_fn(|_| Integer::new());
         let slot = &self.slots[i];
         while self.step(slot, &mut scratch) {}
     }
@@ -1074,7 +1089,7 @@ impl<S: CandidateSource> Shared<S> {
     /// claimed candidate brought to its verdict. Returns false when there
     /// is nothing left to claim (or the search stopped); the claimed index
     /// is always resolved before returning, so any thread may take turns.
-    fn step(&self, slot: &Slot, scratch: &mut [Integer; 2]) -> bool {
+    fn step(&self, slot: &Slot, scratch: &mut [Integer; GROUP_MAX]) -> bool {
         while self.help(slot) {
             if self.stop.load(Ordering::Relaxed) {
                 return false;
@@ -1317,7 +1332,7 @@ impl<'g, 'o> Generation<'g, 'o> {
         final_report: bool,
     ) -> Result<()> {
         let interval = self.interval();
-        let mut scratch = [Integer::new(), Integer::new()];
+        let mut scratch = std::array::from_fn(|_| Integer::new());
         let mut last = Instant::now();
         let mut found = 0;
         loop {
@@ -1540,11 +1555,11 @@ mod tests {
     /// exponentiations, and the source tallies what it reported itself.
     struct Toy {
         reported: Arc<AtomicU64>,
-        /// `pairs()`, and whether `first_round_pair` runs a pair (else it
-        /// declines and the engine runs the two in turn).
-        pairs: (bool, bool),
-        /// Pairs run: (first index, second index).
-        paired: Arc<Mutex<Vec<(u64, u64)>>>,
+        /// `first_round_lanes()`, and whether `first_round_group` runs a
+        /// group (else it declines and the engine runs them in turn).
+        lanes: (usize, bool),
+        /// Groups run: their indices.
+        grouped: Arc<Mutex<Vec<Vec<u64>>>>,
         /// `rounds_at_once()`, and whether `rounds_together` runs them.
         together: (u32, bool),
         /// Rounds run together: (index, first round, how many).
@@ -1552,11 +1567,11 @@ mod tests {
     }
 
     impl Toy {
-        fn new(pairs: (bool, bool)) -> Toy {
+        fn new(lanes: (usize, bool)) -> Toy {
             Toy {
                 reported: Arc::new(AtomicU64::new(0)),
-                pairs,
-                paired: Arc::new(Mutex::new(Vec::new())),
+                lanes,
+                grouped: Arc::new(Mutex::new(Vec::new())),
                 together: (1, false),
                 ran_together: Arc::new(Mutex::new(Vec::new())),
             }
@@ -1583,22 +1598,29 @@ mod tests {
         fn prime(&self, c: &u64) -> Integer {
             Integer::from(*c)
         }
-        fn pairs(&self) -> bool {
-            self.pairs.0
+        fn first_round_lanes(&self) -> usize {
+            self.lanes.0
         }
-        fn first_round_pair(
+        fn first_round_group(
             &self,
             seed: &Seed,
-            index: [u64; 2],
-            c: [&u64; 2],
+            index: &[u64],
+            c: &[&u64],
             stop: &AtomicBool,
-        ) -> Option<[Verdict; 2]> {
-            assert!(self.pairs.0);
-            if !self.pairs.1 {
+        ) -> Option<Vec<Verdict>> {
+            assert!((2..=self.lanes.0).contains(&index.len()));
+            assert_eq!(index.len(), c.len());
+            if !self.lanes.1 {
                 return None;
             }
-            lock(&self.paired).push((index[0], index[1]));
-            Some([0, 1].map(|i| self.round(seed, index[i], 0, c[i], stop)))
+            lock(&self.grouped).push(index.to_vec());
+            Some(
+                index
+                    .iter()
+                    .zip(c)
+                    .map(|(&i, c)| self.round(seed, i, 0, c, stop))
+                    .collect(),
+            )
         }
         fn rounds_at_once(&self) -> u32 {
             self.together.0
@@ -1877,16 +1899,16 @@ mod tests {
         fn prime(&self, c: &u64) -> Integer {
             Integer::from(*c)
         }
-        fn pairs(&self) -> bool {
-            true
+        fn first_round_lanes(&self) -> usize {
+            2
         }
-        fn first_round_pair(
+        fn first_round_group(
             &self,
             _: &Seed,
-            index: [u64; 2],
-            c: [&u64; 2],
+            index: &[u64],
+            c: &[&u64],
             _: &AtomicBool,
-        ) -> Option<[Verdict; 2]> {
+        ) -> Option<Vec<Verdict>> {
             if index.contains(&0) {
                 let t = Instant::now();
                 while self.pairs_done.load(Ordering::Acquire) < 2 {
@@ -1899,7 +1921,7 @@ mod tests {
             } else {
                 self.pairs_done.fetch_add(1, Ordering::AcqRel);
             }
-            Some(c.map(|&c| Verdict::one(c == 20)))
+            Some(c.iter().map(|&&c| Verdict::one(c == 20)).collect())
         }
     }
 
@@ -1987,10 +2009,8 @@ mod tests {
             let seed = Seed::from_bytes(&[7u8; 32]).unwrap();
             let mut opts = Options::default();
             let mut generation = Generation::new(&pool, seed.clone(), &mut opts, 1);
-            let engine = generation
-                .search(Toy::new((false, false)), first, 1)
-                .unwrap();
-            let toy = Toy::new((false, false));
+            let engine = generation.search(Toy::new((1, false)), first, 1).unwrap();
+            let toy = Toy::new((1, false));
             let mut stats = Stats::default();
             let here = search_here(&toy, &seed, first, &mut stats).unwrap();
             assert_eq!(here.index, engine[0].index, "from {first}");
@@ -2018,7 +2038,7 @@ mod tests {
         let jobs: Vec<WorkerJob<'_, u64>> = (0..4u64)
             .map(|i| -> WorkerJob<'_, u64> {
                 Box::new(move |seed: &Seed, stats: &mut Stats| {
-                    Ok(search_here(&Toy::new((false, false)), seed, 30 * i, stats)?.index)
+                    Ok(search_here(&Toy::new((1, false)), seed, 30 * i, stats)?.index)
                 })
             })
             .collect();
@@ -2046,7 +2066,7 @@ mod tests {
             let seed = Seed::from_bytes(&[7u8; 32]).unwrap();
             let mut opts = Options::default();
             let mut generation = Generation::new(&pool, seed, &mut opts, 3);
-            let toy = Toy::new((false, false));
+            let toy = Toy::new((1, false));
             let reported = Arc::clone(&toy.reported);
             let found = generation.search(toy, 1, 3).unwrap();
             let idx: Vec<u64> = found.iter().map(|f| f.index).collect();
@@ -2062,21 +2082,22 @@ mod tests {
         }
     }
 
-    /// A source that pairs first rounds gets the same answer as one that
-    /// does not, at any thread count, whether it runs the pairs or declines
-    /// them; its pairs are two survivors in claim order (consecutive
-    /// survivors at one thread), each tested once; the counter still sums
-    /// what the rounds reported.
+    /// A source that groups first rounds (two, three or four at once)
+    /// gets the same answer as one that does not, at any thread count,
+    /// whether it runs the groups or declines them; its groups are
+    /// survivors in claim order (consecutive survivors at one thread, as
+    /// many as it takes), each tested once; the counter still sums what
+    /// the rounds reported.
     #[test]
-    fn pairs_change_the_work_not_the_answer() {
+    fn groups_change_the_work_not_the_answer() {
         for threads in [0, 1, 2, 5, 16] {
-            for pairs in [(true, true), (true, false)] {
+            for pairs in [2, 3, 4].into_iter().flat_map(|l| [(l, true), (l, false)]) {
                 let pool = Workers::for_test(threads);
                 let seed = Seed::from_bytes(&[7u8; 32]).unwrap();
                 let mut opts = Options::default();
                 let mut generation = Generation::new(&pool, seed, &mut opts, 5);
                 let toy = Toy::new(pairs);
-                let (reported, paired) = (Arc::clone(&toy.reported), Arc::clone(&toy.paired));
+                let (reported, grouped) = (Arc::clone(&toy.reported), Arc::clone(&toy.grouped));
                 let found = generation.search(toy, 1, 5).unwrap();
                 let idx: Vec<u64> = found.iter().map(|f| f.index).collect();
                 assert_eq!(idx, [21, 42, 63, 84, 105], "threads={threads} {pairs:?}");
@@ -2084,21 +2105,29 @@ mod tests {
                     generation.stats().exponentiations,
                     reported.load(Ordering::Relaxed)
                 );
-                let paired = lock(&paired);
+                let grouped = lock(&grouped);
                 if !pairs.1 {
-                    assert!(paired.is_empty());
+                    assert!(grouped.is_empty());
                     continue;
                 }
-                assert!(!paired.is_empty(), "threads={threads}: no pairs ran");
-                let mut tested: Vec<u64> = paired.iter().flat_map(|&(a, b)| [a, b]).collect();
-                assert!(paired
+                assert!(!grouped.is_empty(), "threads={threads}: no groups ran");
+                let mut tested: Vec<u64> = grouped.iter().flatten().copied().collect();
+                assert!(grouped
                     .iter()
-                    .all(|&(a, b)| a < b && a % 3 == 0 && b % 3 == 0));
+                    .all(|g| g.windows(2).all(|w| w[0] < w[1]) && g.iter().all(|i| i % 3 == 0)));
                 if threads <= 1 {
-                    // Every survivor up to the answer, two by two.
-                    assert!(paired.iter().all(|&(a, b)| b == a + 3), "{paired:?}");
-                    assert_eq!(paired[0].0, 3);
+                    // Every survivor up to the answer, in full groups of
+                    // consecutive survivors.
+                    assert!(
+                        grouped
+                            .iter()
+                            .all(|g| g.len() == pairs.0 && g.windows(2).all(|w| w[1] == w[0] + 3)),
+                        "{grouped:?}"
+                    );
+                    assert_eq!(grouped[0][0], 3);
                     assert!(tested.contains(&105));
+                    let ends: Vec<u64> = grouped.iter().map(|g| g[0]).collect();
+                    assert!(ends.windows(2).all(|w| w[1] == w[0] + 3 * pairs.0 as u64));
                 }
                 let n = tested.len();
                 tested.sort_unstable();
@@ -2121,7 +2150,7 @@ mod tests {
                 let seed = Seed::from_bytes(&[7u8; 32]).unwrap();
                 let mut opts = Options::default();
                 let mut generation = Generation::new(&pool, seed, &mut opts, 5);
-                let mut toy = Toy::new((false, false));
+                let mut toy = Toy::new((1, false));
                 toy.together = together;
                 let (reported, ran) = (Arc::clone(&toy.reported), Arc::clone(&toy.ran_together));
                 let found = generation.search(toy, 1, 5).unwrap();

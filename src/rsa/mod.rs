@@ -31,7 +31,7 @@ use rug::Integer;
 
 use crate::error::{Error, Result};
 use crate::gmp::sec;
-use crate::prime::fermat::{fermat_base2_secret_or_stop, fermat_base2_secret_pair_or_stop};
+use crate::prime::fermat::{fermat_base2_secret_lanes_or_stop, fermat_base2_secret_or_stop};
 use crate::prime::mr::rsa_rounds;
 use crate::prime::mr::MrCandidate;
 use crate::prime::search::{
@@ -334,8 +334,8 @@ struct RsaSource {
     e_divisor: assembly::WordDivisor,
     rounds: u32,
     trial: std::sync::Arc<TrialTable>,
-    /// Whether the first tests run two at once (`arith::ifma`).
-    pairs: bool,
+    /// How many first tests run at once (`prime::fermat::first_test_lanes`).
+    first_lanes: usize,
     /// Confirmation rounds a worker takes at once: eight in the lanes of
     /// `arith::lanes` (4 to 8 limbs), three where they interleave three
     /// at a time and the rounds split into threes and twos (RSA-2048's
@@ -357,7 +357,7 @@ impl RsaSource {
             e_divisor: assembly::WordDivisor::new(e),
             rounds,
             trial: trial_table(k),
-            pairs: crate::arith::ifma::pairs(k),
+            first_lanes: crate::prime::fermat::first_test_lanes(k),
             rounds_at_once: if crate::arith::ifma::available()
                 && crate::arith::lanes::LIMBS.contains(&(k.div_ceil(64) as usize))
             {
@@ -418,17 +418,18 @@ impl CandidateSource for RsaSource {
     fn prime(&self, cand: &MrCandidate) -> Integer {
         cand.n.clone()
     }
-    fn pairs(&self) -> bool {
-        self.pairs
+    fn first_round_lanes(&self) -> usize {
+        self.first_lanes
     }
-    fn first_round_pair(
+    fn first_round_group(
         &self,
         _seed: &Seed,
-        _index: [u64; 2],
-        c: [&MrCandidate; 2],
+        _index: &[u64],
+        c: &[&MrCandidate],
         stop: &AtomicBool,
-    ) -> Option<[Verdict; 2]> {
-        first_tests_paired([&c[0].n, &c[1].n], stop)
+    ) -> Option<Vec<Verdict>> {
+        let ns: Vec<&Integer> = c.iter().map(|c| &c.n).collect();
+        first_tests_grouped(&ns, stop)
     }
     /// Miller–Rabin rounds of one candidate at once on AVX-512 IFMA: up
     /// to eight in the lanes of one register for primes of 4 to 8 limbs
@@ -452,13 +453,15 @@ impl CandidateSource for RsaSource {
     }
 }
 
-/// Round 0 (the secret base-2 Fermat filter) on two candidates at once
-/// (`fermat_base2_secret_pair_or_stop`), with the verdicts the single
-/// test gives; `None` where the pair cannot run together.
-fn first_tests_paired(ns: [&Integer; 2], stop: &AtomicBool) -> Option<[Verdict; 2]> {
-    match fermat_base2_secret_pair_or_stop(ns, stop) {
-        Some(v) => Some(v.map(Verdict::one)),
-        None if stop.load(std::sync::atomic::Ordering::Relaxed) => Some([Verdict::one(false); 2]),
+/// Round 0 (the secret base-2 Fermat filter) on two to four candidates
+/// at once (`fermat_base2_secret_lanes_or_stop`), with the verdicts the
+/// single test gives; `None` where the group cannot run together.
+pub(crate) fn first_tests_grouped(ns: &[&Integer], stop: &AtomicBool) -> Option<Vec<Verdict>> {
+    match fermat_base2_secret_lanes_or_stop(ns, stop) {
+        Some(v) => Some(v.into_iter().map(Verdict::one).collect()),
+        None if stop.load(std::sync::atomic::Ordering::Relaxed) => {
+            Some(vec![Verdict::one(false); ns.len()])
+        }
         None => None,
     }
 }

@@ -39,7 +39,9 @@ use std::sync::Arc;
 
 use rug::Integer;
 
-use super::{assembly, coprime_minus_one, ct, draw_odd, first_tests_paired, mr_ready, trial_table};
+use super::{
+    assembly, coprime_minus_one, ct, draw_odd, first_tests_grouped, mr_ready, trial_table,
+};
 use crate::error::{Error, Result};
 use crate::gmp::sec;
 use crate::prime::fermat::fermat_base2_secret_or_stop;
@@ -239,8 +241,8 @@ pub(crate) struct PocklingtonSource {
     /// prepared for the remainder.
     e: Option<(u64, assembly::WordDivisor)>,
     trial: Arc<TrialTable>,
-    /// Whether the first tests run two at once (`arith::ifma`).
-    pairs: bool,
+    /// How many first tests run at once (`prime::fermat::first_test_lanes`).
+    first_lanes: usize,
 }
 
 impl PocklingtonSource {
@@ -262,7 +264,7 @@ impl PocklingtonSource {
             r_width,
             e: e.map(|e| (e, assembly::WordDivisor::new(e))),
             trial: trial_table(k),
-            pairs: crate::arith::ifma::pairs(k),
+            first_lanes: crate::prime::fermat::first_test_lanes(k),
         }
     }
 }
@@ -315,17 +317,18 @@ impl CandidateSource for PocklingtonSource {
     fn prime(&self, cand: &PocklingtonCand) -> Integer {
         cand.n.clone()
     }
-    fn pairs(&self) -> bool {
-        self.pairs
+    fn first_round_lanes(&self) -> usize {
+        self.first_lanes
     }
-    fn first_round_pair(
+    fn first_round_group(
         &self,
         _seed: &Seed,
-        _index: [u64; 2],
-        c: [&PocklingtonCand; 2],
+        _index: &[u64],
+        c: &[&PocklingtonCand],
         stop: &AtomicBool,
-    ) -> Option<[Verdict; 2]> {
-        first_tests_paired([&c[0].n, &c[1].n], stop)
+    ) -> Option<Vec<Verdict>> {
+        let ns: Vec<&Integer> = c.iter().map(|c| &c.n).collect();
+        first_tests_grouped(&ns, stop)
     }
 }
 
