@@ -402,15 +402,13 @@ fn work_at_16_threads_is_within_the_waste_bound() {
         );
         let sixteen = work(768, 16, &s);
         // What one thread has in flight, 15 times over: one first round,
-        // or two where the first test runs on two candidates at once (DH
-        // on AVX-512 IFMA, for about 0.6 of two tests' time). The one-thread
-        // run then also tests the answer's partner (≤ 2 exponentiations),
-        // which sixteen threads may not have reached.
-        let (in_flight, partner) = if common::ifma_pairs() {
-            (2.0, 2)
-        } else {
-            (1.0, 0)
-        };
+        // or a group where the first test runs on several candidates at
+        // once (DH on AVX-512 IFMA: four for q of 767 bits, for about 0.4
+        // of four tests' time). The one-thread run then also tests the
+        // answer's partners in its group (≤ 2 exponentiations each), which
+        // sixteen threads may not have reached.
+        let lanes = common::first_test_lanes(767);
+        let (in_flight, partner) = (lanes as f64, 2 * (lanes as u64 - 1));
         assert!(
             sixteen.exponentiations as f64 <= 1.03 * one.exponentiations as f64 + 15.0 * in_flight,
             "16 threads: {} exponentiations vs {} at 1 thread",

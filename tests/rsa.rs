@@ -310,15 +310,12 @@ fn work_at_16_threads_is_within_the_waste_bound() {
         let one = exps(2048, 1, s);
         assert_eq!(one, exps(2048, 1, s), "1-thread work is not deterministic");
         let sixteen = exps(2048, 16, s);
-        // One first test in flight per thread, or two where the first
-        // tests run two at once (AVX-512 IFMA); the one-thread run then
-        // also tests the last prime's partner, which sixteen threads may
-        // not reach.
-        let (in_flight, partner) = if common::ifma_pairs() {
-            (2.0, 2)
-        } else {
-            (1.0, 0)
-        };
+        // One first test in flight per thread, or a group where the first
+        // tests run several at once (AVX-512 IFMA: four for 1024-bit
+        // primes); the one-thread run then also tests each prime's partners
+        // in its group, which sixteen threads may not reach.
+        let lanes = common::first_test_lanes(1024);
+        let (in_flight, partner) = (lanes as f64, 2 * (lanes as u64 - 1));
         assert!(
             sixteen as f64 <= 1.03 * one as f64 + 15.0 * in_flight,
             "16 threads: {sixteen} exponentiations vs {one} at 1 thread"

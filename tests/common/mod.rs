@@ -190,21 +190,11 @@ pub fn soversion() -> String {
     }
 }
 
-/// Whether the library runs first tests two at once here (DH's public
-/// test, RSA's secret Fermat filter, from 9 limbs up to about 3300 bits):
-/// built with its AVX-512 code (build.rs sets `pf_avx512` for the whole
-/// package) and running on a CPU with AVX-512 F and IFMA.
+/// How many first tests on candidates of `bits` bits the library runs at
+/// once here (1, or 2 to 4 with its AVX-512 IFMA code on such a CPU).
 #[allow(dead_code)]
-pub fn ifma_pairs() -> bool {
-    #[cfg(all(target_arch = "x86_64", pf_avx512))]
-    {
-        std::arch::is_x86_feature_detected!("avx512f")
-            && std::arch::is_x86_feature_detected!("avx512ifma")
-    }
-    #[cfg(not(all(target_arch = "x86_64", pf_avx512)))]
-    {
-        false
-    }
+pub fn first_test_lanes(bits: u32) -> usize {
+    primeforge::prime::fermat::first_test_lanes(bits)
 }
 
 /// A test whose subject cannot run here (no core files, say): says so past
