@@ -76,14 +76,14 @@ fn main() {
             }
             std::hint::black_box(pass);
             best[4] = best[4].min(start.elapsed().as_secs_f64() / count as f64);
-            if let Some(t) = pair_cost(&n, count, |p| {
-                primeforge::prime::fermat::strong_base2_public_pair_or_stop(p, &never)
+            if let Some(t) = lanes_cost(&n, count, 2, |ns| {
+                primeforge::prime::fermat::strong_base2_public_lanes_or_stop(ns, &never)
             }) {
                 best[5] = best[5].min(t);
             }
             // The secret base-2 Fermat filter on two candidates at once.
-            if let Some(t) = pair_cost(&n, count, |p| {
-                primeforge::prime::fermat::fermat_base2_secret_pair_or_stop(p, &never)
+            if let Some(t) = lanes_cost(&n, count, 2, |ns| {
+                primeforge::prime::fermat::fermat_base2_secret_lanes_or_stop(ns, &never)
             }) {
                 best[6] = best[6].min(t);
             }
@@ -190,26 +190,6 @@ fn main() {
             }
         );
     }
-}
-
-/// Seconds per number of a two-at-once test over `count` odd numbers
-/// counting down from `n`, two by two; `None` where it does not pair.
-fn pair_cost(
-    n: &Integer,
-    count: u32,
-    test: impl Fn([&Integer; 2]) -> Option<[bool; 2]>,
-) -> Option<f64> {
-    let start = Instant::now();
-    let mut pass = 0u32;
-    let mut c = n.clone();
-    for _ in 0..count / 2 {
-        let d = Integer::from(&c - 2u32);
-        let [x, y] = test([&c, &d])?;
-        pass += x as u32 + y as u32;
-        c -= 4u32;
-    }
-    std::hint::black_box(pass);
-    Some(start.elapsed().as_secs_f64() / (count / 2 * 2) as f64)
 }
 
 /// Time per number of `test` on groups of `lanes` numbers below n (odd,

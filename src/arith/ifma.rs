@@ -153,16 +153,14 @@ const TRIPLE_REGISTERS: usize = 3;
 
 /// Whether [`mr_round_secret_triple`] takes odd numbers of `bits` bits.
 pub(crate) fn triples(bits: u32) -> bool {
-    pairs(bits) && (bits as usize + 3).div_ceil(52).div_ceil(8) <= TRIPLE_REGISTERS
+    pairs(bits) && registers(bits) <= TRIPLE_REGISTERS
 }
 
 /// Whether [`strong_base2_pair`] and [`fermat_base2_secret_pair`] take two
 /// odd numbers of `bits` bits.
 pub(crate) fn pairs(bits: u32) -> bool {
     let limbs = (bits as usize).div_ceil(64);
-    available()
-        && LIMBS.contains(&limbs)
-        && (bits as usize + 3).div_ceil(52).div_ceil(8) <= PAIR_REGISTERS
+    available() && LIMBS.contains(&limbs) && registers(bits) <= PAIR_REGISTERS
 }
 
 /// [`strong_base2`] on two to [`MAX_LANES`] odd numbers with the same

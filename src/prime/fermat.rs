@@ -87,11 +87,6 @@ fn secret_pow2_mod(bit: usize, limbs: &[u64], out: &mut [u64; 128]) {
     crate::gmp::sec::rem_into(&pow[..bit / 64 + 1], limbs, &mut out[..limbs.len()]);
 }
 
-/// [`fermat_base2_secret_lanes_or_stop`] on two numbers.
-pub fn fermat_base2_secret_pair_or_stop(ns: [&Integer; 2], stop: &AtomicBool) -> Option<[bool; 2]> {
-    fermat_base2_secret_lanes_or_stop(&ns, stop).map(|v| [v[0], v[1]])
-}
-
 /// [`fermat_base2_secret_or_stop`] on two to four secret odd numbers of
 /// the same size at once, for a search that has that many candidates to
 /// test: on CPUs with AVX-512 IFMA, from 9 limbs up to about 3300 bits,
@@ -100,15 +95,9 @@ pub fn fermat_base2_secret_pair_or_stop(ns: [&Integer; 2], stop: &AtomicBool) ->
 /// single test; `None` where that does not apply (the caller tests them
 /// one by one) or once `stop` is set.
 pub fn fermat_base2_secret_lanes_or_stop(ns: &[&Integer], stop: &AtomicBool) -> Option<Vec<bool>> {
-    if !ifma::available()
-        || !(2..=ifma::MAX_LANES).contains(&ns.len())
-        || ns.iter().any(|n| **n < 5u32 || n.is_even())
-    {
-        return None;
-    }
-    let limbs: Vec<&[u64]> = ns.iter().map(|n| n.as_limbs()).collect();
+    let limbs = group_limbs(ns)?;
     let len = limbs[0].len();
-    if !ifma::LIMBS.contains(&len) || limbs.iter().any(|l| l.len() != len) {
+    if limbs.iter().any(|l| l.len() != len) {
         return None;
     }
     let mut rs = [[0u64; 128]; ifma::MAX_LANES];
@@ -120,6 +109,22 @@ pub fn fermat_base2_secret_lanes_or_stop(ns: &[&Integer], stop: &AtomicBool) -> 
     drop(r_slices);
     rs.zeroize();
     v.map(|v| v.into_iter().map(|x| x == 1).collect())
+}
+
+/// The limbs of a group the IFMA tests may take: two to four odd numbers
+/// of at least 5, each of `ifma::LIMBS` limbs, on a CPU with IFMA.
+fn group_limbs<'a>(ns: &[&'a Integer]) -> Option<Vec<&'a [u64]>> {
+    if !ifma::available()
+        || !(2..=ifma::MAX_LANES).contains(&ns.len())
+        || ns.iter().any(|n| **n < 5u32 || n.is_even())
+    {
+        return None;
+    }
+    let limbs: Vec<&[u64]> = ns.iter().map(|n| n.as_limbs()).collect();
+    limbs
+        .iter()
+        .all(|l| ifma::LIMBS.contains(&l.len()))
+        .then_some(limbs)
 }
 
 /// How many first tests ([`fermat_base2_secret_lanes_or_stop`],
@@ -185,11 +190,6 @@ pub(crate) fn fermat_fixed_core<const N: usize>(
     Some(pass)
 }
 
-/// [`strong_base2_public_lanes_or_stop`] on two numbers.
-pub fn strong_base2_public_pair_or_stop(ns: [&Integer; 2], stop: &AtomicBool) -> Option<[bool; 2]> {
-    strong_base2_public_lanes_or_stop(&ns, stop).map(|v| [v[0], v[1]])
-}
-
 /// [`strong_base2_public_or_stop`] on two to four public odd numbers at
 /// once, for a search that has that many candidates to test: on CPUs with
 /// AVX-512 IFMA, when all are 9 to 128 limbs with the same digit count,
@@ -198,16 +198,7 @@ pub fn strong_base2_public_pair_or_stop(ns: [&Integer; 2], stop: &AtomicBool) ->
 /// or four, see [`first_test_lanes`]). `None` where that does not apply,
 /// or once `stop` is set: the caller tests them one by one.
 pub fn strong_base2_public_lanes_or_stop(ns: &[&Integer], stop: &AtomicBool) -> Option<Vec<bool>> {
-    if !ifma::available()
-        || !(2..=ifma::MAX_LANES).contains(&ns.len())
-        || ns.iter().any(|n| **n < 5u32 || n.is_even())
-    {
-        return None;
-    }
-    let limbs: Vec<&[u64]> = ns.iter().map(|n| n.as_limbs()).collect();
-    if !limbs.iter().all(|l| ifma::LIMBS.contains(&l.len())) {
-        return None;
-    }
+    let limbs = group_limbs(ns)?;
     let rs: Vec<Vec<u64>> = ns.iter().map(|n| ifma_r_mod(n)).collect();
     let r_slices: Vec<&[u64]> = rs.iter().map(|r| &r[..]).collect();
     ifma::strong_base2_lanes(&limbs, &r_slices, stop)
@@ -364,7 +355,7 @@ pub(crate) mod tests {
         }
         let (a, b) = (odd(1024), odd(1024) + 2u32);
         // Stopped (or, without IFMA, declined): no verdicts either way.
-        assert_eq!(fermat_base2_secret_pair_or_stop([&a, &b], &stop), None);
+        assert_eq!(fermat_base2_secret_lanes_or_stop(&[&a, &b], &stop), None);
         if ifma::available() {
             near_start("Fermat pair", 1024);
         } else {
