@@ -17,6 +17,12 @@
 //! it runs to the next system call, the only place the mask can change.
 //! The first region is the control: the host itself loads the seed into
 //! two vector registers, and the trace must see them there.
+//!
+//! A thread waiting in the kernel is seen at leisure — by a core dump, a
+//! debugger, `PTRACE_GETREGSET` from another process — so every thread of
+//! the library enters every system call with no 8-byte window of the
+//! seed, p, q, d, dP, dQ or qInv in any register: the second test stops
+//! each thread at each system call of seeded jobs and generations.
 
 mod common;
 
@@ -57,5 +63,89 @@ fn no_signal_could_find_a_secret_in_the_registers() {
             &secrets,
             "the seed in xmm6",
         );
+    }
+}
+
+/// Every thread, at every system call (entry and exit) of seeded RSA
+/// generations — a job on 2 threads, then 1 and 2 threads with a progress
+/// callback, several rounds (which half of the key assembly ends first
+/// varies) — holds no 8-byte window of the seed, p, q, d, dP, dQ or qInv
+/// in a register. A caller's worker that finished its half of the key
+/// assembly waits for the other half in a futex: it must have cleared the
+/// registers its half computed d in. The control: the host's inverted
+/// seed in xmm8 and xmm9 at a getppid(2) must be seen.
+#[test]
+fn no_thread_enters_the_kernel_with_a_secret_in_its_registers() {
+    #[cfg(not(all(target_os = "linux", target_arch = "x86_64")))]
+    {
+        common::skip(
+            "ptrace",
+            "the register trace reads x86-64 Linux register sets",
+        );
+    }
+    #[cfg(all(target_os = "linux", target_arch = "x86_64"))]
+    {
+        use common::trace;
+        use std::path::PathBuf;
+        let dir = PathBuf::from(env!("CARGO_TARGET_TMPDIR")).join("syscall-registers");
+        for bits in ["3072", "2048"] {
+            let (exe, secrets) = trace::secrets(&dir, bits);
+            let control: Vec<u8> = secrets.seed.iter().map(|b| !b).collect();
+            let mut list: Vec<(&'static str, &[u8])> = vec![
+                ("the seed", &secrets.seed),
+                ("the passphrase", &secrets.pass),
+                ("p", &secrets.primes[0]),
+                ("q", &secrets.primes[1]),
+                ("control", &control),
+            ];
+            for (name, part) in ["d", "dP", "dQ", "qInv"].into_iter().zip(&secrets.private) {
+                list.push((name, part));
+            }
+            let needles = trace::Needles::new(&list);
+            let report = match trace::syscall_stops(
+                &exe,
+                &[
+                    "waits",
+                    &secrets.path("seed"),
+                    &secrets.path("pass"),
+                    bits,
+                    "8",
+                ],
+                &needles,
+            ) {
+                Ok(r) => r,
+                Err(why) => {
+                    common::skip("ptrace", &why);
+                    return;
+                }
+            };
+            let _ = std::fs::remove_dir_all(&dir);
+            let mut threads: Vec<_> = report.per_thread.iter().collect();
+            threads.sort();
+            eprintln!(
+                "RSA-{bits}: {} system-call stops read; per thread: {threads:?}",
+                report.stops
+            );
+            let (controls, leaks): (Vec<_>, Vec<_>) = report
+                .hits
+                .iter()
+                .partition(|(h, _)| h.contains("control in xmm8"));
+            assert!(
+                !controls.is_empty(),
+                "the host's control (the inverted seed in xmm8) was not seen: the trace is broken"
+            );
+            assert!(
+                leaks.is_empty(),
+                "RSA-{bits}: {} system-call stops found a secret in a register: {leaks:#?}",
+                leaks.iter().map(|(_, n)| n).sum::<u64>()
+            );
+            assert!(
+                report
+                    .per_thread
+                    .keys()
+                    .any(|t| t.starts_with("primeforge-job")),
+                "the job's thread made no system call: {threads:?}"
+            );
+        }
     }
 }

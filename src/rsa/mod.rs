@@ -800,6 +800,9 @@ fn assemble_here(
             pool.in_place_scope(|s| {
                 s.spawn(|_| other = Some(wiped(rest)));
                 mine = Some(side());
+                // This thread may now wait in the kernel for the other
+                // half: not with d in its registers.
+                crate::secure::clear_registers();
             });
             (mine.ok_or(Error::Internal)?, other.ok_or(Error::Internal)?)
         }

@@ -86,6 +86,11 @@ impl SecureBuf {
         if len > MAX_LEN {
             return Err(Error::NoMemory);
         }
+        // A buffer is made to take a secret, usually just computed: what
+        // of it the vector registers still hold must not sit in them
+        // through the system calls below (mmap, mlock, madvise, getpid),
+        // where a core dump or another process's ptrace reads them.
+        super::clear_registers();
         let page = page_size();
         let region = (len + CANARY_LEN).div_ceil(page) * page;
         let map_len = region + 2 * page;
@@ -151,6 +156,11 @@ impl SecureBuf {
         let mut b = Self::new(bytes.len())?;
         let signals = super::signals::hold();
         b.as_mut_slice().copy_from_slice(bytes);
+        // The copy went through vector registers (glibc's memcpy keeps the
+        // last bytes in zmm16/17): cleared before the next system call
+        // (the signal mask's restore, a thread's creation, which copies
+        // the registers to the new thread).
+        super::clear_registers();
         drop(signals);
         Ok(b)
     }
@@ -226,6 +236,9 @@ impl SecureBuf {
 
 impl Drop for SecureBuf {
     fn drop(&mut self) {
+        // What was last read of a secret may still be in the vector
+        // registers; the system calls below would hold it in the kernel.
+        super::clear_registers();
         // SAFETY: getpid has no preconditions.
         let in_owner = unsafe { libc::getpid() } == self.owner_pid;
         // In a fork child the kernel already wiped (or never mapped) the

@@ -44,6 +44,15 @@
  *       export encrypted with the passphrase read from PASS (32 bytes);
  *       6, its import; 7, pf_buffer_copy of the seed; 8, pf_rsa_component
  *       of p; 9, pf_rsa_check and the frees.
+ *   inflight waits SEED PASS BITS ROUNDS
+ *       what tests/signal_frames.rs traces at every system call of every
+ *       thread: first the control (the inverted seed loaded into xmm8 and
+ *       xmm9 around a getppid(2), then cleared); then ROUNDS times a
+ *       seeded job on 2 threads (waited for and taken), and seeded
+ *       pf_rsa_generate_ex on 1 and 2 threads with a progress callback;
+ *       each key is checked; the first is exported plain (PKCS#1 DER),
+ *       encrypted with the passphrase read from PASS (PKCS#8 PEM, OpenSSH),
+ *       imported back with it, and p is copied out; all is freed.
  *   inflight arena
  *       under an address-space limit too tight for the secret arena:
  *       pf_secure_memory_status says so, PF_RSA_SECURE_ARENA makes a
@@ -732,6 +741,70 @@ static int steps(const char *seed, const char *pass_path, uint32_t bits) {
     return 0;
 }
 
+/* Every thread of the library enters the kernel with no secret in a
+ * register: the tracer stops each at each system call. The control is
+ * this host's own: the inverted seed in two vector registers at a
+ * getppid(2). */
+static int waits(const char *seed, const char *pass_path, uint32_t bits, long rounds) {
+    read_seed(seed);
+    unsigned char *pass = private_page();
+    int fd = open(pass_path, O_RDONLY);
+    if (fd < 0 || read(fd, pass, SEED_LEN) != SEED_LEN) die("cannot read the passphrase", 2);
+    close(fd);
+#if defined(__x86_64__)
+    unsigned char *inv = private_page();
+    for (int i = 0; i < SEED_LEN; i++) inv[i] = (unsigned char)~seed_page[i];
+    __asm__ volatile("movdqu (%0), %%xmm8\n\t"
+                     "movdqu 16(%0), %%xmm9\n\t"
+                     "movl $110, %%eax\n\t" /* getppid(2) */
+                     "syscall\n\t"
+                     "pxor %%xmm8, %%xmm8\n\t"
+                     "pxor %%xmm9, %%xmm9\n\t"
+                     :
+                     : "r"(inv)
+                     : "xmm8", "xmm9", "rax", "rcx", "r11", "memory");
+    memset(inv, 0, SEED_LEN);
+#endif
+    pf_options one = seeded(1), two = seeded(2), job_opts = seeded(2);
+    one.progress = count_reports;
+    two.progress = count_reports;
+    for (long r = 0; r < rounds; r++) {
+        pf_rsa_key *key = NULL, *k1 = NULL, *k2 = NULL;
+        pf_job *job = NULL;
+        uint32_t problems = 0;
+        expect("pf_rsa_generate_start", pf_rsa_generate_start(bits, 65537, 2, &job_opts, &job));
+        expect("pf_job_wait", pf_job_wait(job, UINT64_MAX));
+        expect("pf_job_take_rsa", pf_job_take_rsa(job, &key));
+        pf_job_free(job);
+        expect("pf_rsa_generate_ex, 1 thread", pf_rsa_generate_ex(bits, 65537, 2, &one, &k1));
+        expect("pf_rsa_generate_ex, 2 threads", pf_rsa_generate_ex(bits, 65537, 2, &two, &k2));
+        pf_buffer *der = NULL, *pem = NULL, *ssh = NULL, *p = NULL;
+        pf_rsa_key *imported = NULL, *from_ssh = NULL;
+        expect("pf_rsa_export", pf_rsa_export(key, PF_FORMAT_PKCS1_DER, &der));
+        expect("pf_rsa_export_encrypted",
+               pf_rsa_export_encrypted(key, PF_FORMAT_PKCS8_PEM, pass, SEED_LEN, PF_KDF_PBKDF2_SHA256, &pem));
+        expect("pf_rsa_export_openssh", pf_rsa_export_openssh(key, "waits", pass, SEED_LEN, 0, &ssh));
+        expect("pf_rsa_import", pf_rsa_import(pf_buffer_data(pem), pf_buffer_len(pem), pass, SEED_LEN, &imported));
+        expect("pf_rsa_import of OpenSSH",
+               pf_rsa_import(pf_buffer_data(ssh), pf_buffer_len(ssh), pass, SEED_LEN, &from_ssh));
+        expect("pf_rsa_component", pf_rsa_component(imported, PF_RSA_P, &p));
+        pf_buffer_free(p);
+        pf_buffer_free(ssh);
+        pf_buffer_free(pem);
+        pf_buffer_free(der);
+        pf_rsa_free(from_ssh);
+        pf_rsa_free(imported);
+        pf_rsa_key *keys[3] = {key, k1, k2};
+        for (int i = 0; i < 3; i++) {
+            expect("pf_rsa_check", pf_rsa_check(keys[i], &problems));
+            if ((problems & ~PF_RSA_CHECK_FIPS_MASK) != 0) die("a key has problems", 2);
+            pf_rsa_free(keys[i]);
+        }
+    }
+    if (step_reports == 0) die("no progress report", 2);
+    return 0;
+}
+
 int main(int argc, char **argv) {
     if (argc == 5 && strcmp(argv[1], "learn") == 0) return learn(argv[2], argv[3], (uint32_t)atoi(argv[4]));
     if (argc == 7 && strcmp(argv[1], "core") == 0)
@@ -741,6 +814,8 @@ int main(int argc, char **argv) {
     if (argc == 3 && strcmp(argv[1], "forksig") == 0) return forksig((uint32_t)atoi(argv[2]));
     if (argc == 2 && strcmp(argv[1], "smallstack") == 0) return smallstack();
     if (argc == 2 && strcmp(argv[1], "arena") == 0) return arena();
+    if (argc == 6 && strcmp(argv[1], "waits") == 0)
+        return waits(argv[2], argv[3], (uint32_t)atoi(argv[4]), atol(argv[5]));
     if (argc == 5 && strcmp(argv[1], "steps") == 0) return steps(argv[2], argv[3], (uint32_t)atoi(argv[4]));
     fprintf(stderr, "usage: see the comment at the top of inflight.c\n");
     return 2;

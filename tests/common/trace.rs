@@ -113,6 +113,42 @@ fn place(pid: i32, rip: u64) -> String {
     format!("{rip:#x}")
 }
 
+/// Starts `exe args` (with `env` added) traced from its exec
+/// (`PTRACE_TRACEME`), stopped there with `PTRACE_O_TRACESYSGOOD`,
+/// `PTRACE_O_EXITKILL` and `options` set. `Err` where ptrace is refused.
+fn spawn_traced(
+    exe: &Path,
+    args: &[&str],
+    env: &[(&str, &str)],
+    options: libc::c_int,
+) -> Result<(std::process::Child, i32), String> {
+    let mut cmd = std::process::Command::new(exe);
+    cmd.args(args).envs(env.iter().copied());
+    // SAFETY: PTRACE_TRACEME in the child between fork and exec, an
+    // async-signal-safe system call.
+    unsafe {
+        cmd.pre_exec(|| {
+            if libc::ptrace(libc::PTRACE_TRACEME, 0, 0, 0) != 0 {
+                return Err(std::io::Error::last_os_error());
+            }
+            Ok(())
+        });
+    }
+    let child = cmd
+        .spawn()
+        .map_err(|e| format!("PTRACE_TRACEME refused: {e}"))?;
+    let pid = child.id() as i32;
+    match wait(pid) {
+        Stop::Step => {}
+        _ => return Err("the traced program did not stop at exec".into()),
+    }
+    let options = libc::PTRACE_O_TRACESYSGOOD | libc::PTRACE_O_EXITKILL | options;
+    // SAFETY: options on our own stopped tracee.
+    let r = unsafe { libc::ptrace(libc::PTRACE_SETOPTIONS, pid, 0usize, options as usize) };
+    assert_eq!(r, 0, "PTRACE_SETOPTIONS");
+    Ok((child, pid))
+}
+
 pub struct Region {
     pub stepped: u64,
     pub hits: Vec<String>,
@@ -131,30 +167,7 @@ pub fn run(
     regions: usize,
     needles: &Needles,
 ) -> Result<Vec<Region>, String> {
-    let mut cmd = std::process::Command::new(exe);
-    cmd.args(args).envs(env.iter().copied());
-    // SAFETY: PTRACE_TRACEME in the child between fork and exec, an
-    // async-signal-safe system call.
-    unsafe {
-        cmd.pre_exec(|| {
-            if libc::ptrace(libc::PTRACE_TRACEME, 0, 0, 0) != 0 {
-                return Err(std::io::Error::last_os_error());
-            }
-            Ok(())
-        });
-    }
-    let mut child = cmd
-        .spawn()
-        .map_err(|e| format!("PTRACE_TRACEME refused: {e}"))?;
-    let pid = child.id() as i32;
-    match wait(pid) {
-        Stop::Step => {}
-        _ => return Err("the traced program did not stop at exec".into()),
-    }
-    let options = libc::PTRACE_O_TRACESYSGOOD | libc::PTRACE_O_EXITKILL;
-    // SAFETY: options on our own stopped tracee.
-    let r = unsafe { libc::ptrace(libc::PTRACE_SETOPTIONS, pid, 0usize, options as usize) };
-    assert_eq!(r, 0, "PTRACE_SETOPTIONS");
+    let (mut child, pid) = spawn_traced(exe, args, env, 0)?;
     resume(libc::PTRACE_CONT, pid, 0);
     let mut out: Vec<Region> = (0..regions)
         .map(|_| Region {
@@ -214,64 +227,21 @@ pub fn run(
             resume(libc::PTRACE_SYSCALL, pid, std::mem::take(&mut pending));
             continue;
         }
-        // SAFETY: reads the registers of our stopped tracee into
-        // buffers of the kernel's layout and size.
-        let (regs, xlen) = unsafe {
-            let mut regs: libc::user_regs_struct = std::mem::zeroed();
-            assert_eq!(
-                libc::ptrace(libc::PTRACE_GETREGS, pid, 0usize, &mut regs),
-                0,
-                "PTRACE_GETREGS"
-            );
-            let mut iov = libc::iovec {
-                iov_base: xsave.as_mut_ptr().cast(),
-                iov_len: xsave.len(),
-            };
-            assert_eq!(
-                libc::ptrace(libc::PTRACE_GETREGSET, pid, 0x202usize, &mut iov),
-                0,
-                "PTRACE_GETREGSET NT_X86_XSTATE"
-            );
-            (regs, iov.iov_len)
-        };
+        let (_, rip, found) = needles_in_registers(pid, needles, &mut xsave);
         let r = &mut out[region - 1];
         r.stepped += 1;
         if r.stepped % 100_000 == 0 && std::env::var_os("PRIMEFORGE_TRACE_DEBUG").is_some() {
             eprintln!(
                 "DEBUG region {region} stepped {} at {}",
                 r.stepped,
-                place(pid, regs.rip)
+                place(pid, rip)
             );
         }
-        // SAFETY: user_regs_struct is 27 u64 fields.
-        let words: [u64; 27] = unsafe { std::mem::transmute(regs) };
-        let mut found: Vec<(String, &str)> = words
-            .iter()
-            .enumerate()
-            .filter_map(|(i, w)| needles.0.get(w).map(|n| (GPR_NAMES[i].to_string(), *n)))
-            .collect();
-        found.extend(
-            xsave[..xlen]
-                .chunks_exact(8)
-                .enumerate()
-                .filter_map(|(i, c)| {
-                    needles
-                        .0
-                        .get(&u64::from_le_bytes(c.try_into().unwrap()))
-                        .map(|n| (xsave_name(i * 8), *n))
-                }),
-        );
         if !found.is_empty() {
             r.hit_count += 1;
             if r.hits.len() < 6 {
-                let mut seen = HashSet::new();
-                let what: Vec<String> = found
-                    .into_iter()
-                    .filter(|f| seen.insert(f.clone()))
-                    .map(|(reg, name)| format!("{name} in {reg}"))
-                    .collect();
                 r.hits
-                    .push(format!("at {}: {}", place(pid, regs.rip), what.join(", ")));
+                    .push(format!("at {}: {}", place(pid, rip), found.join(", ")));
             }
         }
         if in_syscall {
@@ -279,7 +249,7 @@ pub fn run(
             continue;
         }
         // SAFETY: reads a word of the tracee's code.
-        let insn = unsafe { libc::ptrace(libc::PTRACE_PEEKTEXT, pid, regs.rip as usize, 0) };
+        let insn = unsafe { libc::ptrace(libc::PTRACE_PEEKTEXT, pid, rip as usize, 0) };
         let req = if insn & 0xffff == 0x050f {
             // A system call: stopped at its entry and exit rather than
             // stepped over (a thread it creates must not inherit the
@@ -332,6 +302,8 @@ pub struct Secrets {
     pub seed: Vec<u8>,
     pub pass: Vec<u8>,
     pub primes: Vec<Vec<u8>>,
+    /// d, dP, dQ and qInv.
+    pub private: Vec<Vec<u8>>,
     pub dir: std::path::PathBuf,
 }
 
@@ -377,18 +349,21 @@ pub fn secrets(dir: &Path, bits: &str) -> (std::path::PathBuf, Secrets) {
         ],
     );
     let raw = std::fs::read(&learned).unwrap();
-    let mut primes = Vec::new();
+    let mut parts = Vec::new();
     let mut at = 0;
-    while at + 4 <= raw.len() && primes.len() < 2 {
+    while at + 4 <= raw.len() {
         let n = u32::from_ne_bytes(raw[at..at + 4].try_into().unwrap()) as usize;
-        primes.push(raw[at + 4..at + 4 + n].to_vec());
+        parts.push(raw[at + 4..at + 4 + n].to_vec());
         at += 4 + n;
     }
+    assert_eq!(parts.len(), 6, "the host wrote p, q, d, dP, dQ and qInv");
+    let private = parts.split_off(2);
     std::fs::remove_file(&learned).unwrap();
     let secrets = Secrets {
         seed: seed.to_vec(),
         pass: pass.to_vec(),
-        primes,
+        primes: parts,
+        private,
         dir: dir.to_path_buf(),
     };
     (exe, secrets)
@@ -412,4 +387,184 @@ pub fn run_and_judge(
         }
         Err(why) => super::skip("ptrace", &why),
     }
+}
+
+/// What [`syscall_stops`] saw.
+pub struct SyscallReport {
+    /// System-call stops (entries and exits) whose registers were read.
+    pub stops: u64,
+    /// Per thread name, how many stops.
+    pub per_thread: HashMap<String, u64>,
+    /// Each distinct stop where a register held a needle (the thread's
+    /// name, the system call, where it was made, which registers held
+    /// what), with how many times it was seen.
+    pub hits: Vec<(String, u64)>,
+}
+
+/// Reads the general registers and the XSAVE area of a stopped tracee and
+/// lists which needle each register holding one holds ("p in zmm17", each
+/// once); with the system call number (orig_rax) and rip.
+fn needles_in_registers(tid: i32, needles: &Needles, xsave: &mut [u8]) -> (u64, u64, Vec<String>) {
+    // SAFETY: reads the registers of our stopped tracee into buffers of
+    // the kernel's layout and size.
+    let (regs, xlen) = unsafe {
+        let mut regs: libc::user_regs_struct = std::mem::zeroed();
+        assert_eq!(
+            libc::ptrace(libc::PTRACE_GETREGS, tid, 0usize, &mut regs),
+            0,
+            "PTRACE_GETREGS"
+        );
+        let mut iov = libc::iovec {
+            iov_base: xsave.as_mut_ptr().cast(),
+            iov_len: xsave.len(),
+        };
+        assert_eq!(
+            libc::ptrace(libc::PTRACE_GETREGSET, tid, 0x202usize, &mut iov),
+            0,
+            "PTRACE_GETREGSET NT_X86_XSTATE"
+        );
+        (regs, iov.iov_len)
+    };
+    // SAFETY: user_regs_struct is 27 u64 fields.
+    let words: [u64; 27] = unsafe { std::mem::transmute(regs) };
+    let mut found: Vec<String> = words
+        .iter()
+        .enumerate()
+        .filter_map(|(i, w)| needles.0.get(w).map(|n| format!("{n} in {}", GPR_NAMES[i])))
+        .collect();
+    found.extend(
+        xsave[..xlen]
+            .chunks_exact(8)
+            .enumerate()
+            .filter_map(|(i, c)| {
+                needles
+                    .0
+                    .get(&u64::from_le_bytes(c.try_into().unwrap()))
+                    .map(|n| format!("{n} in {}", xsave_name(i * 8)))
+            }),
+    );
+    let mut seen = HashSet::new();
+    found.retain(|f| seen.insert(f.clone()));
+    (regs.orig_rax, regs.rip, found)
+}
+
+/// Runs `exe args` and stops every thread it has or creates
+/// (`PTRACE_O_TRACECLONE`) at the entry and the exit of every system call,
+/// reading all its registers there: a thread waiting in the kernel (a
+/// futex, a park, a read) is what a core dump, a debugger or a
+/// `PTRACE_GETREGSET` from another process sees at leisure. `Err` where
+/// ptrace is refused; a program that fails fails the test.
+pub fn syscall_stops(
+    exe: &Path,
+    args: &[&str],
+    needles: &Needles,
+) -> Result<SyscallReport, String> {
+    let (mut child, pid) = spawn_traced(exe, args, &[], libc::PTRACE_O_TRACECLONE)?;
+    resume(libc::PTRACE_SYSCALL, pid, 0);
+    let mut report = SyscallReport {
+        stops: 0,
+        per_thread: HashMap::new(),
+        hits: Vec::new(),
+    };
+    let mut known: HashSet<i32> = HashSet::from([pid]);
+    let mut xsave = vec![0u8; 16384];
+    loop {
+        let mut st = 0;
+        // SAFETY: waits for any of our traced threads.
+        let tid = unsafe { libc::waitpid(-1, &mut st, libc::__WALL) };
+        assert!(tid > 0, "waitpid: {}", std::io::Error::last_os_error());
+        if libc::WIFEXITED(st) || libc::WIFSIGNALED(st) {
+            known.remove(&tid);
+            if tid == pid {
+                let ok = child.wait().map_or(true, |s| s.success());
+                assert!(
+                    libc::WIFEXITED(st) && libc::WEXITSTATUS(st) == 0 && ok,
+                    "the traced program ended with wait status {st:#x}"
+                );
+                return Ok(report);
+            }
+            continue;
+        }
+        let sig = libc::WSTOPSIG(st);
+        let mut deliver = 0;
+        if known.insert(tid) && sig == libc::SIGSTOP {
+            // A new thread's first stop.
+        } else if sig == libc::SIGTRAP | 0x80 {
+            report.stops += 1;
+            let name = std::fs::read_to_string(format!("/proc/{pid}/task/{tid}/comm"))
+                .unwrap_or_default()
+                .trim()
+                .to_string();
+            let (nr, rip, found) = needles_in_registers(tid, needles, &mut xsave);
+            if !found.is_empty() {
+                let hit = format!(
+                    "{name} at system call {nr} from {}: {}",
+                    place(pid, rip),
+                    found.join(", ")
+                );
+                match report.hits.iter_mut().find(|(h, _)| *h == hit) {
+                    Some((_, n)) => *n += 1,
+                    None => {
+                        if std::env::var_os("PRIMEFORGE_TRACE_DEBUG").is_some() {
+                            eprintln!("DEBUG {hit}\n{}", return_addresses(pid, tid));
+                        }
+                        report.hits.push((hit, 1));
+                    }
+                }
+            }
+            *report.per_thread.entry(name).or_default() += 1;
+        } else if sig != libc::SIGTRAP {
+            // A signal for the program (a clone event is a plain SIGTRAP
+            // stop with the event in the high bits).
+            deliver = sig;
+        }
+        // SAFETY: resumes our own stopped tracee; a thread that vanished
+        // meanwhile (killed by an exit_group) reports ESRCH, which is fine.
+        unsafe { libc::ptrace(libc::PTRACE_SYSCALL, tid, 0usize, deliver as usize) };
+    }
+}
+
+/// With `PRIMEFORGE_TRACE_DEBUG`: the words on a stopped thread's stack
+/// (its first 32 KiB from rsp) that point into a mapped file's code, as
+/// file+offset — a rough backtrace for `addr2line`.
+fn return_addresses(pid: i32, tid: i32) -> String {
+    // SAFETY: reads the registers of our stopped tracee.
+    let rsp = unsafe {
+        let mut regs: libc::user_regs_struct = std::mem::zeroed();
+        libc::ptrace(libc::PTRACE_GETREGS, tid, 0usize, &mut regs);
+        regs.rsp
+    };
+    let maps = std::fs::read_to_string(format!("/proc/{pid}/maps")).unwrap_or_default();
+    let code: Vec<(u64, u64)> = maps
+        .lines()
+        .filter(|l| l.split_whitespace().nth(1).is_some_and(|p| p.contains('x')))
+        .map(|l| {
+            let (lo, hi) = l
+                .split_whitespace()
+                .next()
+                .unwrap()
+                .split_once('-')
+                .unwrap();
+            (
+                u64::from_str_radix(lo, 16).unwrap(),
+                u64::from_str_radix(hi, 16).unwrap(),
+            )
+        })
+        .collect();
+    let mut out = String::new();
+    for i in 0..4096u64 {
+        // SAFETY: reads a word of the tracee's stack; errors end the scan.
+        let w = unsafe {
+            *libc::__errno_location() = 0;
+            let w = libc::ptrace(libc::PTRACE_PEEKDATA, tid, (rsp + 8 * i) as usize, 0);
+            if w == -1 && *libc::__errno_location() != 0 {
+                break;
+            }
+            w as u64
+        };
+        if code.iter().any(|&(lo, hi)| (lo..hi).contains(&w)) {
+            out += &format!("  {}\n", place(pid, w));
+        }
+    }
+    out
 }
