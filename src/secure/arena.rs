@@ -167,6 +167,10 @@ fn block_size(class: usize) -> usize {
 /// A fresh block of `bytes` from the last segment, reserving the next
 /// segment when it is full; `None` when no segment can be had.
 fn carve(bytes: usize) -> Option<usize> {
+    // Called from GMP's allocation in the middle of secret arithmetic,
+    // and it may enter the kernel (mmap, mprotect): the vector registers
+    // (caller-saved, so free to clobber here) go in cleared.
+    super::clear_registers();
     spin(&GROW_LOCK);
     let r = carve_locked(bytes);
     GROW_LOCK.store(false, Ordering::Release);

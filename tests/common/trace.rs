@@ -115,15 +115,20 @@ fn place(pid: i32, rip: u64) -> String {
 
 /// Starts `exe args` (with `env` added) traced from its exec
 /// (`PTRACE_TRACEME`), stopped there with `PTRACE_O_TRACESYSGOOD`,
-/// `PTRACE_O_EXITKILL` and `options` set. `Err` where ptrace is refused.
+/// `PTRACE_O_EXITKILL` and `options` set, in a process group of its own
+/// with `own_group`. `Err` where ptrace is refused.
 fn spawn_traced(
     exe: &Path,
     args: &[&str],
     env: &[(&str, &str)],
     options: libc::c_int,
+    own_group: bool,
 ) -> Result<(std::process::Child, i32), String> {
     let mut cmd = std::process::Command::new(exe);
     cmd.args(args).envs(env.iter().copied());
+    if own_group {
+        cmd.process_group(0);
+    }
     // SAFETY: PTRACE_TRACEME in the child between fork and exec, an
     // async-signal-safe system call.
     unsafe {
@@ -167,7 +172,7 @@ pub fn run(
     regions: usize,
     needles: &Needles,
 ) -> Result<Vec<Region>, String> {
-    let (mut child, pid) = spawn_traced(exe, args, env, 0)?;
+    let (mut child, pid) = spawn_traced(exe, args, env, 0, false)?;
     resume(libc::PTRACE_CONT, pid, 0);
     let mut out: Vec<Region> = (0..regions)
         .map(|_| Region {
@@ -459,7 +464,9 @@ pub fn syscall_stops(
     args: &[&str],
     needles: &Needles,
 ) -> Result<SyscallReport, String> {
-    let (mut child, pid) = spawn_traced(exe, args, &[], libc::PTRACE_O_TRACECLONE)?;
+    // In a process group of its own: the waits below take only its
+    // threads' stops, not those of another test's tracee or child.
+    let (mut child, pid) = spawn_traced(exe, args, &[], libc::PTRACE_O_TRACECLONE, true)?;
     resume(libc::PTRACE_SYSCALL, pid, 0);
     let mut report = SyscallReport {
         stops: 0,
@@ -470,8 +477,9 @@ pub fn syscall_stops(
     let mut xsave = vec![0u8; 16384];
     loop {
         let mut st = 0;
-        // SAFETY: waits for any of our traced threads.
-        let tid = unsafe { libc::waitpid(-1, &mut st, libc::__WALL) };
+        // SAFETY: waits for any traced thread of the child's process
+        // group (its pid).
+        let tid = unsafe { libc::waitpid(-pid, &mut st, libc::__WALL) };
         assert!(tid > 0, "waitpid: {}", std::io::Error::last_os_error());
         if libc::WIFEXITED(st) || libc::WIFSIGNALED(st) {
             known.remove(&tid);
