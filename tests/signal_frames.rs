@@ -68,12 +68,16 @@ fn no_signal_could_find_a_secret_in_the_registers() {
 
 /// Every thread, at every system call (entry and exit) of seeded RSA
 /// generations — a job on 2 threads, then 1 and 2 threads with a progress
-/// callback, several rounds (which half of the key assembly ends first
-/// varies) — holds no 8-byte window of the seed, p, q, d, dP, dQ or qInv
-/// in a register. A caller's worker that finished its half of the key
-/// assembly waits for the other half in a futex: it must have cleared the
-/// registers its half computed d in. The control: the host's inverted
-/// seed in xmm8 and xmm9 at a getppid(2) must be seen.
+/// callback, eight rounds (which half of the key assembly ends first
+/// varies) — and of a plain, two encrypted exports, their imports, a
+/// component's copy, a check and the frees, holds no 8-byte window of the
+/// seed, the passphrase, p, q, d, dP, dQ or qInv in a register. A
+/// caller's worker that finished its half of the key assembly waits for
+/// the other half in a futex: it must have cleared the registers its half
+/// computed d in; a secure buffer is mapped, filled and unmapped with
+/// system calls, none of which may find the secret it takes or held. The
+/// control: the host's inverted seed in xmm8 and xmm9 at a getppid(2)
+/// must be seen.
 #[test]
 fn no_thread_enters_the_kernel_with_a_secret_in_its_registers() {
     #[cfg(not(all(target_os = "linux", target_arch = "x86_64")))]
