@@ -2,7 +2,7 @@
 //! seeds in every column, interleaved per seed so that machine drift hits
 //! every column alike; with the machine's own two-thread ceiling measured
 //! in the same loop (two one-thread generations of the seed at once on two
-//! OS threads: the same work with nothing shared) and the two-thread
+//! long-lived OS threads: the same work with nothing shared) and the two-thread
 //! generation with threads started and joined per call
 //! (`per_call_threads`, the behaviour before pools were kept).
 //!
@@ -136,6 +136,36 @@ fn sweep(kind: Kind, n: usize, exact_threads: bool) {
         col.exps.push(st.exponentiations as f64);
         col.done.push(st.exponentiations_done());
     };
+    // The ceiling's two threads live through the whole sweep: threads
+    // started per seed and torn down after it (a private stack unmapped,
+    // thread-locals dropped) spent CPU while the next seed's one-thread
+    // column was measured — about 0.8 ms per RSA-2048 generation, which
+    // made that column's process CPU exceed its wall time.
+    let (done_tx, done_rx) = std::sync::mpsc::channel::<()>();
+    let helpers: Vec<std::sync::mpsc::Sender<[u8; 32]>> = (0..2)
+        .map(|_| {
+            let (tx, rx) = std::sync::mpsc::channel::<[u8; 32]>();
+            let done = done_tx.clone();
+            std::thread::spawn(move || {
+                for seed in rx {
+                    let mut o = Options {
+                        threads: 1,
+                        seed: Some(&seed),
+                        ..Default::default()
+                    };
+                    generate(kind, &mut o);
+                    let _ = done.send(());
+                }
+            });
+            tx
+        })
+        .collect();
+    for h in &helpers {
+        h.send(seed_of(1 << 21)).expect("helper thread");
+    }
+    for _ in &helpers {
+        done_rx.recv().expect("helper thread");
+    }
     // Warm-up: pools of every size started once, caches filled.
     for &t in &threads {
         let seed = seed_of(1 << 20);
@@ -165,21 +195,16 @@ fn sweep(kind: Kind, n: usize, exact_threads: bool) {
             ..Default::default()
         };
         run(&mut o, &mut cols[threads.len()]);
-        // The ceiling: two one-thread generations at once.
-        let one = || {
-            let mut o = Options {
-                threads: 1,
-                seed: Some(&seed),
-                ..Default::default()
-            };
-            generate(kind, &mut o);
-        };
+        // The ceiling: two one-thread generations at once, on the two
+        // long-lived helper threads.
         let t = Instant::now();
         let c = cpu_seconds();
-        std::thread::scope(|s| {
-            s.spawn(one);
-            s.spawn(one);
-        });
+        for h in &helpers {
+            h.send(seed).expect("helper thread");
+        }
+        for _ in &helpers {
+            done_rx.recv().expect("helper thread");
+        }
         let one_exps = cols[0].exps[i];
         let one_done = cols[0].done[i];
         let pair = &mut cols[threads.len() + 1];
