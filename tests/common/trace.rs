@@ -534,7 +534,9 @@ pub fn syscall_stops(
 
 /// With `PRIMEFORGE_TRACE_DEBUG`: the words on a stopped thread's stack
 /// (its first 32 KiB from rsp) that point into a mapped file's code, as
-/// file+offset — a rough backtrace for `addr2line`.
+/// file+offset — a rough backtrace (stale words included). The offsets
+/// are file offsets: for `addr2line`, add the code segment's virtual
+/// address minus its file offset (`readelf -l`).
 fn return_addresses(pid: i32, tid: i32) -> String {
     // SAFETY: reads the registers of our stopped tracee.
     let rsp = unsafe {
