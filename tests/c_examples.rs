@@ -415,3 +415,32 @@ fn tls_dhe_server_completes_a_handshake_with_primeforge_keys() {
         r.stdout
     );
 }
+
+/// Two tests in one test binary may build the same host program at the
+/// same moment (the signal-frame tests both build the in-flight host). One
+/// test's compiler must never be writing the file the other is starting:
+/// that fails with "Text file busy" or runs a half-written program.
+#[test]
+fn one_program_built_by_several_tests_at_once_runs_in_each() {
+    let dir = PathBuf::from(env!("CARGO_TARGET_TMPDIR")).join("built-at-once");
+    std::fs::create_dir_all(&dir).unwrap();
+    let src = dir.join("status.c");
+    std::fs::write(
+        &src,
+        "#include <stdio.h>\n#include \"primeforge.h\"\n\
+         int main(void) { puts(pf_status_str(PF_OK)); return 0; }\n",
+    )
+    .unwrap();
+    std::thread::scope(|s| {
+        for _ in 0..4 {
+            s.spawn(|| {
+                for _ in 0..6 {
+                    let exe = common::compile_c("built-at-once", &[&src], &[]);
+                    let r = common::run(&exe, &[]);
+                    assert_eq!(r.code, Some(0), "{}", r.stderr);
+                    assert!(!r.stdout.trim().is_empty());
+                }
+            });
+        }
+    });
+}

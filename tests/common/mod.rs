@@ -88,16 +88,23 @@ pub fn compile_cxx(name: &str, sources: &[&Path], extra: &[&str]) -> PathBuf {
     )
 }
 
+/// The compiler writes a file of its own, which is then renamed onto
+/// `c-NAME`: another test of the same binary may be starting `c-NAME` at
+/// that moment (exec fails with "Text file busy" on a file being written).
 fn compile(name: &str, sources: &[&Path], extra: &[&str], compiler: &str, std: &str) -> PathBuf {
+    static SEQ: std::sync::atomic::AtomicUsize = std::sync::atomic::AtomicUsize::new(0);
     let lib = lib_dir();
-    let out = PathBuf::from(env!("CARGO_TARGET_TMPDIR")).join(format!("c-{name}"));
+    let dir = PathBuf::from(env!("CARGO_TARGET_TMPDIR"));
+    let out = dir.join(format!("c-{name}"));
+    let seq = SEQ.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+    let written = dir.join(format!(".c-{name}.{}.{seq}", std::process::id()));
     let mut cmd = Command::new(compiler);
     cmd.args([std, "-Wall", "-Wextra", "-Werror", "-pedantic", "-O1", "-g"])
         .arg("-I")
         .arg(manifest_dir().join("include"))
         .args(sources)
         .arg("-o")
-        .arg(&out)
+        .arg(&written)
         .arg("-L")
         .arg(&lib)
         .arg(format!("-Wl,-rpath,{}", lib.display()))
@@ -111,6 +118,7 @@ fn compile(name: &str, sources: &[&Path], extra: &[&str], compiler: &str, std: &
         "compiling {name} failed:\n{}",
         String::from_utf8_lossy(&res.stderr)
     );
+    std::fs::rename(&written, &out).unwrap();
     out
 }
 
