@@ -353,6 +353,29 @@ unsafe fn twice_if<const V: usize>(x: &[u64; 160], b: &mut [u64; 160], mask: u64
 #[target_feature(enable = "avx512f,avx512ifma")]
 #[inline]
 unsafe fn amm<const V: usize, const L: usize>(lanes: &mut [Lane<V>; L], k: usize) {
+    // SAFETY: the features were checked by the caller.
+    unsafe { amm_of::<V, L, false>(lanes, k) }
+}
+
+/// x ← AMM(x, x) in each lane: [`amm`] reading the second operand's
+/// digits from x (whose digits in memory stay as they were until the
+/// result is stored), so a squaring needs no copy of x into b.
+#[cfg(all(target_arch = "x86_64", pf_avx512))]
+#[target_feature(enable = "avx512f,avx512ifma")]
+#[inline]
+unsafe fn amm_square<const V: usize, const L: usize>(lanes: &mut [Lane<V>; L], k: usize) {
+    // SAFETY: the features were checked by the caller.
+    unsafe { amm_of::<V, L, true>(lanes, k) }
+}
+
+/// [`amm`] (`SQUARE` false) or [`amm_square`] (true).
+#[cfg(all(target_arch = "x86_64", pf_avx512))]
+#[target_feature(enable = "avx512f,avx512ifma")]
+#[inline]
+unsafe fn amm_of<const V: usize, const L: usize, const SQUARE: bool>(
+    lanes: &mut [Lane<V>; L],
+    k: usize,
+) {
     let in_place = L > 1 && V * L >= IN_PLACE_FROM;
     let zero = _mm512_setzero_si512();
     // SAFETY: the features were checked by the caller.
@@ -369,7 +392,8 @@ unsafe fn amm<const V: usize, const L: usize>(lanes: &mut [Lane<V>; L], k: usize
     for i in 0..k {
         for l in 0..L {
             let (a, n, acc) = (&a[l], &lanes[l].n, &mut acc[l]);
-            let bv = _mm512_set1_epi64(lanes[l].b[i] as i64);
+            let bi = if SQUARE { lanes[l].x[i] } else { lanes[l].b[i] };
+            let bv = _mm512_set1_epi64(bi as i64);
             if in_place {
                 for j in 0..V {
                     acc[j] = _mm512_madd52lo_epu64(acc[j], a[j], bv);
@@ -595,9 +619,8 @@ unsafe fn finish<const V: usize>(
         return Some(true);
     }
     for _ in 1..s {
-        lane.b[..k].copy_from_slice(&lane.x[..k]);
         // SAFETY: the features were checked by the caller.
-        unsafe { amm::<V, 1>(std::array::from_mut(lane), k) };
+        unsafe { amm_square::<V, 1>(std::array::from_mut(lane), k) };
         let cur = value(&lane.x);
         if cur == minus_one {
             return Some(true);
@@ -832,6 +855,43 @@ fn congruent(x: &[u64; 160], k: usize, t: &[u64], n: &[u64]) -> u64 {
     xl.zeroize();
     let is_zero = |w: u64| 1 ^ ((w | w.wrapping_neg()) >> 63);
     is_zero(diff_zero) | is_zero(diff_n)
+}
+
+/// t and t + n (t < n, both in n's length; t + n < 2n ≤ 2^(52k)) as k
+/// digits each into `out`, by a carry chain that never branches: the two
+/// forms below 2n of the residue t.
+#[cfg(all(target_arch = "x86_64", pf_avx512))]
+fn below_2n_into(t: &[u64], n: &[u64], k: usize, out: &mut [[u64; 160]; 2]) {
+    use zeroize::Zeroize;
+    let mut sum = [0u64; 161];
+    let mut carry = 0u64;
+    for (j, sj) in sum.iter_mut().enumerate().take(n.len()) {
+        let (a, c1) = t[j].overflowing_add(n[j]);
+        let (b, c2) = a.overflowing_add(carry);
+        *sj = b;
+        carry = (c1 | c2) as u64;
+    }
+    sum[n.len()] = carry;
+    digits_into(t, k, &mut out[0]);
+    digits_into(&sum[..=n.len()], k, &mut out[1]);
+    sum.zeroize();
+}
+
+/// 1 when the V registers' digits of x and t are equal, else 0: their
+/// differences ORed in registers and tested into a mask; no branch or
+/// index depends on a value.
+#[cfg(all(target_arch = "x86_64", pf_avx512))]
+#[target_feature(enable = "avx512f")]
+#[inline]
+unsafe fn equal<const V: usize>(x: &[u64; 160], t: &[u64; 160]) -> u64 {
+    // SAFETY: the features are enabled here.
+    let (xs, ts) = unsafe { (load::<V>(x), load::<V>(t)) };
+    let mut diff = _mm512_setzero_si512();
+    for (a, b) in xs.iter().zip(&ts) {
+        diff = _mm512_or_si512(diff, _mm512_xor_si512(*a, *b));
+    }
+    let m = _mm512_test_epi64_mask(diff, diff) as u64;
+    1 ^ ((m | m.wrapping_neg()) >> 63)
 }
 
 /// Exponent bits per window of [`mr_round_secret`].
@@ -1123,23 +1183,32 @@ unsafe fn mr_rounds<const V: usize, const L: usize>(
     };
     let mut verdict = None;
     if !stopped {
-        let (r, ml) = (&r_mod_n[..len], &minus_one[..len]);
-        let mut pass: [u64; L] = std::array::from_fn(|l| {
-            congruent(&lanes[l].x, k, r, n) | congruent(&lanes[l].x, k, ml, n)
-        });
+        // The values below 2n that are 1 and −1 in Montgomery form, as
+        // digits: x (below 2n) is congruent to t exactly when it equals t
+        // or t + n.
+        let mut one = [[0u64; 160]; 2];
+        let mut minus = [[0u64; 160]; 2];
+        below_2n_into(&r_mod_n[..len], n, k, &mut one);
+        below_2n_into(&minus_one[..len], n, k, &mut minus);
+        // SAFETY: as above (for `equal`).
+        let is = |x: &[u64; 160], t: &[[u64; 160]; 2]| unsafe {
+            equal::<V>(x, &t[0]) | equal::<V>(x, &t[1])
+        };
+        let mut pass: [u64; L] =
+            std::array::from_fn(|l| is(&lanes[l].x, &one) | is(&lanes[l].x, &minus));
         for j in 1..MAX_S {
-            for lane in lanes.iter_mut() {
-                lane.b[..k].copy_from_slice(&lane.x[..k]);
-            }
             // SAFETY: as above.
-            unsafe { amm::<V, L>(&mut lanes, k) };
+            unsafe { amm_square::<V, L>(&mut lanes, k) };
             // Counts only while j < s: mask from the borrow of j − s.
             let live = (j.wrapping_sub(s) >> 31) as u64 & 1;
             for (p, lane) in pass.iter_mut().zip(&lanes) {
-                *p |= congruent(&lane.x, k, ml, n) & live;
+                *p |= is(&lane.x, &minus) & live;
             }
         }
         verdict = Some(pass);
+        for t in one.iter_mut().chain(minus.iter_mut()) {
+            t.zeroize();
+        }
     }
     for lane in lanes.iter_mut() {
         lane.wipe();
@@ -1183,19 +1252,22 @@ unsafe fn pow_lanes<const V: usize, const L: usize>(
     // SAFETY: the features were checked by the caller (for every unsafe
     // block here).
     unsafe { amm::<V, L>(lanes, k) };
+    // Only the registers' 8·V words of a value are ever read or written
+    // (the rest of each entry stays zero).
+    let w = 8 * V;
     for (lane, table) in lanes.iter_mut().zip(tables.iter_mut()) {
-        table[1] = lane.x;
-        lane.b = lane.x;
+        table[1][..w].copy_from_slice(&lane.x[..w]);
+        lane.b[..w].copy_from_slice(&lane.x[..w]);
     }
     for e in 2..1 << MR_WINDOW {
         // SAFETY: as above.
         unsafe { amm::<V, L>(lanes, k) };
         for (lane, table) in lanes.iter_mut().zip(tables.iter_mut()) {
-            table[e] = lane.x;
+            table[e][..w].copy_from_slice(&lane.x[..w]);
         }
     }
     for (lane, table) in lanes.iter_mut().zip(tables.iter()) {
-        lane.x = table[0];
+        lane.x[..w].copy_from_slice(&table[0][..w]);
     }
     let mut done = true;
     let windows = bits.div_ceil(MR_WINDOW);
@@ -1206,35 +1278,55 @@ unsafe fn pow_lanes<const V: usize, const L: usize>(
             break;
         }
         for _ in 0..MR_WINDOW {
-            for lane in lanes.iter_mut() {
-                lane.b[..k].copy_from_slice(&lane.x[..k]);
-            }
             // SAFETY: as above.
-            unsafe { amm::<V, L>(lanes, k) };
+            unsafe { amm_square::<V, L>(lanes, k) };
         }
         let bit = w * MR_WINDOW;
         for ((lane, table), e) in lanes.iter_mut().zip(tables.iter()).zip(exps) {
             let idx =
                 (e.get(bit / 64).copied().unwrap_or(0) >> (bit % 64)) & ((1 << MR_WINDOW) - 1);
-            lane.b[..k].fill(0);
-            for (i, entry) in table.iter().enumerate() {
-                let x = i as u64 ^ idx;
-                // All ones when i = idx.
-                let mask = std::hint::black_box(((x | x.wrapping_neg()) >> 63) ^ 1).wrapping_neg();
-                for (bj, ej) in lane.b[..k].iter_mut().zip(&entry[..k]) {
-                    *bj |= ej & mask;
-                }
-            }
+            // SAFETY: as above.
+            unsafe { select::<V>(table, idx, &mut lane.b) };
         }
         // SAFETY: as above.
         unsafe { amm::<V, L>(lanes, k) };
     }
     for table in tables.iter_mut() {
         for entry in table.iter_mut() {
-            entry.zeroize();
+            entry[..w].zeroize();
         }
     }
     done
+}
+
+/// b ← table[idx] over the V registers' digits, reading every entry:
+/// each is ANDed with a mask that is all ones for entry idx only and
+/// ORed into registers, stored once. No branch, index or address depends
+/// on idx.
+#[cfg(all(target_arch = "x86_64", pf_avx512))]
+#[target_feature(enable = "avx512f")]
+#[inline]
+unsafe fn select<const V: usize>(
+    table: &[[u64; 160]; 1 << MR_WINDOW],
+    idx: u64,
+    b: &mut [u64; 160],
+) {
+    let mut acc = [_mm512_setzero_si512(); V];
+    for (i, entry) in table.iter().enumerate() {
+        let x = i as u64 ^ idx;
+        // All ones when i = idx.
+        let mask = std::hint::black_box(((x | x.wrapping_neg()) >> 63) ^ 1).wrapping_neg();
+        let m = _mm512_set1_epi64(mask as i64);
+        // SAFETY: the features are enabled here; 8·V ≤ 160 words.
+        let e = unsafe { load::<V>(entry) };
+        for (a, e) in acc.iter_mut().zip(e) {
+            *a = _mm512_or_si512(*a, _mm512_and_si512(e, m));
+        }
+    }
+    for (j, a) in acc.iter().enumerate() {
+        // SAFETY: 8·V ≤ 160 words, written unaligned.
+        unsafe { _mm512_storeu_si512(b.as_mut_ptr().add(8 * j).cast(), *a) };
+    }
 }
 
 #[cfg(test)]

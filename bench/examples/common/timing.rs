@@ -18,7 +18,7 @@ pub fn summary(label: &str, times: &[f64]) -> f64 {
     let mean = t.iter().sum::<f64>() / n;
     let sd = (t.iter().map(|x| (x - mean).powi(2)).sum::<f64>() / n).sqrt();
     println!(
-        "  {label:<16} mean {mean:.4} s  median {:.4} s  sd {sd:.4}  min {:.4}  max {:.4}",
+        "  {label:<16} mean {mean:.5} s  median {:.5} s  sd {sd:.5}  min {:.5}  max {:.5}",
         t[t.len() / 2],
         t[0],
         t[t.len() - 1]
@@ -86,7 +86,7 @@ impl Series {
             let (c, s, e) = self.work[j];
             let nf = self.times[j].len() as f64;
             println!(
-                "  {:<16} per {per}: {} {:.0}, {} {:.1}, exponentiations {:.1}, CPU {:.4} s; busy {:.1}% of {t} thread(s); CPU per exponentiation {:.2} ms",
+                "  {:<16} per {per}: {} {:.0}, {} {:.1}, exponentiations {:.1}, CPU {:.5} s; busy {:.1}% of {t} thread(s); CPU per exponentiation {:.2} ms",
                 "",
                 names.0,
                 c as f64 / nf,
