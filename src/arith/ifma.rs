@@ -1238,7 +1238,9 @@ unsafe fn pow_lanes<const V: usize, const L: usize>(
     stop: &AtomicBool,
 ) -> bool {
     use zeroize::Zeroize;
-    let mut tables = [[[0u64; 160]; 1 << MR_WINDOW]; L];
+    // The powers as registers (8·V words each, what `amm` reads).
+    let mut tables = [[[_mm512_setzero_si512(); V]; 1 << MR_WINDOW]; L];
+    let mut one = [0u64; 160];
     // x = AMM(base, R²) = base·R: each base in Montgomery form, then its
     // powers; every value below 2n.
     for ((lane, table), (r, r2)) in lanes
@@ -1247,27 +1249,31 @@ unsafe fn pow_lanes<const V: usize, const L: usize>(
         .zip(rs.iter().zip(r2s))
     {
         digits_into(r2, k, &mut lane.b);
-        digits_into(r, k, &mut table[0]);
+        digits_into(r, k, &mut one);
+        // SAFETY: the features were checked by the caller (for every
+        // unsafe block here).
+        table[0] = unsafe { load::<V>(&one) };
     }
-    // SAFETY: the features were checked by the caller (for every unsafe
-    // block here).
+    one.zeroize();
+    // SAFETY: as above.
     unsafe { amm::<V, L>(lanes, k) };
-    // Only the registers' 8·V words of a value are ever read or written
-    // (the rest of each entry stays zero).
-    let w = 8 * V;
     for (lane, table) in lanes.iter_mut().zip(tables.iter_mut()) {
-        table[1][..w].copy_from_slice(&lane.x[..w]);
-        lane.b[..w].copy_from_slice(&lane.x[..w]);
+        // SAFETY: as above.
+        table[1] = unsafe { load::<V>(&lane.x) };
+        // SAFETY: as above.
+        unsafe { store::<V>(&table[1], &mut lane.b) };
     }
     for e in 2..1 << MR_WINDOW {
         // SAFETY: as above.
         unsafe { amm::<V, L>(lanes, k) };
         for (lane, table) in lanes.iter_mut().zip(tables.iter_mut()) {
-            table[e][..w].copy_from_slice(&lane.x[..w]);
+            // SAFETY: as above.
+            table[e] = unsafe { load::<V>(&lane.x) };
         }
     }
     for (lane, table) in lanes.iter_mut().zip(tables.iter()) {
-        lane.x[..w].copy_from_slice(&table[0][..w]);
+        // SAFETY: as above.
+        unsafe { store::<V>(&table[0], &mut lane.x) };
     }
     let mut done = true;
     let windows = bits.div_ceil(MR_WINDOW);
@@ -1291,10 +1297,10 @@ unsafe fn pow_lanes<const V: usize, const L: usize>(
         // SAFETY: as above.
         unsafe { amm::<V, L>(lanes, k) };
     }
-    for table in tables.iter_mut() {
-        for entry in table.iter_mut() {
-            entry[..w].zeroize();
-        }
+    for r in tables.iter_mut().flatten().flatten() {
+        // SAFETY: a valid, aligned place of this type; volatile so the
+        // store is kept.
+        unsafe { std::ptr::write_volatile(r, _mm512_setzero_si512()) };
     }
     done
 }
@@ -1307,7 +1313,7 @@ unsafe fn pow_lanes<const V: usize, const L: usize>(
 #[target_feature(enable = "avx512f")]
 #[inline]
 unsafe fn select<const V: usize>(
-    table: &[[u64; 160]; 1 << MR_WINDOW],
+    table: &[[__m512i; V]; 1 << MR_WINDOW],
     idx: u64,
     b: &mut [u64; 160],
 ) {
@@ -1317,15 +1323,22 @@ unsafe fn select<const V: usize>(
         // All ones when i = idx.
         let mask = std::hint::black_box(((x | x.wrapping_neg()) >> 63) ^ 1).wrapping_neg();
         let m = _mm512_set1_epi64(mask as i64);
-        // SAFETY: the features are enabled here; 8·V ≤ 160 words.
-        let e = unsafe { load::<V>(entry) };
-        for (a, e) in acc.iter_mut().zip(e) {
-            *a = _mm512_or_si512(*a, _mm512_and_si512(e, m));
+        for (a, e) in acc.iter_mut().zip(entry) {
+            *a = _mm512_or_si512(*a, _mm512_and_si512(*e, m));
         }
     }
-    for (j, a) in acc.iter().enumerate() {
+    // SAFETY: the features are enabled here.
+    unsafe { store::<V>(&acc, b) };
+}
+
+/// The V registers into the first 8·V words of `out`.
+#[cfg(all(target_arch = "x86_64", pf_avx512))]
+#[target_feature(enable = "avx512f")]
+#[inline]
+unsafe fn store<const V: usize>(regs: &[__m512i; V], out: &mut [u64; 160]) {
+    for (j, r) in regs.iter().enumerate() {
         // SAFETY: 8·V ≤ 160 words, written unaligned.
-        unsafe { _mm512_storeu_si512(b.as_mut_ptr().add(8 * j).cast(), *a) };
+        unsafe { _mm512_storeu_si512(out.as_mut_ptr().add(8 * j).cast(), *r) };
     }
 }
 
