@@ -244,6 +244,45 @@ fn coprime_minus_one(r: u64, e: u64) -> bool {
     ct::gcd_inverse_u64(c_minus_1, e).0 == 1
 }
 
+/// gcd(c − 1, e) = 1 for every candidate c of one search, e public: c mod
+/// e by a prepared word division, then, where e is prime (65537, 3, 17:
+/// nearly always), one masked comparison — gcd(c − 1, e) is 1 or e, and e
+/// exactly when c ≡ 1 (mod e) — else [`coprime_minus_one`]'s
+/// constant-time GCD (about 1 µs).
+pub(crate) struct SideCondition {
+    e: u64,
+    divisor: assembly::WordDivisor,
+    prime: bool,
+}
+
+impl SideCondition {
+    /// For an odd e ≥ 3. Whether e is prime is GMP's BPSW test, exact
+    /// below 2^64.
+    pub(crate) fn new(e: u64) -> SideCondition {
+        SideCondition {
+            e,
+            divisor: assembly::WordDivisor::new(e),
+            prime: Integer::from(e).is_probably_prime(30) != rug::integer::IsPrime::No,
+        }
+    }
+
+    /// Whether gcd(c − 1, e) = 1 for the candidate's limbs `c`, in
+    /// constant time.
+    pub(crate) fn holds(&self, c: &[u64]) -> bool {
+        self.holds_for(self.divisor.rem(c))
+    }
+
+    /// [`SideCondition::holds`] from r = c mod e.
+    fn holds_for(&self, r: u64) -> bool {
+        if self.prime {
+            let x = std::hint::black_box(r ^ 1);
+            (x | x.wrapping_neg()) >> 63 == 1
+        } else {
+            coprime_minus_one(r, self.e)
+        }
+    }
+}
+
 /// λ = lcm(r_i − 1) with a constant-time GCD (see `ct`): λ ← λ·(r − 1) /
 /// gcd(λ, r − 1), the GCD bounded by the public prime sizes. The exact
 /// division is by the gcd, a single limb except with negligible
@@ -329,9 +368,8 @@ fn mr_ready(c: &mut Integer) -> Option<MrCandidate> {
 struct RsaSource {
     lo: Integer,
     width: Integer,
-    e: u64,
-    /// e, prepared for the remainder of every candidate.
-    e_divisor: assembly::WordDivisor,
+    /// gcd(c − 1, e) = 1, prepared for every candidate.
+    side: SideCondition,
     rounds: u32,
     trial: std::sync::Arc<TrialTable>,
     /// How many first tests run at once (`prime::fermat::first_test_lanes`).
@@ -353,8 +391,7 @@ impl RsaSource {
         RsaSource {
             lo,
             width,
-            e,
-            e_divisor: assembly::WordDivisor::new(e),
+            side: SideCondition::new(e),
             rounds,
             trial: trial_table(k),
             first_lanes: crate::prime::fermat::first_test_lanes(k),
@@ -383,7 +420,7 @@ impl CandidateSource for RsaSource {
             return None;
         }
         // gcd(c − 1, e) = 1, from c mod e (e is public).
-        if !coprime_minus_one(self.e_divisor.rem(out.as_limbs()), self.e) {
+        if !self.side.holds(out.as_limbs()) {
             return None;
         }
         mr_ready(out)
@@ -1159,6 +1196,44 @@ mod tests {
                     (a, b) = (b, a % b);
                 }
                 assert_eq!(coprime_minus_one(r, e), a == 1, "r={r} e={e}");
+            }
+        }
+    }
+
+    #[test]
+    fn the_side_condition_agrees_with_the_gcd_for_prime_and_composite_e() {
+        for (e, prime) in [
+            (3u64, true),
+            (5, true),
+            (17, true),
+            (65537, true),
+            (9, false),
+            (15, false),
+            (21, false),
+            (65535, false),
+            (3 * 65537, false),
+            ((1 << 61) - 1, true),
+            ((1 << 40) + 15, true),
+            ((1 << 40) + 1, false),
+        ] {
+            let side = SideCondition::new(e);
+            assert_eq!(side.prime, prime, "e = {e}");
+            let rs: Vec<u64> = if e < 1000 {
+                (0..e).collect()
+            } else {
+                vec![0, 1, 2, 3, e - 1, e / 2, e / 3 + 1]
+            };
+            for r in rs {
+                assert_eq!(
+                    side.holds_for(r),
+                    coprime_minus_one(r, e),
+                    "r = {r}, e = {e}"
+                );
+            }
+            // From a candidate's limbs: c = e·t + r.
+            for (t, r) in [(12345u64, 1u64), (99, 2), (7, 0)] {
+                let c = Integer::from(e) * t + r;
+                assert_eq!(side.holds(c.as_limbs()), coprime_minus_one(r % e, e));
             }
         }
     }

@@ -39,9 +39,7 @@ use std::sync::Arc;
 
 use rug::Integer;
 
-use super::{
-    assembly, coprime_minus_one, ct, draw_odd, first_tests_grouped, mr_ready, trial_table,
-};
+use super::{ct, draw_odd, first_tests_grouped, mr_ready, trial_table, SideCondition};
 use crate::error::{Error, Result};
 use crate::gmp::sec;
 use crate::prime::fermat::fermat_base2_secret_or_stop;
@@ -239,7 +237,7 @@ pub(crate) struct PocklingtonSource {
     r_width: Integer,
     /// The public exponent at the top level (gcd(p − 1, e) = 1), and e
     /// prepared for the remainder.
-    e: Option<(u64, assembly::WordDivisor)>,
+    e: Option<SideCondition>,
     trial: Arc<TrialTable>,
     /// How many first tests run at once (`prime::fermat::first_test_lanes`).
     first_lanes: usize,
@@ -262,7 +260,7 @@ impl PocklingtonSource {
             q,
             r_lo,
             r_width,
-            e: e.map(|e| (e, assembly::WordDivisor::new(e))),
+            e: e.map(SideCondition::new),
             trial: trial_table(k),
             first_lanes: crate::prime::fermat::first_test_lanes(k),
         }
@@ -284,8 +282,8 @@ impl CandidateSource for PocklingtonSource {
         if !self.trial.passes(out) {
             return None;
         }
-        if let Some((e, ref divisor)) = self.e {
-            if !coprime_minus_one(divisor.rem(out.as_limbs()), e) {
+        if let Some(side) = &self.e {
+            if !side.holds(out.as_limbs()) {
                 return None;
             }
         }
