@@ -530,15 +530,9 @@ unsafe fn run<const V: usize, const L: usize>(
             return None;
         }
         for (lane, n) in lanes.iter_mut().zip(ns) {
-            if bit(n, i) == 1 {
-                let mut c = 0;
-                for j in 0..k {
-                    lane.b[j] = ((lane.x[j] << 1) | c) & MASK;
-                    c = lane.x[j] >> 51;
-                }
-            } else {
-                lane.b[..k].copy_from_slice(&lane.x[..k]);
-            }
+            // b = 2x where the bit is one, else x, in vector registers.
+            // SAFETY: the features were checked by the caller.
+            unsafe { twice_if::<V>(&lane.x, &mut lane.b, bit(n, i).wrapping_neg()) };
         }
         // SAFETY: the features were checked by the caller.
         unsafe { amm::<V, L>(lanes, k) };
