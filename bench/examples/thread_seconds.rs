@@ -160,12 +160,16 @@ fn sweep(kind: Kind, n: usize, exact_threads: bool) {
             tx
         })
         .collect();
-    for h in &helpers {
-        h.send(seed_of(1 << 21)).expect("helper thread");
-    }
-    for _ in &helpers {
-        done_rx.recv().expect("helper thread");
-    }
+    // One one-thread generation of `seed` on each helper, both at once.
+    let on_both = |seed: [u8; 32]| {
+        for h in &helpers {
+            h.send(seed).expect("helper thread");
+        }
+        for _ in &helpers {
+            done_rx.recv().expect("helper thread");
+        }
+    };
+    on_both(seed_of(1 << 21));
     // Warm-up: pools of every size started once, caches filled.
     for &t in &threads {
         let seed = seed_of(1 << 20);
@@ -199,12 +203,7 @@ fn sweep(kind: Kind, n: usize, exact_threads: bool) {
         // long-lived helper threads.
         let t = Instant::now();
         let c = cpu_seconds();
-        for h in &helpers {
-            h.send(seed).expect("helper thread");
-        }
-        for _ in &helpers {
-            done_rx.recv().expect("helper thread");
-        }
+        on_both(seed);
         let one_exps = cols[0].exps[i];
         let one_done = cols[0].done[i];
         let pair = &mut cols[threads.len() + 1];

@@ -447,10 +447,8 @@ unsafe fn amm_of<const V: usize, const L: usize, const SQUARE: bool>(
     for (lane, acc) in lanes.iter_mut().zip(&acc) {
         // SAFETY: the features were checked by the caller.
         let x = unsafe { normalised::<V>(acc) };
-        for (j, x) in x.iter().enumerate() {
-            // SAFETY: 8·V ≤ 160 lanes, written unaligned.
-            unsafe { _mm512_storeu_si512(lane.x.as_mut_ptr().add(8 * j).cast(), *x) };
-        }
+        // SAFETY: as above.
+        unsafe { store::<V>(&x, &mut lane.x) };
     }
 }
 
