@@ -119,6 +119,7 @@ pub(crate) mod ct_check;
 pub(crate) mod fixed;
 pub(crate) mod ifma;
 pub(crate) mod lanes;
+pub(crate) mod residues;
 
 #[cfg(test)]
 mod tests {

@@ -18,9 +18,10 @@
 //!   hit a segment at most once each. Nothing is kept for them: a
 //!   *window* of consecutive segments, sized to hold several times the
 //!   positions a search is expected to visit, is set up by computing each
-//!   large prime's residue classes (p0 mod r through GMP's one-limb
-//!   remainder of products of primes) and marking its few hits in the
-//!   window's bitmap. The cost per sieving prime is what bounds the
+//!   large prime's residue classes (p0 mod r through remainders modulo
+//!   products of primes: eight at a time on AVX-512 IFMA, by
+//!   `arith::residues`, else GMP's one-limb remainder) and marking its
+//!   few hits in the window's bitmap. The cost per sieving prime is what bounds the
 //!   sieve's depth; memory does not grow with the bound.
 //!
 //! Windows and segments are pure functions of their number, built on first
@@ -35,6 +36,7 @@ use std::sync::{Arc, Condvar, Mutex, OnceLock};
 
 use rug::Integer;
 
+use crate::arith::residues::{self, Dividend};
 use crate::gmp::{rem_limb, REM_LIMB_MAX};
 use crate::prime::small::odd_primes_below;
 
@@ -136,6 +138,9 @@ impl Drop for Claims<'_> {
 /// start).
 pub(crate) struct Sieve {
     p0: Integer,
+    /// p0 in 52-bit digits where the CPU takes remainders eight divisors
+    /// at a time (`arith::residues`).
+    p0_digits: Option<Dividend>,
     m: u64,
     bound: u32,
     /// Odd primes up to √bound, for sieving the chunks.
@@ -260,6 +265,7 @@ impl Sieve {
         let segment = window.next_power_of_two().clamp(MIN_SEGMENT, SEGMENT);
         Sieve {
             p0: p0.clone(),
+            p0_digits: residues::available().then(|| Dividend::new(p0)),
             m,
             bound,
             base: odd_primes_below(root),
@@ -345,23 +351,47 @@ impl Sieve {
     }
 
     /// Calls `f(r, jp, jq)` for each prime r of `primes` with its two
-    /// classes: p0 mod r through products of primes up to
-    /// [`REM_LIMB_MAX`] (one multi-precision remainder per product).
+    /// classes: p0 mod r through products of consecutive primes (one
+    /// multi-precision remainder per product): below 2^52, eight at a time
+    /// (`arith::residues`) where the CPU has AVX-512 IFMA, else up to
+    /// [`REM_LIMB_MAX`] by GMP's one-limb remainder.
     fn classes(&self, primes: &[u32], mut f: impl FnMut(u64, u64, u64)) {
+        let cap = if self.p0_digits.is_some() {
+            residues::MAX_DIVISOR
+        } else {
+            REM_LIMB_MAX
+        };
+        // Product i covers primes[ends[i − 1]..ends[i]].
+        let (mut prods, mut ends) = (Vec::new(), Vec::new());
         let mut a = 0;
         while a < primes.len() {
             let mut prod = 1u64;
             let mut b = a;
             while b < primes.len() {
                 match prod.checked_mul(primes[b] as u64) {
-                    Some(x) if x <= REM_LIMB_MAX => {
+                    Some(x) if x <= cap => {
                         prod = x;
                         b += 1;
                     }
                     _ => break,
                 }
             }
-            let big = rem_limb(&self.p0, prod);
+            prods.push(prod);
+            ends.push(b);
+            a = b;
+        }
+        let mut bigs = vec![0u64; prods.len()];
+        let vector = self
+            .p0_digits
+            .as_ref()
+            .is_some_and(|x| residues::rem_many(x, &prods, &mut bigs));
+        if !vector {
+            for (big, &d) in bigs.iter_mut().zip(&prods) {
+                *big = rem_limb(&self.p0, d);
+            }
+        }
+        let mut a = 0;
+        for (&big, &b) in bigs.iter().zip(&ends) {
             for &r in &primes[a..b] {
                 // p_j ≡ p0 + M·j (mod r): p_j ≡ 0 at j ≡ −p0/M and p_j ≡ 1
                 // (q_j ≡ 0) at j ≡ (1 − p0)/M = jp + 1/M.
@@ -711,8 +741,19 @@ mod tests {
             let pq = p * q;
             Integer::from(to % &pq).gcd(&pq) == 1u32
         };
-        for (window, segment, step) in [(2 * SEGMENT, SEGMENT, 211), (5000, 8192, 7)] {
-            let sieve = Sieve::new(&p0, 60, bound, window);
+        // The remainders eight divisors at a time (on CPUs with IFMA) and
+        // GMP's one-limb remainders (elsewhere) alike.
+        for (window, segment, step, vector) in [
+            (2 * SEGMENT, SEGMENT, 211, true),
+            (5000, 8192, 7, true),
+            (2 * SEGMENT, SEGMENT, 211, false),
+        ] {
+            let mut sieve = Sieve::new(&p0, 60, bound, window);
+            if !vector {
+                sieve.p0_digits = None;
+            } else if sieve.p0_digits.is_none() {
+                crate::capability::skip("ifma", "the sieve's remainders on AVX-512 IFMA");
+            }
             assert_eq!(
                 (sieve.segment, sieve.window),
                 (segment, window.max(segment))
