@@ -19,10 +19,10 @@
 //!   *window* of consecutive segments, sized to hold several times the
 //!   positions a search is expected to visit, is set up by computing each
 //!   large prime's residue classes (p0 mod r through remainders modulo
-//!   products of primes: eight at a time on AVX-512 IFMA, by
+//!   products of primes: eight per vector register on AVX-512 IFMA, by
 //!   `arith::residues`, else GMP's one-limb remainder) and marking its
-//!   few hits in the window's bitmap. The cost per sieving prime is what bounds the
-//!   sieve's depth; memory does not grow with the bound.
+//!   few hits in the window's bitmap. The cost per sieving prime is what
+//!   bounds the sieve's depth; memory does not grow with the bound.
 //!
 //! Windows and segments are pure functions of their number, built on first
 //! use by whichever workers need them (the set-up of a window is shared
@@ -352,8 +352,8 @@ impl Sieve {
 
     /// Calls `f(r, jp, jq)` for each prime r of `primes` with its two
     /// classes: p0 mod r through products of consecutive primes (one
-    /// multi-precision remainder per product): below 2^52, eight at a time
-    /// (`arith::residues`) where the CPU has AVX-512 IFMA, else up to
+    /// multi-precision remainder per product): below 2^52, eight per
+    /// register (`arith::residues`) where the CPU has AVX-512 IFMA, else up to
     /// [`REM_LIMB_MAX`] by GMP's one-limb remainder.
     fn classes(&self, primes: &[u32], mut f: impl FnMut(u64, u64, u64)) {
         let cap = if self.p0_digits.is_some() {
@@ -741,7 +741,7 @@ mod tests {
             let pq = p * q;
             Integer::from(to % &pq).gcd(&pq) == 1u32
         };
-        // The remainders eight divisors at a time (on CPUs with IFMA) and
+        // The remainders eight divisors per register (on CPUs with IFMA) and
         // GMP's one-limb remainders (elsewhere) alike.
         for (window, segment, step, vector) in [
             (2 * SEGMENT, SEGMENT, 211, true),
