@@ -281,14 +281,14 @@ pub fn validate(bits: u32, generator: u32, flags: u32) -> Result<(u64, u64)> {
 /// the work does). Each doubling of the bound removes 7–8 % of the
 /// exponentiations (the sieve strikes more composites) and costs set-up
 /// time: about 43–60 ns per sieving prime with GMP's remainders, about
-/// 25 ns with those on AVX-512 IFMA, and no memory (large primes only
+/// 20 ns with those on AVX-512 IFMA, and no memory (large primes only
 /// mark a window's bitmap). A prime r is worth sieving while the
 /// exponentiations it saves, 2/r of those a search does, cost more than
 /// its set-up; the bounds below are that model's optimum with the
 /// measured costs (docs/measurements/benchmarks-archive.md, "Design
 /// measurements"). With the cheaper set-up, one more doubling still
-/// costs more than it saves: DH-2048 at 2^27 took 3.7 % more CPU than at
-/// 2^26 (16 seeds, Intel Xeon with IFMA, 2026-12-06), DH-3072 at 2^28
+/// costs more than it saves: DH-2048 at 2^27 took 3.2–3.7 % more CPU than
+/// at 2^26 (16 seeds, Intel Xeon with IFMA, 2026-12-06), DH-3072 at 2^28
 /// and 2^29 were even.
 pub fn sieve_bound(bits: u32) -> u32 {
     match bits {
