@@ -740,8 +740,9 @@ fn bit_length(n: &[u64]) -> usize {
     64 * n.len() - n.last().map_or(64, |t| t.leading_zeros() as usize)
 }
 
-/// Limbs to digits into a fixed buffer, without branching on the values.
-pub(crate) fn digits_into(limbs: &[u64], k: usize, out: &mut [u64; 160]) {
+/// The first k 52-bit digits of the limbs into `out[..k]`, without
+/// branching on the values.
+pub(crate) fn digits_into(limbs: &[u64], k: usize, out: &mut [u64]) {
     for (j, dj) in out[..k].iter_mut().enumerate() {
         let bit = 52 * j;
         let (w, o) = (bit / 64, bit % 64);

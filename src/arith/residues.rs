@@ -56,24 +56,9 @@ impl Dividend {
     /// x (≥ 0) in digits of 52 bits; at least one digit.
     pub(crate) fn new(x: &Integer) -> Dividend {
         assert!(*x >= 0, "a dividend is not negative");
-        let bits = x.significant_bits() as usize;
-        let k = bits.div_ceil(52).max(1);
-        let limbs = x.as_limbs();
-        let digits = (0..k)
-            .map(|j| {
-                let (bit, mut d) = (52 * j, 0u64);
-                let (w, s) = (bit / 64, bit % 64);
-                if let Some(&l) = limbs.get(w) {
-                    d = l >> s;
-                }
-                if s > 12 {
-                    if let Some(&l) = limbs.get(w + 1) {
-                        d |= l << (64 - s);
-                    }
-                }
-                d & ((1 << 52) - 1)
-            })
-            .collect();
+        let k = (x.significant_bits() as usize).div_ceil(52).max(1);
+        let mut digits = vec![0u64; k];
+        super::ifma::digits_into(x.as_limbs(), k, &mut digits);
         Dividend { digits }
     }
 }
@@ -174,7 +159,7 @@ unsafe fn rem_lanes<const G: usize>(x: &[u64], ds: &[u64]) -> [[u64; 8]; G] {
     // quotient are exact in a double's 53 bits but for its rounding);
     // then −d < 2^52 − q·d < 2d.
     let p52 = _mm512_set1_epi64(1 << 52);
-    let c: [__m512i; G] = std::array::from_fn(|g| {
+    let mut c: [__m512i; G] = std::array::from_fn(|g| {
         let q = _mm512_cvttpd_epu64(_mm512_div_pd(
             _mm512_cvtepu64_pd(p52),
             _mm512_cvtepu64_pd(d[g]),
@@ -187,7 +172,6 @@ unsafe fn rem_lanes<const G: usize>(x: &[u64], ds: &[u64]) -> [[u64; 8]; G] {
     });
     // C = the Montgomery form of 2^(52K) (the exponent is public).
     let e = 52 * x.len() as u64;
-    let mut c = c;
     for i in (0..63 - e.leading_zeros()).rev() {
         for g in 0..G {
             c[g] = mont(c[g], c[g], d[g], dinv[g]);
