@@ -5,7 +5,7 @@
 //! (`gmp::pubpow`) and our variable-time strong base-2 test for public
 //! candidates (the first test on DH candidates), and our secret
 //! Miller–Rabin round (RSA candidates' confirmation rounds), alone, and two
-//! and three of one candidate at once.
+//! to five of one candidate at once.
 //!
 //!     cargo run --release --example powm_cost -- [BITS...]
 use std::time::Instant;
@@ -133,15 +133,16 @@ fn main() {
             best[6] / best[2]
         );
         // The secret Miller–Rabin round (the confirmation rounds of RSA
-        // candidates), one at a time, and two and three of one candidate
-        // at once.
+        // candidates), one at a time, and two to five of one candidate at
+        // once.
         let cand = primeforge::prime::mr::MrCandidate::new(n.clone());
-        let bases = [
-            Integer::from(&n >> 3u32),
-            Integer::from(&n >> 5u32),
-            Integer::from(&n >> 7u32),
-        ];
-        let (mut one, mut two, mut three) = (f64::MAX, f64::MAX, f64::MAX);
+        let bases: Vec<Integer> = [3u32, 5, 7, 9, 11]
+            .iter()
+            .map(|&s| Integer::from(&n >> s))
+            .collect();
+        let refs: Vec<&Integer> = bases.iter().collect();
+        let mut one = f64::MAX;
+        let mut together = [f64::MAX; 4];
         let rounds = count.div_ceil(2);
         for _ in 0..5 {
             let start = Instant::now();
@@ -151,43 +152,40 @@ fn main() {
             }
             std::hint::black_box(pass);
             one = one.min(start.elapsed().as_secs_f64() / rounds as f64);
-            let start = Instant::now();
-            for _ in 0..rounds.div_ceil(2) {
-                if cand
-                    .round_pair_or_stop([&bases[0], &bases[1]], &never)
-                    .is_none()
-                {
-                    two = f64::INFINITY;
-                    break;
+            for (at_once, best) in (2usize..).zip(together.iter_mut()) {
+                let groups = rounds.div_ceil(at_once as u32);
+                let start = Instant::now();
+                for _ in 0..groups {
+                    if cand
+                        .rounds_together_or_stop(&refs[..at_once], &never)
+                        .is_none()
+                    {
+                        *best = f64::INFINITY;
+                        break;
+                    }
                 }
+                *best = best.min(start.elapsed().as_secs_f64() / (at_once as u32 * groups) as f64);
             }
-            two = two.min(start.elapsed().as_secs_f64() / (2 * rounds.div_ceil(2)) as f64);
-            if !cand.triples_apply() {
-                three = f64::INFINITY;
-                continue;
-            }
-            let start = Instant::now();
-            for _ in 0..rounds.div_ceil(3) {
-                std::hint::black_box(
-                    cand.round_triple_or_stop([&bases[0], &bases[1], &bases[2]], &never),
-                );
-            }
-            three = three.min(start.elapsed().as_secs_f64() / (3 * rounds.div_ceil(3)) as f64);
         }
+        let at_once: Vec<String> = together
+            .iter()
+            .map(|t| {
+                if t.is_finite() {
+                    format!("{:.3}", t * 1e3)
+                } else {
+                    "-".to_string()
+                }
+            })
+            .collect();
         println!(
             "{bits:>5} bits: secret Miller–Rabin round (ours) {:.3} ms = {:.2}x base-2 Fermat, \
-             {:.2}x powm_sec; two rounds at once {:.3} ms each = {:.2}x one alone; three at \
-             once {} (taken up to about 1200 bits)",
+             {:.2}x powm_sec; two / three / four / five rounds of one number at once {} ms \
+             each (a search takes {} at once)",
             one * 1e3,
             one / best[2],
             one / best[0],
-            two * 1e3,
-            two / one,
-            if three.is_finite() {
-                format!("{:.3} ms each = {:.2}x a pair's", three * 1e3, three / two)
-            } else {
-                "not taken".to_string()
-            }
+            at_once.join(" / "),
+            primeforge::prime::mr::rounds_at_once(bits)
         );
     }
 }

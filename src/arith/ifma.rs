@@ -143,17 +143,32 @@ pub(crate) fn strong_base2(n: &[u64], r_mod_n: &[u64], stop: &AtomicBool) -> Opt
 /// multiply-add units busy.
 const PAIR_REGISTERS: usize = 8;
 
-/// Registers per number up to which three Miller–Rabin rounds of one
-/// number at once beat a pair: a third chain still fills the gaps in the
-/// other two's (the strong test on the Intel Xeon of 2026-12-05: 0.90 of a
-/// pair's time per number at 1024 bits, 3 registers; 0.99 at 1536 and
-/// 1.06 at 2048, where two chains already keep the multiply-add unit
-/// busy).
-const TRIPLE_REGISTERS: usize = 3;
+/// The most Miller–Rabin rounds of one number [`mr_rounds_secret`] takes
+/// at once.
+pub(crate) const MAX_ROUNDS_AT_ONCE: usize = 5;
 
-/// Whether [`mr_round_secret_triple`] takes odd numbers of `bits` bits.
-pub(crate) fn triples(bits: u32) -> bool {
-    pairs(bits) && registers(bits) <= TRIPLE_REGISTERS
+/// How many secret Miller–Rabin rounds of one odd number of `bits` bits
+/// to run at once on this CPU: 1 where [`pairs`] does not take it, else
+/// the count that was cheapest per round (`powm_cost`, best of 5, the
+/// Intel Xeon of 2026-12-06 with AVX-512 IFMA; ms per round for two /
+/// three / four / five at once, the lanes sharing one copy of the
+/// modulus): at 1024 bits (3 registers) 0.138 / 0.122 / 0.108 / 0.100,
+/// at 1536 (4) 0.323 / 0.285 / 0.263 / 0.262, at 2048 (5) 0.668 / 0.567
+/// / 0.552 / 0.60, at 2400 (6) 0.970 / 0.878 / 1.00 / 1.01, at 2800 (7)
+/// 1.30 / 1.36 / 1.55, at 3072 (8) 1.92 / 2.07 / 2.16. More chains fill
+/// the gaps in the multiply-add units until the accumulators spill; with
+/// a copy of the modulus per lane, four at 1024 bits took 0.108 and five
+/// 0.122.
+pub(crate) fn rounds_at_once(bits: u32) -> usize {
+    if !pairs(bits) {
+        return 1;
+    }
+    match registers(bits) {
+        ..=4 => 5,
+        5 => 4,
+        6 => 3,
+        _ => 2,
+    }
 }
 
 /// Whether [`strong_base2_pair`] and [`fermat_base2_secret_pair`] take two
@@ -352,9 +367,12 @@ unsafe fn twice_if<const V: usize>(x: &[u64; 160], b: &mut [u64; 160], mask: u64
 #[cfg(all(target_arch = "x86_64", pf_avx512))]
 #[target_feature(enable = "avx512f,avx512ifma")]
 #[inline]
-unsafe fn amm<const V: usize, const L: usize>(lanes: &mut [Lane<V>; L], k: usize) {
+unsafe fn amm<const V: usize, const L: usize, const SHARED: bool>(
+    lanes: &mut [Lane<V>; L],
+    k: usize,
+) {
     // SAFETY: the features were checked by the caller.
-    unsafe { amm_of::<V, L, false>(lanes, k) }
+    unsafe { amm_of::<V, L, false, SHARED>(lanes, k) }
 }
 
 /// x ← AMM(x, x) in each lane: [`amm`] reading the second operand's
@@ -363,16 +381,19 @@ unsafe fn amm<const V: usize, const L: usize>(lanes: &mut [Lane<V>; L], k: usize
 #[cfg(all(target_arch = "x86_64", pf_avx512))]
 #[target_feature(enable = "avx512f,avx512ifma")]
 #[inline]
-unsafe fn amm_square<const V: usize, const L: usize>(lanes: &mut [Lane<V>; L], k: usize) {
+unsafe fn amm_square<const V: usize, const L: usize, const SHARED: bool>(
+    lanes: &mut [Lane<V>; L],
+    k: usize,
+) {
     // SAFETY: the features were checked by the caller.
-    unsafe { amm_of::<V, L, true>(lanes, k) }
+    unsafe { amm_of::<V, L, true, SHARED>(lanes, k) }
 }
 
 /// [`amm`] (`SQUARE` false) or [`amm_square`] (true).
 #[cfg(all(target_arch = "x86_64", pf_avx512))]
 #[target_feature(enable = "avx512f,avx512ifma")]
 #[inline]
-unsafe fn amm_of<const V: usize, const L: usize, const SQUARE: bool>(
+unsafe fn amm_of<const V: usize, const L: usize, const SQUARE: bool, const SHARED: bool>(
     lanes: &mut [Lane<V>; L],
     k: usize,
 ) {
@@ -380,7 +401,9 @@ unsafe fn amm_of<const V: usize, const L: usize, const SQUARE: bool>(
     let zero = _mm512_setzero_si512();
     // SAFETY: the features were checked by the caller.
     let a: [[__m512i; V]; L] = std::array::from_fn(|l| unsafe { load::<V>(&lanes[l].x) });
-    let k0v: [__m512i; L] = std::array::from_fn(|l| _mm512_set1_epi64(lanes[l].k0 as i64));
+    let k0v: [__m512i; L] =
+        std::array::from_fn(|l| _mm512_set1_epi64(lanes[if SHARED { 0 } else { l }].k0 as i64));
+    let shared_n = lanes[0].n;
     let mut acc = [[zero; V]; L];
     // Per digit of b: m is formed in every lane at once, as the low half of
     // (digit 0)·k0 (vpmadd52luq reads the low 52 bits of digit 0, which is
@@ -391,7 +414,8 @@ unsafe fn amm_of<const V: usize, const L: usize, const SQUARE: bool>(
     // once, and the carry out of digit 0 joins the high halves.
     for i in 0..k {
         for l in 0..L {
-            let (a, n, acc) = (&a[l], &lanes[l].n, &mut acc[l]);
+            let n = if SHARED { &shared_n } else { &lanes[l].n };
+            let (a, acc) = (&a[l], &mut acc[l]);
             let bi = if SQUARE { lanes[l].x[i] } else { lanes[l].b[i] };
             let bv = _mm512_set1_epi64(bi as i64);
             if in_place {
@@ -533,7 +557,7 @@ unsafe fn run<const V: usize, const L: usize>(
             unsafe { twice_if::<V>(&lane.x, &mut lane.b, bit(n, i).wrapping_neg()) };
         }
         // SAFETY: the features were checked by the caller.
-        unsafe { amm::<V, L>(lanes, k) };
+        unsafe { amm::<V, L, false>(lanes, k) };
     }
     Some(())
 }
@@ -612,7 +636,7 @@ unsafe fn finish<const V: usize>(
     }
     for _ in 1..s {
         // SAFETY: the features were checked by the caller.
-        unsafe { amm_square::<V, 1>(std::array::from_mut(lane), k) };
+        unsafe { amm_square::<V, 1, false>(std::array::from_mut(lane), k) };
         let cur = value(&lane.x);
         if cur == minus_one {
             return Some(true);
@@ -790,7 +814,7 @@ unsafe fn fermat<const V: usize, const L: usize>(
             unsafe { twice_if::<V>(&lane.x, &mut lane.b, mask) };
         }
         // SAFETY: as above.
-        unsafe { amm::<V, L>(&mut lanes, k) };
+        unsafe { amm::<V, L, false>(&mut lanes, k) };
     }
     // x < 2n is congruent to 2^(n−1)·R: it passes when x ≡ R (mod n).
     let verdict =
@@ -931,21 +955,6 @@ pub(crate) fn mr_round_secret(
     }
 }
 
-/// [`mr_round_secret`] on two bases at once: two rounds on the same
-/// secret n, their steps interleaved in one loop as the Fermat pairs are
-/// (up to [`PAIR_REGISTERS`] registers, about 3300 bits); `None` as for
-/// the single round, or above that size. Each lane has its own base and
-/// table; the exponent, and so every window's index, is the same in both.
-pub(crate) fn mr_round_secret_pair(
-    n: &[u64],
-    bases: [&[u64]; 2],
-    r_mod_n: &[u64],
-    r2_mod_n: &[u64],
-    stop: &AtomicBool,
-) -> Option<[u64; 2]> {
-    mr_rounds_interleaved(n, bases, r_mod_n, r2_mod_n, stop, PAIR_REGISTERS)
-}
-
 /// base_l^(e_l) mod n_l for two *secret* odd moduli at once (limbs,
 /// [`LIMBS`] of them, top one non-zero, the same 52-bit digit count and
 /// limb count, up to [`PAIR_REGISTERS`] registers: [`pairs`] of their bit
@@ -1021,7 +1030,7 @@ unsafe fn pow_pair<const V: usize>(
     // block below).
     let mut lanes: [Lane<V>; 2] = std::array::from_fn(|l| unsafe { Lane::new(ns[l], bases[l], k) });
     // SAFETY: as above.
-    let done = unsafe { pow_lanes(&mut lanes, rs, r2s, exps, bits, k, stop) };
+    let done = unsafe { pow_lanes::<V, 2, false>(&mut lanes, rs, r2s, exps, bits, k, stop) };
     if done {
         // AMM(x, 1) = x/R, at most n (x < 2n, R ≥ 8n): at most one n to
         // take away.
@@ -1030,7 +1039,7 @@ unsafe fn pow_pair<const V: usize>(
             lane.b[0] = 1;
         }
         // SAFETY: as above.
-        unsafe { amm::<V, 2>(&mut lanes, k) };
+        unsafe { amm::<V, 2, false>(&mut lanes, k) };
         let mut wide = [0u64; 129];
         let mut diff = [0u64; 129];
         for (l, out) in outs.into_iter().enumerate() {
@@ -1059,38 +1068,28 @@ unsafe fn pow_pair<const V: usize>(
     done.then_some(())
 }
 
-/// [`mr_round_secret_pair`] and [`mr_round_secret_triple`]: n, the
-/// bases, R and R² mod n, the stop flag.
-pub(crate) type InterleavedRounds<const L: usize> =
-    fn(&[u64], [&[u64]; L], &[u64], &[u64], &AtomicBool) -> Option<[u64; L]>;
-
-/// [`mr_round_secret_pair`] with three bases (up to
-/// [`TRIPLE_REGISTERS`] registers, about 1200 bits: RSA-2048's primes,
-/// whose five rounds then run as three and two instead of two, two and
-/// one alone); `None` as for the pair, or above that size.
-pub(crate) fn mr_round_secret_triple(
-    n: &[u64],
-    bases: [&[u64]; 3],
-    r_mod_n: &[u64],
-    r2_mod_n: &[u64],
-    stop: &AtomicBool,
-) -> Option<[u64; 3]> {
-    mr_rounds_interleaved(n, bases, r_mod_n, r2_mod_n, stop, TRIPLE_REGISTERS)
-}
-
-/// L rounds of [`mr_round_secret`] interleaved, for n of at most
-/// `most_registers` registers.
-fn mr_rounds_interleaved<const L: usize>(
+/// [`mr_round_secret`] on L bases at once (2 ≤ L ≤
+/// [`MAX_ROUNDS_AT_ONCE`]): L rounds on the same secret n, their steps
+/// interleaved in one loop as the Fermat groups' are, up to
+/// [`PAIR_REGISTERS`] registers (about 3300 bits); `None` as for the
+/// single round, or above that size or L. Each lane has its own base and
+/// table; the modulus, its inverse, the exponent and so every window's
+/// index are the same in all, and the lanes read one copy of the modulus
+/// (which leaves registers for more lanes: see [`rounds_at_once`]).
+pub(crate) fn mr_rounds_secret<const L: usize>(
     n: &[u64],
     bases: [&[u64]; L],
     r_mod_n: &[u64],
     r2_mod_n: &[u64],
     stop: &AtomicBool,
-    most_registers: usize,
 ) -> Option<[u64; L]> {
     let (k, v) = plan(n)?;
     let s = (n[0] ^ 1).trailing_zeros();
-    if s > crate::gmp::sec::MAX_S || bases.iter().any(|b| b.len() > n.len()) || v > most_registers {
+    if !(2..=MAX_ROUNDS_AT_ONCE).contains(&L)
+        || s > crate::gmp::sec::MAX_S
+        || bases.iter().any(|b| b.len() > n.len())
+        || v > PAIR_REGISTERS
+    {
         return None;
     }
     #[cfg(all(target_arch = "x86_64", pf_avx512))]
@@ -1164,7 +1163,7 @@ unsafe fn mr_rounds<const V: usize, const L: usize>(
     let mut lanes: [Lane<V>; L] = std::array::from_fn(|l| unsafe { Lane::new(n, bases[l], k) });
     // SAFETY: as above.
     let stopped = !unsafe {
-        pow_lanes(
+        pow_lanes::<V, L, true>(
             &mut lanes,
             [r_mod_n; L],
             [r2_mod_n; L],
@@ -1191,7 +1190,7 @@ unsafe fn mr_rounds<const V: usize, const L: usize>(
             std::array::from_fn(|l| is(&lanes[l].x, &one) | is(&lanes[l].x, &minus));
         for j in 1..MAX_S {
             // SAFETY: as above.
-            unsafe { amm_square::<V, L>(&mut lanes, k) };
+            unsafe { amm_square::<V, L, true>(&mut lanes, k) };
             // Counts only while j < s: mask from the borrow of j − s.
             let live = (j.wrapping_sub(s) >> 31) as u64 & 1;
             for (p, lane) in pass.iter_mut().zip(&lanes) {
@@ -1221,7 +1220,7 @@ unsafe fn mr_rounds<const V: usize, const L: usize>(
 /// wiped. False when `stop` was set (looked at every 64 bits).
 #[cfg(all(target_arch = "x86_64", pf_avx512))]
 #[target_feature(enable = "avx512f,avx512ifma")]
-unsafe fn pow_lanes<const V: usize, const L: usize>(
+unsafe fn pow_lanes<const V: usize, const L: usize, const SHARED: bool>(
     lanes: &mut [Lane<V>; L],
     rs: [&[u64]; L],
     r2s: [&[u64]; L],
@@ -1249,7 +1248,7 @@ unsafe fn pow_lanes<const V: usize, const L: usize>(
     }
     one.zeroize();
     // SAFETY: as above.
-    unsafe { amm::<V, L>(lanes, k) };
+    unsafe { amm::<V, L, SHARED>(lanes, k) };
     for (lane, table) in lanes.iter_mut().zip(tables.iter_mut()) {
         // SAFETY: as above.
         table[1] = unsafe { load::<V>(&lane.x) };
@@ -1258,7 +1257,7 @@ unsafe fn pow_lanes<const V: usize, const L: usize>(
     }
     for e in 2..1 << MR_WINDOW {
         // SAFETY: as above.
-        unsafe { amm::<V, L>(lanes, k) };
+        unsafe { amm::<V, L, SHARED>(lanes, k) };
         for (lane, table) in lanes.iter_mut().zip(tables.iter_mut()) {
             // SAFETY: as above.
             table[e] = unsafe { load::<V>(&lane.x) };
@@ -1278,7 +1277,7 @@ unsafe fn pow_lanes<const V: usize, const L: usize>(
         }
         for _ in 0..MR_WINDOW {
             // SAFETY: as above.
-            unsafe { amm_square::<V, L>(lanes, k) };
+            unsafe { amm_square::<V, L, SHARED>(lanes, k) };
         }
         let bit = w * MR_WINDOW;
         for ((lane, table), e) in lanes.iter_mut().zip(tables.iter()).zip(exps) {
@@ -1288,7 +1287,7 @@ unsafe fn pow_lanes<const V: usize, const L: usize>(
             unsafe { select::<V>(table, idx, &mut lane.b) };
         }
         // SAFETY: as above.
-        unsafe { amm::<V, L>(lanes, k) };
+        unsafe { amm::<V, L, SHARED>(lanes, k) };
     }
     for r in tables.iter_mut().flatten().flatten() {
         // SAFETY: a valid, aligned place of this type; volatile so the
@@ -1765,7 +1764,7 @@ pub(crate) mod tests {
         let never = AtomicBool::new(false);
         let mut rng = ChaCha20Rng::seed_from_u64(0x4d52);
         let mut walk = Integer::from(0x2545_f491u32);
-        let (mut passed, mut failed, mut paired, mut tripled) = (0, 0, 0, 0);
+        let (mut passed, mut failed, mut grouped) = (0, 0, 0);
         let limbs: Vec<u32> = (9..=40)
             .chain((41..=128).step_by(11))
             .chain([128])
@@ -1811,45 +1810,30 @@ pub(crate) mod tests {
                         failed += 1;
                     }
                 }
-                // Two at once, where pairs are taken: each lane's verdict.
-                let pair = mr_round_secret_pair(
-                    n.as_limbs(),
-                    [bases[2].as_limbs(), bases[0].as_limbs()],
-                    &r,
-                    &r2,
-                    &never,
-                );
-                if pairs(n.significant_bits()) {
-                    assert_eq!(
-                        pair,
-                        Some([wants[2] as u64, wants[0] as u64]),
-                        "pair, n = {n:x}"
-                    );
-                    paired += 1;
-                } else {
-                    assert_eq!(pair, None);
-                }
-                // Three at once, where triples are taken.
-                let triple = mr_round_secret_triple(
-                    n.as_limbs(),
-                    [
-                        bases[3].as_limbs(),
-                        bases[1].as_limbs(),
-                        bases[4].as_limbs(),
-                    ],
-                    &r,
-                    &r2,
-                    &never,
-                );
-                if triples(n.significant_bits()) {
-                    assert_eq!(
-                        triple,
-                        Some([wants[3] as u64, wants[1] as u64, wants[4] as u64]),
-                        "triple, n = {n:x}"
-                    );
-                    tripled += 1;
-                } else {
-                    assert_eq!(triple, None);
+                // Two to five at once, where they are taken: each lane's
+                // verdict, the bases in another order than above.
+                let order = [2usize, 0, 3, 1, 4];
+                let limbs = |i: usize| bases[order[i]].as_limbs();
+                let (nl, r, r2) = (n.as_limbs(), &r[..], &r2[..]);
+                let got = [
+                    mr_rounds_secret::<2>(nl, std::array::from_fn(limbs), r, r2, &never)
+                        .map(|v| v.to_vec()),
+                    mr_rounds_secret::<3>(nl, std::array::from_fn(limbs), r, r2, &never)
+                        .map(|v| v.to_vec()),
+                    mr_rounds_secret::<4>(nl, std::array::from_fn(limbs), r, r2, &never)
+                        .map(|v| v.to_vec()),
+                    mr_rounds_secret::<5>(nl, std::array::from_fn(limbs), r, r2, &never)
+                        .map(|v| v.to_vec()),
+                ];
+                for (at_once, got) in (2..).zip(got) {
+                    if pairs(n.significant_bits()) {
+                        let want: Vec<u64> =
+                            order[..at_once].iter().map(|&i| wants[i] as u64).collect();
+                        assert_eq!(got, Some(want), "{at_once} at once, n = {n:x}");
+                        grouped += 1;
+                    } else {
+                        assert_eq!(got, None, "{at_once} at once, n = {n:x}");
+                    }
                 }
             }
         }
@@ -1858,8 +1842,7 @@ pub(crate) mod tests {
             passed > 200 && failed > 400,
             "{passed} passed, {failed} failed"
         );
-        assert!(paired > 150, "{paired} pairs");
-        assert!(tripled > 40, "{tripled} triples");
+        assert!(grouped > 600, "{grouped} groups");
     }
 
     #[test]
@@ -1882,6 +1865,20 @@ pub(crate) mod tests {
         // 8 limbs: below the IFMA sizes.
         let small = Integer::from(Integer::ONE << 511u32).next_prime();
         assert_eq!(mr(&small, &Integer::from(3u32), &never), None);
+        // Groups of rounds: one base, or more than five, are not a group;
+        // a group stops as the single round does.
+        let (r, r2) = r_and_r2(&p);
+        let three = Integer::from(3u32);
+        let b = three.as_limbs();
+        let (pl, r, r2) = (p.as_limbs(), &r[..], &r2[..]);
+        assert_eq!(mr_rounds_secret::<1>(pl, [b], r, r2, &never), None);
+        assert_eq!(mr_rounds_secret::<6>(pl, [b; 6], r, r2, &never), None);
+        assert_eq!(
+            mr_rounds_secret::<5>(pl, [b; 5], r, r2, &never),
+            Some([1; 5])
+        );
+        let stopped = AtomicBool::new(true);
+        assert_eq!(mr_rounds_secret::<5>(pl, [b; 5], r, r2, &stopped), None);
     }
 
     /// The addresses of every instruction `f` executes, single-stepped
@@ -2126,7 +2123,7 @@ pub(crate) mod tests {
                         );
                         twice_if::<V>(&lane.x, &mut lane.b, mask);
                     }
-                    amm::<V, L>(&mut lanes, k);
+                    amm::<V, L, false>(&mut lanes, k);
                 }
                 std::hint::black_box(&lanes[0].x);
             }
@@ -2418,24 +2415,35 @@ pub(crate) mod tests {
     #[cfg(all(target_os = "linux", target_arch = "x86_64"))]
     #[test]
     fn secret_mr_round_pairs_take_one_path_for_every_n() {
-        interleaved_rounds_take_one_path(0x7262, mr_round_secret_pair, "pairs");
+        interleaved_rounds_take_one_path::<2>(0x7262, "pairs");
     }
 
     /// Three rounds at once, as the pairs with three bases.
     #[cfg(all(target_os = "linux", target_arch = "x86_64"))]
     #[test]
     fn secret_mr_round_triples_take_one_path_for_every_n() {
-        interleaved_rounds_take_one_path(0x7263, mr_round_secret_triple, "triples");
+        interleaved_rounds_take_one_path::<3>(0x7263, "triples");
     }
 
-    /// L rounds at once by `rounds` on a 521-bit prime with v2(p − 1) = 63
-    /// and a composite with s = 1, with L random bases each: one path.
+    /// Four rounds at once (the lanes sharing the modulus), as the pairs.
     #[cfg(all(target_os = "linux", target_arch = "x86_64"))]
-    fn interleaved_rounds_take_one_path<const L: usize>(
-        rng_seed: u64,
-        rounds: InterleavedRounds<L>,
-        what: &str,
-    ) {
+    #[test]
+    fn secret_mr_round_fours_take_one_path_for_every_n() {
+        interleaved_rounds_take_one_path::<4>(0x7264, "fours");
+    }
+
+    /// Five rounds at once, as the pairs.
+    #[cfg(all(target_os = "linux", target_arch = "x86_64"))]
+    #[test]
+    fn secret_mr_round_fives_take_one_path_for_every_n() {
+        interleaved_rounds_take_one_path::<5>(0x7265, "fives");
+    }
+
+    /// L rounds at once ([`mr_rounds_secret`]) on a 521-bit prime with
+    /// v2(p − 1) = 63 and a composite with s = 1, with L random bases
+    /// each: one path.
+    #[cfg(all(target_os = "linux", target_arch = "x86_64"))]
+    fn interleaved_rounds_take_one_path<const L: usize>(rng_seed: u64, what: &str) {
         let never = AtomicBool::new(false);
         let bits = 521u32;
         let mut walk = Integer::from(0x3c6e_f372u32);
@@ -2451,7 +2459,7 @@ pub(crate) mod tests {
         let run = |i: usize| {
             let x = &inputs[i];
             let bases: [&[u64]; L] = std::array::from_fn(|l| &x.bases[l][..]);
-            rounds(x.n.as_limbs(), bases, &x.r, &x.r2, &never)
+            mr_rounds_secret::<L>(x.n.as_limbs(), bases, &x.r, &x.r2, &never)
         };
         let Some(traces) = traces_of(2, &|i| {
             std::hint::black_box(run(i));

@@ -112,6 +112,13 @@ pub fn rsa_rounds(prime_bits: u32, modulus_bits: u32) -> u32 {
         .unwrap_or(64)
 }
 
+/// How many secret rounds of one `bits`-bit candidate run at once on this
+/// CPU ([`MrCandidate::rounds_together_or_stop`]): the group that was
+/// cheapest per round, 1 where rounds do not interleave.
+pub fn rounds_at_once(bits: u32) -> usize {
+    crate::arith::ifma::rounds_at_once(bits)
+}
+
 /// A candidate prepared for Miller–Rabin: n - 1 = d·2^s with d odd.
 pub struct MrCandidate {
     /// The candidate.
@@ -146,8 +153,9 @@ impl MrCandidate {
         self.round_or_stop(base, secret, &AtomicBool::new(false))
     }
 
-    /// Whether [`MrCandidate::round_pair_or_stop`] takes this candidate
-    /// (AVX-512 IFMA, 9 limbs to about 3300 bits, v2(n − 1) ≤ 63).
+    /// Whether [`MrCandidate::rounds_together_or_stop`] takes this
+    /// candidate (AVX-512 IFMA, 9 limbs to about 3300 bits, v2(n − 1) ≤
+    /// 63).
     pub fn pairs_apply(&self) -> bool {
         let limbs = self.n.as_limbs();
         !limbs.is_empty()
@@ -156,57 +164,49 @@ impl MrCandidate {
             && crate::arith::ifma::pairs(self.n.significant_bits())
     }
 
-    /// Two secret rounds at once, with `bases` (each 2 ≤ base ≤ n − 2),
-    /// on AVX-512 IFMA (`arith::ifma::mr_round_secret_pair`): the verdicts
-    /// two calls of [`MrCandidate::round_or_stop`] with `secret` give; a
-    /// stopped pair fails both. `None` where [`MrCandidate::pairs_apply`]
-    /// is false (the caller runs the rounds in turn). Constant time as the
-    /// single round; R and R² mod n are computed once for both.
-    pub fn round_pair_or_stop(&self, bases: [&Integer; 2], stop: &AtomicBool) -> Option<[bool; 2]> {
+    /// Two to five secret rounds at once, one per base (each 2 ≤ base ≤
+    /// n − 2), interleaved on AVX-512 IFMA
+    /// (`arith::ifma::mr_rounds_secret`): the verdicts calls of
+    /// [`MrCandidate::round_or_stop`] with `secret` give, in order; a
+    /// stopped group fails them all. `None` where
+    /// [`MrCandidate::pairs_apply`] is false or there are fewer than two or
+    /// more than five bases (the caller runs the rounds in turn). Constant
+    /// time as the single round; R and R² mod n are computed once for all.
+    pub fn rounds_together_or_stop(
+        &self,
+        bases: &[&Integer],
+        stop: &AtomicBool,
+    ) -> Option<Vec<bool>> {
         if !self.pairs_apply() {
             return None;
         }
-        self.interleaved(bases, stop, crate::arith::ifma::mr_round_secret_pair)
-    }
-
-    /// Whether [`MrCandidate::round_triple_or_stop`] takes this candidate
-    /// (as [`MrCandidate::pairs_apply`], up to about 1200 bits).
-    pub fn triples_apply(&self) -> bool {
-        self.pairs_apply() && crate::arith::ifma::triples(self.n.significant_bits())
-    }
-
-    /// [`MrCandidate::round_pair_or_stop`] with three bases
-    /// (`arith::ifma::mr_round_secret_triple`); `None` where
-    /// [`MrCandidate::triples_apply`] is false.
-    pub fn round_triple_or_stop(
-        &self,
-        bases: [&Integer; 3],
-        stop: &AtomicBool,
-    ) -> Option<[bool; 3]> {
-        if !self.triples_apply() {
-            return None;
+        match bases.len() {
+            2 => self.interleaved::<2>(bases, stop),
+            3 => self.interleaved::<3>(bases, stop),
+            4 => self.interleaved::<4>(bases, stop),
+            5 => self.interleaved::<5>(bases, stop),
+            _ => None,
         }
-        self.interleaved(bases, stop, crate::arith::ifma::mr_round_secret_triple)
     }
 
-    /// L rounds by `rounds` (an interleaving entry of `arith::ifma`) with
-    /// R and R² mod n computed once, for a candidate it takes.
+    /// L rounds by `arith::ifma::mr_rounds_secret` with R and R² mod n
+    /// computed once, for a candidate it takes.
     fn interleaved<const L: usize>(
         &self,
-        bases: [&Integer; L],
+        bases: &[&Integer],
         stop: &AtomicBool,
-        rounds: crate::arith::ifma::InterleavedRounds<L>,
-    ) -> Option<[bool; L]> {
+    ) -> Option<Vec<bool>> {
         let limbs = self.n.as_limbs();
-        if bases.iter().any(|b| b.as_limbs().len() > limbs.len()) {
+        if bases.len() != L || bases.iter().any(|b| b.as_limbs().len() > limbs.len()) {
             return None;
         }
         let v = with_r_and_r2(limbs, |r, r2| {
-            rounds(limbs, bases.map(|b| b.as_limbs()), r, r2, stop)
+            let b: [&[u64]; L] = std::array::from_fn(|l| bases[l].as_limbs());
+            crate::arith::ifma::mr_rounds_secret::<L>(limbs, b, r, r2, stop)
         });
         // Every condition under which the rounds decline was checked by
         // the caller and above: `None` here is a stop.
-        Some(v.map_or([false; L], |v| v.map(|x| x == 1)))
+        Some(v.map_or(vec![false; L], |v| v.iter().map(|&x| x == 1).collect()))
     }
 
     /// Whether [`MrCandidate::rounds_in_lanes_or_stop`] takes this

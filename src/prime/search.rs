@@ -270,8 +270,8 @@ fn mr_base(seed: &Seed, index: u64, round: u32, cand: &MrCandidate, secret: bool
 /// Secret Miller–Rabin rounds `rounds` of [`mr_round_from_stream`] (the
 /// same bases) on candidate `index` at once: in the lanes of one register
 /// (`MrCandidate::rounds_in_lanes_or_stop`, up to eight, small n), or
-/// interleaved (`MrCandidate::round_pair_or_stop`, two, and
-/// `round_triple_or_stop`, three); `None` where none applies.
+/// interleaved (`MrCandidate::rounds_together_or_stop`, two to five);
+/// `None` where none applies.
 pub(crate) fn mr_rounds_from_stream(
     seed: &Seed,
     index: u64,
@@ -289,19 +289,15 @@ pub(crate) fn mr_rounds_from_stream(
             .rounds_in_lanes_or_stop(&bases, stop)
             .map(|v| v.into_iter().map(Verdict::one).collect());
     }
-    match n {
-        2 if cand.pairs_apply() => {
-            let bases = [0, 1].map(|i| mr_base(seed, index, rounds.start + i, cand, true));
-            cand.round_pair_or_stop([&bases[0], &bases[1]], stop)
-                .map(|v| v.map(Verdict::one).to_vec())
-        }
-        3 if cand.triples_apply() => {
-            let bases = [0, 1, 2].map(|i| mr_base(seed, index, rounds.start + i, cand, true));
-            cand.round_triple_or_stop([&bases[0], &bases[1], &bases[2]], stop)
-                .map(|v| v.map(Verdict::one).to_vec())
-        }
-        _ => None,
+    if !(2..=crate::arith::ifma::MAX_ROUNDS_AT_ONCE).contains(&n) || !cand.pairs_apply() {
+        return None;
     }
+    let bases: Vec<Integer> = rounds
+        .map(|r| mr_base(seed, index, r, cand, true))
+        .collect();
+    let refs: Vec<&Integer> = bases.iter().collect();
+    cand.rounds_together_or_stop(&refs, stop)
+        .map(|v| v.into_iter().map(Verdict::one).collect())
 }
 
 /// A confirmed prime and its candidate index.

@@ -375,9 +375,11 @@ struct RsaSource {
     /// How many first tests run at once (`prime::fermat::first_test_lanes`).
     first_lanes: usize,
     /// Confirmation rounds a worker takes at once: eight in the lanes of
-    /// `arith::lanes` (4 to 8 limbs), three where they interleave three
-    /// at a time and the rounds split into threes and twos (RSA-2048's
-    /// five), two where the first tests pair, else one.
+    /// `arith::lanes` (4 to 8 limbs), else up to the interleaved group
+    /// that is cheapest per round on this CPU
+    /// (`arith::ifma::rounds_at_once`: all five of RSA-2048's primes, all
+    /// four of RSA-3072's and RSA-4096's), fewer where a round would be
+    /// left alone, one where rounds do not interleave.
     rounds_at_once: u32,
 }
 
@@ -399,13 +401,15 @@ impl RsaSource {
                 && crate::arith::lanes::LIMBS.contains(&(k.div_ceil(64) as usize))
             {
                 crate::arith::lanes::LANES as u32
-            } else if crate::arith::ifma::triples(k) && rounds % 3 != 1 {
-                // Taken greedily, threes then a two at most: no round alone.
-                3
-            } else if crate::arith::ifma::pairs(k) {
-                2
             } else {
-                1
+                // Taken greedily: the CPU's best group, smaller where the
+                // rounds would leave one alone (a lone round costs more
+                // than its share of a group).
+                let mut at_once = (crate::arith::ifma::rounds_at_once(k) as u32).min(rounds);
+                while at_once > 2 && rounds % at_once == 1 {
+                    at_once -= 1;
+                }
+                at_once
             },
         }
     }
@@ -1014,20 +1018,23 @@ mod tests {
             );
             return;
         }
-        // RSA-2048's primes have five rounds: three and two at once (not
-        // two, two and one alone); RSA-3072's four, in pairs.
+        // RSA-2048's primes have five rounds, all at once; RSA-3072's and
+        // RSA-4096's four, all at once; 3072-bit primes (RSA-6144) four,
+        // in pairs; 4096-bit primes one by one.
         for (k, want) in [
             (256u32, 8u32),
             (384, 8),
             (512, 8),
-            (1024, 3),
-            (1536, 2),
-            (2048, 2),
+            (1024, 5),
+            (1536, 4),
+            (2048, 4),
+            (3072, 2),
+            (4096, 1),
         ] {
             let source = RsaSource::new(k, 2, 65537, 2 * k);
             assert_eq!(source.rounds_at_once, want, "{k}-bit primes");
             assert!(
-                source.rounds % want != 1 || want == 8,
+                want <= 2 || want == 8 || source.rounds % want != 1,
                 "{k}-bit primes: {} rounds leave one alone",
                 source.rounds
             );
@@ -1049,8 +1056,8 @@ mod tests {
                 assert_eq!(v.exponentiations, 1);
             }
         }
-        // Three interleaved and a pair, for a 1024-bit prime and a
-        // composite, give the verdicts of the rounds one by one.
+        // Two to five interleaved, for a 1024-bit prime and a composite,
+        // give the verdicts of the rounds one by one.
         let p = (Integer::from(Integer::ONE << 1023u32) + 0x9e37_79b9u32).next_prime();
         let cands = [
             MrCandidate::new(p.clone()),
@@ -1061,8 +1068,8 @@ mod tests {
             ),
         ];
         for (i, cand) in cands.iter().enumerate() {
-            assert!(cand.triples_apply(), "candidate {i}");
-            for range in [1..4u32, 3..5] {
+            assert!(cand.pairs_apply(), "candidate {i}");
+            for range in [0..5u32, 1..5, 1..4, 3..5] {
                 let together = mr_rounds_from_stream(&seed, 7, range.clone(), cand, &never)
                     .expect("interleaved");
                 assert_eq!(together.len(), range.len());
