@@ -389,7 +389,10 @@ unsafe fn amm_square<const V: usize, const L: usize, const SHARED: bool>(
     unsafe { amm_of::<V, L, true, SHARED>(lanes, k) }
 }
 
-/// [`amm`] (`SQUARE` false) or [`amm_square`] (true).
+/// [`amm`] (`SQUARE` false) or [`amm_square`] (true). With `SHARED`,
+/// every lane has the same modulus (the rounds of one number: `mr_rounds`
+/// builds all its lanes from one n) and all read lane 0's n and k0, one
+/// copy in registers instead of L.
 #[cfg(all(target_arch = "x86_64", pf_avx512))]
 #[target_feature(enable = "avx512f,avx512ifma")]
 #[inline]
@@ -1217,7 +1220,8 @@ unsafe fn mr_rounds<const V: usize, const L: usize>(
 /// windows over `bits` bits of every exponent from the top, each window's
 /// power read by scanning all sixteen entries with masks. Every loop's
 /// length, index and branch depends on `bits` and k only; the tables are
-/// wiped. False when `stop` was set (looked at every 64 bits).
+/// wiped. False when `stop` was set (looked at every 64 bits). `SHARED`
+/// as for `amm_of`: only when every lane's n is the same.
 #[cfg(all(target_arch = "x86_64", pf_avx512))]
 #[target_feature(enable = "avx512f,avx512ifma")]
 unsafe fn pow_lanes<const V: usize, const L: usize, const SHARED: bool>(
