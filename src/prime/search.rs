@@ -280,24 +280,22 @@ pub(crate) fn mr_rounds_from_stream(
     stop: &AtomicBool,
 ) -> Option<Vec<Verdict>> {
     let n = rounds.len();
-    if cand.lanes_apply() && n <= crate::arith::lanes::LANES {
-        // The bases' limbs are wiped when GMP frees them (`gmp::alloc`).
-        let bases: Vec<Integer> = rounds
-            .map(|r| mr_base(seed, index, r, cand, true))
-            .collect();
-        return cand
-            .rounds_in_lanes_or_stop(&bases, stop)
-            .map(|v| v.into_iter().map(Verdict::one).collect());
-    }
-    if !(2..=crate::arith::ifma::MAX_ROUNDS_AT_ONCE).contains(&n) || !cand.pairs_apply() {
+    let in_lanes = cand.lanes_apply() && n <= crate::arith::lanes::LANES;
+    if !in_lanes
+        && (!(2..=crate::arith::ifma::MAX_ROUNDS_AT_ONCE).contains(&n) || !cand.pairs_apply())
+    {
         return None;
     }
+    // The bases' limbs are wiped when GMP frees them (`gmp::alloc`).
     let bases: Vec<Integer> = rounds
         .map(|r| mr_base(seed, index, r, cand, true))
         .collect();
-    let refs: Vec<&Integer> = bases.iter().collect();
-    cand.rounds_together_or_stop(&refs, stop)
-        .map(|v| v.into_iter().map(Verdict::one).collect())
+    let verdicts = if in_lanes {
+        cand.rounds_in_lanes_or_stop(&bases, stop)
+    } else {
+        cand.rounds_together_or_stop(&bases.iter().collect::<Vec<_>>(), stop)
+    };
+    verdicts.map(|v| v.into_iter().map(Verdict::one).collect())
 }
 
 /// A confirmed prime and its candidate index.
