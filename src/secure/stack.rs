@@ -37,6 +37,11 @@ pub(super) const STACK_WIPE: usize = 256 * 1024;
 /// one frame.
 #[inline(never)]
 pub(crate) fn wipe_stack() {
+    // Finding the stack's bounds and its resident pages takes system
+    // calls (mincore, madvise, and on a main thread the reads of
+    // pthread_getattr_np): the registers the job computed in must be clear
+    // before the first of them, not only after the wipe.
+    super::clear_registers();
     let here = std::hint::black_box(0u8);
     let here = std::ptr::addr_of!(here) as usize;
     // On a private stack (`super::fiber`) the bounds are that stack's.
@@ -110,6 +115,9 @@ pub(super) unsafe fn drop_below_resident<const N: usize>(
     if pages > N {
         return None;
     }
+    // Both calls below enter the kernel, where a waiting thread's registers
+    // can be read: nothing a caller computed may be left in them.
+    super::clear_registers();
     // SAFETY: per this function's contract; `vec` has an entry per page.
     unsafe {
         if !super::os::resident(bottom as *mut libc::c_void, pages * page, &mut vec) {
