@@ -395,6 +395,163 @@ mod tests {
             .unwrap();
     }
 
+    /// What the vector registers are filled with before the wipe.
+    #[cfg(all(target_os = "linux", target_arch = "x86_64"))]
+    const MARKER: u64 = 0x5EC2_E7F1_1E6A_11ED;
+
+    #[cfg(all(target_os = "linux", target_arch = "x86_64"))]
+    extern "C" fn wipe_entry() {
+        wipe_stack();
+    }
+
+    /// The child's part of [`the_wipe_enters_the_kernel_with_clear_registers`]:
+    /// fills every vector register the CPU has with [`MARKER`], makes a
+    /// getppid(2) (the control: the trace must see the marker there), calls
+    /// the wipe and exits — in one block, so no compiled code between the
+    /// fill and the wipe can disturb the registers.
+    #[cfg(all(target_os = "linux", target_arch = "x86_64"))]
+    fn fill_then_wipe() -> ! {
+        let avx512 = std::arch::is_x86_feature_detected!("avx512f");
+        // SAFETY: never returns; the child exits from inside the block.
+        // The stack is aligned for a call on entry (no `nostack`); the
+        // EVEX forms run only where the CPU has AVX-512F.
+        unsafe {
+            std::arch::asm!(
+                "movq xmm0, {m}",
+                "punpcklqdq xmm0, xmm0",
+                "movdqa xmm1, xmm0", "movdqa xmm2, xmm0", "movdqa xmm3, xmm0",
+                "movdqa xmm4, xmm0", "movdqa xmm5, xmm0", "movdqa xmm6, xmm0",
+                "movdqa xmm7, xmm0", "movdqa xmm8, xmm0", "movdqa xmm9, xmm0",
+                "movdqa xmm10, xmm0", "movdqa xmm11, xmm0", "movdqa xmm12, xmm0",
+                "movdqa xmm13, xmm0", "movdqa xmm14, xmm0", "movdqa xmm15, xmm0",
+                "test {avx512}, {avx512}",
+                "jz 2f",
+                "vpbroadcastq zmm0, {m}",
+                "vmovdqa64 zmm1, zmm0", "vmovdqa64 zmm2, zmm0", "vmovdqa64 zmm3, zmm0",
+                "vmovdqa64 zmm4, zmm0", "vmovdqa64 zmm5, zmm0", "vmovdqa64 zmm6, zmm0",
+                "vmovdqa64 zmm7, zmm0", "vmovdqa64 zmm8, zmm0", "vmovdqa64 zmm9, zmm0",
+                "vmovdqa64 zmm10, zmm0", "vmovdqa64 zmm11, zmm0", "vmovdqa64 zmm12, zmm0",
+                "vmovdqa64 zmm13, zmm0", "vmovdqa64 zmm14, zmm0", "vmovdqa64 zmm15, zmm0",
+                "vmovdqa64 zmm16, zmm0", "vmovdqa64 zmm17, zmm0", "vmovdqa64 zmm18, zmm0",
+                "vmovdqa64 zmm19, zmm0", "vmovdqa64 zmm20, zmm0", "vmovdqa64 zmm21, zmm0",
+                "vmovdqa64 zmm22, zmm0", "vmovdqa64 zmm23, zmm0", "vmovdqa64 zmm24, zmm0",
+                "vmovdqa64 zmm25, zmm0", "vmovdqa64 zmm26, zmm0", "vmovdqa64 zmm27, zmm0",
+                "vmovdqa64 zmm28, zmm0", "vmovdqa64 zmm29, zmm0", "vmovdqa64 zmm30, zmm0",
+                "vmovdqa64 zmm31, zmm0",
+                "2:",
+                "mov eax, {ppid}",
+                "syscall",
+                "call {wipe}",
+                "mov eax, {exit}",
+                "xor edi, edi",
+                "syscall",
+                "ud2",
+                m = in(reg) MARKER,
+                avx512 = in(reg) u64::from(avx512),
+                ppid = const libc::SYS_getppid,
+                exit = const libc::SYS_exit_group,
+                wipe = sym wipe_entry,
+                options(noreturn),
+            );
+        }
+    }
+
+    /// The wipe's own system calls — the stack's bounds (on a main thread
+    /// pthread_getattr_np reads /proc), mincore and madvise for the
+    /// resident pages — find no register holding what the job computed:
+    /// a thread waiting in the kernel is read at leisure (a core dump, a
+    /// debugger, `PTRACE_GETREGSET`). A forked child under ptrace fills
+    /// every vector register with a marker, makes a getppid(2) (the
+    /// control: the marker must be seen there) and calls the wipe; the
+    /// parent reads the XSAVE area at every later system-call stop. (The
+    /// wipe cleared the registers only after its system calls: a search
+    /// worker entered mincore and madvise with 8 bytes of p in xmm14.)
+    #[cfg(all(target_os = "linux", target_arch = "x86_64"))]
+    #[test]
+    fn the_wipe_enters_the_kernel_with_clear_registers() {
+        // SAFETY: fork; the child stops, then runs one asm block that ends
+        // in exit_group; the parent traces it with ptrace and reaps it.
+        let (stops, control, dirty) = unsafe {
+            let pid = libc::fork();
+            if pid == 0 {
+                if libc::ptrace(libc::PTRACE_TRACEME, 0, 0, 0) != 0 {
+                    libc::syscall(libc::SYS_exit_group, 3);
+                }
+                libc::raise(libc::SIGSTOP);
+                fill_then_wipe();
+            }
+            assert!(pid > 0, "fork failed");
+            let mut status = 0;
+            libc::waitpid(pid, &mut status, 0);
+            if !libc::WIFSTOPPED(status) {
+                crate::capability::skip(
+                    "ptrace",
+                    "ptrace refused: the registers at the wipe's system calls are not checked",
+                );
+                return;
+            }
+            libc::ptrace(
+                libc::PTRACE_SETOPTIONS,
+                pid,
+                0,
+                libc::PTRACE_O_TRACESYSGOOD | libc::PTRACE_O_EXITKILL,
+            );
+            let mut xsave = vec![0u8; 64 * 1024];
+            let (mut stops, mut control, mut dirty) = (0u32, false, Vec::new());
+            loop {
+                assert_eq!(libc::ptrace(libc::PTRACE_SYSCALL, pid, 0, 0), 0);
+                libc::waitpid(pid, &mut status, 0);
+                if !libc::WIFSTOPPED(status) {
+                    break;
+                }
+                if libc::WSTOPSIG(status) != libc::SIGTRAP | 0x80 {
+                    continue;
+                }
+                let mut regs: libc::user_regs_struct = std::mem::zeroed();
+                assert_eq!(libc::ptrace(libc::PTRACE_GETREGS, pid, 0, &mut regs), 0);
+                let mut iov = libc::iovec {
+                    iov_base: xsave.as_mut_ptr().cast(),
+                    iov_len: xsave.len(),
+                };
+                // NT_X86_XSTATE: every vector register at full width.
+                assert_eq!(
+                    libc::ptrace(libc::PTRACE_GETREGSET, pid, 0x202usize, &mut iov),
+                    0
+                );
+                let held = xsave[..iov.iov_len]
+                    .chunks_exact(8)
+                    .filter(|c| u64::from_le_bytes((*c).try_into().unwrap()) == MARKER)
+                    .count();
+                if regs.orig_rax == libc::SYS_getppid as u64 {
+                    control |= held > 0;
+                } else if control {
+                    stops += 1;
+                    if held > 0 {
+                        dirty.push((regs.orig_rax, held));
+                    }
+                }
+            }
+            assert!(
+                libc::WIFEXITED(status) && libc::WEXITSTATUS(status) == 0,
+                "the traced child failed: status {status:#x}"
+            );
+            (stops, control, dirty)
+        };
+        assert!(
+            control,
+            "the marker was not seen in the registers at the control's getppid: the trace is broken"
+        );
+        assert!(
+            stops >= 2,
+            "only {stops} system-call stops after the control: the wipe made no system call?"
+        );
+        assert!(
+            dirty.is_empty(),
+            "the wipe entered the kernel with the marker in registers \
+             (system call, 8-byte windows): {dirty:?}"
+        );
+    }
+
     /// On a thread whose whole stack is smaller than the wipe, the wipe
     /// stays inside it (before, it ran into the guard page and crashed).
     #[test]
