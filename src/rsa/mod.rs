@@ -474,8 +474,9 @@ impl CandidateSource for RsaSource {
     }
     /// Miller–Rabin rounds of one candidate at once on AVX-512 IFMA: up
     /// to eight in the lanes of one register for primes of 4 to 8 limbs
-    /// (RSA-512 to RSA-1024), three interleaved for RSA-2048's primes, two
-    /// where its first rounds pair (from 9 limbs to about 3300 bits).
+    /// (RSA-512 to RSA-1024), else two to five interleaved (see the
+    /// `rounds_at_once` field: all five of RSA-2048's primes, all four of
+    /// RSA-3072's and RSA-4096's).
     fn rounds_at_once(&self) -> u32 {
         self.rounds_at_once
     }
