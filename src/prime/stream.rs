@@ -19,7 +19,7 @@ use rug::Integer;
 use zeroize::Zeroize;
 
 use crate::error::{Error, Result};
-use crate::secure::{SecretStream, SecureBuf};
+use crate::secure::{rng_wide, SecretStream, SecretVec, SecureBuf};
 
 /// Length of a seed in bytes.
 pub const SEED_LEN: usize = 32;
@@ -99,6 +99,20 @@ impl Seed {
         let key: &[u8; SEED_LEN] = self.0.as_slice().try_into().expect("32-byte seed");
         SecretStream::with_derived(key, ((purpose as u64) << 56) | (index & MAX_INDEX), f)
     }
+
+    /// The first `words` words of the streams (purpose, `first + i`), i <
+    /// 16, into `out[i * words..]` ([`rng_wide::derived_words`]); false
+    /// where the lanes do not apply. `first` is a multiple of 16.
+    fn derived_words(&self, purpose: Purpose, first: u64, words: usize, out: &mut [u64]) -> bool {
+        debug_assert!(first % rng_wide::LANES as u64 == 0 && first <= MAX_INDEX);
+        let key: &[u8; SEED_LEN] = self.0.as_slice().try_into().expect("32-byte seed");
+        rng_wide::derived_words(key, ((purpose as u64) << 56) | first, words, out)
+    }
+
+    /// Whether `other` is this seed (a clone of it).
+    fn same(&self, other: &Seed) -> bool {
+        Arc::ptr_eq(&self.0, &other.0)
+    }
 }
 
 impl std::fmt::Debug for Seed {
@@ -130,6 +144,115 @@ pub(crate) fn random_bits(rng: &mut SecretStream, bits: u32, out: &mut Integer) 
     mask_top(&mut buf[..words], bits);
     out.assign_digits(&buf[..words], Order::Lsf);
     buf.zeroize();
+}
+
+/// The words [`random_in_range`] draws for `width`: `width`'s bits and 64
+/// more.
+pub(crate) fn range_words(width: &Integer) -> usize {
+    (width.significant_bits() as usize + 64).div_ceil(64)
+}
+
+/// What [`random_in_range`] gives `out` from a stream whose first
+/// [`range_words`]`(width)` words are `words` (the same value: those are
+/// the words it reads). The words pass through a stack array that is
+/// wiped after use.
+pub(crate) fn in_range_from_words(words: &[u64], lo: &Integer, width: &Integer, out: &mut Integer) {
+    let bits = width.significant_bits() + 64;
+    let n = (bits as usize).div_ceil(64);
+    assert!(n <= MAX_WORDS && words.len() >= n, "too few stream words");
+    let mut buf = [0u64; MAX_WORDS];
+    buf[..n].copy_from_slice(&words[..n]);
+    mask_top(&mut buf[..n], bits);
+    out.assign_digits(&buf[..n], Order::Lsf);
+    buf.zeroize();
+    *out %= width;
+    *out += lo;
+}
+
+/// Streams of one purpose drawn sixteen at a time
+/// ([`crate::secure::rng_wide`]: one pass of the lanes instead of
+/// sixteen streams' two ChaCha batches each) and kept until read: the
+/// words of index k come from the batch of indices 16⌊k/16⌋ to
+/// 16⌊k/16⌋ + 15, computed once for whichever worker reads first. A
+/// search claims indices in order, so its workers read from one batch
+/// or the next; four are kept.
+///
+/// The words are in the secret arena ([`SecretVec`]: wiped when
+/// replaced, wiped on drop) and reach a reader through a wiped stack
+/// array; each batch holds a handle on the seed it was drawn from, and
+/// serves only that seed.
+pub(crate) struct StreamBatches {
+    purpose: Purpose,
+    words: usize,
+    ring: [std::sync::Mutex<Batch>; RING],
+}
+
+/// Batches a [`StreamBatches`] keeps.
+const RING: usize = 4;
+
+#[derive(Default)]
+struct Batch {
+    seed: Option<Seed>,
+    first: u64,
+    words: Option<SecretVec<u64>>,
+}
+
+impl StreamBatches {
+    /// Batches of the first `words` words of purpose `purpose`'s streams;
+    /// `None` where the lanes do not apply (no AVX-512F, or more words
+    /// than one pass draws).
+    pub(crate) fn new(purpose: Purpose, words: usize) -> Option<StreamBatches> {
+        (rng_wide::available() && (1..=rng_wide::MAX_WORDS).contains(&words)).then(|| {
+            StreamBatches {
+                purpose,
+                words,
+                ring: std::array::from_fn(|_| std::sync::Mutex::new(Batch::default())),
+            }
+        })
+    }
+
+    /// Runs `f` with the first `words` words of stream (purpose, `index`)
+    /// of `seed`: the words [`Seed::with_stream`]'s stream gives first.
+    pub(crate) fn with_words<R>(&self, seed: &Seed, index: u64, f: impl FnOnce(&[u64]) -> R) -> R {
+        const L: u64 = rng_wide::LANES as u64;
+        let first = index & !(L - 1) & MAX_INDEX;
+        let lane = (index - first) as usize;
+        let mut mine = [0u64; rng_wide::MAX_WORDS];
+        let drawn = {
+            let slot = &self.ring[(index / L) as usize % RING];
+            let mut guard = slot.lock().unwrap_or_else(|p| p.into_inner());
+            let b = &mut *guard;
+            let holds =
+                |b: &Batch| b.first == first && b.seed.as_ref().is_some_and(|s| s.same(seed));
+            if !holds(b) {
+                b.seed = None;
+                let len = rng_wide::LANES * self.words;
+                let buf = b.words.get_or_insert_with(|| SecretVec::zeroed(len));
+                if seed.derived_words(self.purpose, first, self.words, buf) {
+                    b.seed = Some(seed.clone());
+                    b.first = first;
+                }
+            }
+            let drawn = holds(b);
+            if let (true, Some(words)) = (drawn, &b.words) {
+                mine[..self.words].copy_from_slice(&words[lane * self.words..][..self.words]);
+                // The copy went through vector registers, and releasing a
+                // lock another worker waits on is a system call.
+                crate::secure::clear_registers();
+            }
+            drawn
+        };
+        if !drawn {
+            seed.with_stream(self.purpose, index, |rng| {
+                for w in mine[..self.words].iter_mut() {
+                    *w = rng.next_u64();
+                }
+            });
+        }
+        let r = f(&mine[..self.words]);
+        mine.zeroize();
+        r
+    }
 }
 
 fn mask_top(words: &mut [u64], bits: u32) {
@@ -214,6 +337,90 @@ mod tests {
         });
         assert_ne!(x, y);
         assert!(x.significant_bits() <= 1024 && x.significant_bits() > 1000);
+    }
+
+    /// The batches give each index the first words of its own stream:
+    /// indices in and across batches, out of order, two seeds
+    /// interleaved (a batch serves only the seed it was drawn from), the
+    /// ring's slots reused, and readers on four threads at once.
+    #[test]
+    fn batches_give_each_index_its_streams_first_words() {
+        let words = 17;
+        let Some(batches) = StreamBatches::new(Purpose::RsaCandidate, words) else {
+            crate::capability::skip(
+                "avx512",
+                "AVX-512F is not in use here (not on this CPU, or not in this build): the candidates' streams are drawn one by one",
+            );
+            return;
+        };
+        let seeds = [
+            Seed::from_bytes(&[3u8; 32]).unwrap(),
+            Seed::from_bytes(&[4u8; 32]).unwrap(),
+        ];
+        let direct = |seed: &Seed, index: u64| -> Vec<u64> {
+            seed.with_stream(Purpose::RsaCandidate, index, |r| {
+                (0..words).map(|_| r.next_u64()).collect()
+            })
+        };
+        let indices: Vec<u64> = [
+            0u64,
+            1,
+            15,
+            16,
+            17,
+            200,
+            31,
+            64,
+            65,
+            3,
+            130,
+            1 << 48,
+            (1 << 48) + 77,
+        ]
+        .into_iter()
+        .chain((300..340).rev())
+        .collect();
+        for &i in &indices {
+            for seed in &seeds {
+                let got = batches.with_words(seed, i, |w| w.to_vec());
+                assert_eq!(got, direct(seed, i), "index {i}");
+            }
+        }
+        std::thread::scope(|s| {
+            for t in 0..4u64 {
+                let (batches, seeds, direct) = (&batches, &seeds, &direct);
+                s.spawn(move || {
+                    for i in (t..2000).step_by(4) {
+                        let seed = &seeds[(i % 3 == 0) as usize];
+                        let got = batches.with_words(seed, i, |w| w.to_vec());
+                        assert_eq!(got, direct(seed, i), "index {i} on thread {t}");
+                    }
+                });
+            }
+        });
+    }
+
+    /// The value drawn from a stream's first words is the value drawn from
+    /// the stream, at every size an RSA prime's candidate has.
+    #[test]
+    fn a_range_from_words_is_the_range_from_the_stream() {
+        let s = Seed::from_bytes(&[5u8; 32]).unwrap();
+        for bits in [256u32, 342, 512, 1024, 1536, 2048, 4096] {
+            let lo = Integer::from(Integer::ONE << (bits - 1)) + 12345u32;
+            let width = Integer::from(Integer::ONE << bits) - &lo;
+            let n = range_words(&width);
+            for i in 0..20 {
+                let (mut a, mut b) = (Integer::new(), Integer::new());
+                s.with_stream(Purpose::RsaCandidate, i, |r| {
+                    random_in_range(r, &lo, &width, &mut a)
+                });
+                let words: Vec<u64> = s.with_stream(Purpose::RsaCandidate, i, |r| {
+                    (0..n).map(|_| r.next_u64()).collect()
+                });
+                in_range_from_words(&words, &lo, &width, &mut b);
+                assert_eq!(a, b, "{bits} bits, index {i}");
+            }
+        }
     }
 
     #[test]

@@ -38,7 +38,9 @@ use crate::prime::search::{
     mr_round_from_stream, mr_rounds_from_stream, CandidateSource, Generation, Verdict,
 };
 use crate::prime::small::{rsa_trial_bound, TrialTable};
-use crate::prime::stream::{random_in_range, Purpose, Seed};
+use crate::prime::stream::{
+    in_range_from_words, random_in_range, range_words, Purpose, Seed, StreamBatches,
+};
 use crate::prime::{Options, Stats};
 use crate::threads::Workers;
 
@@ -335,17 +337,22 @@ fn prime_minus_one(p: &Integer) -> Integer {
 }
 
 /// Draws the candidate of stream `(purpose, index)` uniformly from [lo,
-/// lo + width) into `out`, makes it odd and trial-divides it: false when a
-/// small prime divides it.
+/// lo + width) into `out` — its words from `batches` where given (drawn
+/// sixteen streams at a time: the same words) —, makes it odd and
+/// trial-divides it: false when a small prime divides it.
 fn draw_odd(
     seed: &Seed,
     (purpose, index): (Purpose, u64),
+    batches: Option<&StreamBatches>,
     lo: &Integer,
     width: &Integer,
     trial: &TrialTable,
     out: &mut Integer,
 ) -> bool {
-    seed.with_stream(purpose, index, |rng| random_in_range(rng, lo, width, out));
+    match batches {
+        Some(b) => b.with_words(seed, index, |w| in_range_from_words(w, lo, width, out)),
+        None => seed.with_stream(purpose, index, |rng| random_in_range(rng, lo, width, out)),
+    }
     out.set_bit(0, true);
     trial.passes(out)
 }
@@ -381,6 +388,8 @@ struct RsaSource {
     /// four of RSA-3072's and RSA-4096's), fewer where a round would be
     /// left alone, one where rounds do not interleave.
     rounds_at_once: u32,
+    /// The candidates' streams sixteen at a time, where the lanes apply.
+    batches: Option<StreamBatches>,
 }
 
 impl RsaSource {
@@ -390,7 +399,9 @@ impl RsaSource {
         let lo = lower_bound(k, u);
         let width = (Integer::from(1u32) << k) - &lo;
         let rounds = rsa_rounds(k, bits);
+        let batches = StreamBatches::new(Purpose::RsaCandidate, range_words(&width));
         RsaSource {
+            batches,
             lo,
             width,
             side: SideCondition::new(e),
@@ -420,7 +431,16 @@ impl CandidateSource for RsaSource {
 
     fn candidate(&self, seed: &Seed, index: u64, out: &mut Integer) -> Option<MrCandidate> {
         let stream = (Purpose::RsaCandidate, index);
-        if !draw_odd(seed, stream, &self.lo, &self.width, &self.trial, out) {
+        let batches = self.batches.as_ref();
+        if !draw_odd(
+            seed,
+            stream,
+            batches,
+            &self.lo,
+            &self.width,
+            &self.trial,
+            out,
+        ) {
             return None;
         }
         // gcd(c − 1, e) = 1, from c mod e (e is public).
@@ -1080,6 +1100,50 @@ mod tests {
                     assert_eq!(v.exponentiations, 1);
                 }
             }
+        }
+    }
+
+    /// Drawn sixteen streams at a time or one by one, a source builds the
+    /// same candidates, at every RSA prime size (the batches apply up to
+    /// RSA-4096's 2048-bit primes; above, the source draws one by one).
+    #[test]
+    fn batched_candidates_are_the_streams_candidates() {
+        let seed = Seed::from_bytes(&[0x2a; 32]).unwrap();
+        let mut batched_sizes = 0;
+        for (k, u, bits) in [
+            (256u32, 2u32, 512u32),
+            (342, 3, 1024),
+            (512, 2, 1024),
+            (1024, 2, 2048),
+            (1536, 2, 3072),
+            (2048, 2, 4096),
+            (4096, 2, 8192),
+        ] {
+            let source = RsaSource::new(k, u, 65537, bits);
+            batched_sizes += source.batches.is_some() as u32;
+            let mut plain = RsaSource::new(k, u, 65537, bits);
+            plain.batches = None;
+            let (mut a, mut b) = (Integer::new(), Integer::new());
+            for index in (0..150).chain((1 << 48)..(1 << 48) + 40) {
+                let x = source.candidate(&seed, index, &mut a).map(|c| c.n);
+                let y = plain.candidate(&seed, index, &mut b).map(|c| c.n);
+                assert_eq!(x, y, "{k}-bit primes, index {index}");
+                assert_eq!(
+                    a, b,
+                    "{k}-bit primes, index {index}: the drawn numbers differ"
+                );
+            }
+        }
+        if crate::secure::rng_wide::available() {
+            assert_eq!(
+                batched_sizes, 6,
+                "the batches apply to primes of up to 2048 bits"
+            );
+        } else {
+            crate::capability::skip(
+                "avx512",
+                "AVX-512F is not in use here (not on this CPU, or not in this build): the candidates' streams are drawn one by one",
+            );
         }
     }
 

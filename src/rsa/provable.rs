@@ -192,7 +192,7 @@ impl CandidateSource for FootSource {
     fn candidate(&self, seed: &Seed, index: u64, out: &mut Integer) -> Option<MrCandidate> {
         // [2^(k−1), 2^k): the width equals the bound.
         let stream = (Purpose::RsaProvable, index);
-        if !draw_odd(seed, stream, &self.lo, &self.lo, &self.trial, out) {
+        if !draw_odd(seed, stream, None, &self.lo, &self.lo, &self.trial, out) {
             return None;
         }
         mr_ready(out)

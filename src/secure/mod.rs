@@ -6,6 +6,7 @@ pub(crate) mod fiber;
 pub(crate) mod os;
 mod regs;
 mod rng;
+pub(crate) mod rng_wide;
 mod secret_vec;
 pub(crate) mod signals;
 mod stack;
