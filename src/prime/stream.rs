@@ -12,6 +12,7 @@
 //! thread count. Within one stream, `set_word_pos` selects sub-blocks (e.g.
 //! the base of Miller–Rabin round r).
 
+use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::Arc;
 
 use rug::integer::Order;
@@ -19,7 +20,7 @@ use rug::Integer;
 use zeroize::Zeroize;
 
 use crate::error::{Error, Result};
-use crate::secure::{rng_wide, SecretStream, SecretVec, SecureBuf};
+use crate::secure::{rng_wide, SecretStream, SecureBuf, SharedWords};
 
 /// Length of a seed in bytes.
 pub const SEED_LEN: usize = 32;
@@ -173,28 +174,38 @@ pub(crate) fn in_range_from_words(words: &[u64], lo: &Integer, width: &Integer, 
 /// ([`crate::secure::rng_wide`]: one pass of the lanes instead of
 /// sixteen streams' two ChaCha batches each) and kept until read: the
 /// words of index k come from the batch of indices 16⌊k/16⌋ to
-/// 16⌊k/16⌋ + 15, computed once for whichever worker reads first. A
-/// search claims indices in order, so its workers read from one batch
-/// or the next; four are kept.
+/// 16⌊k/16⌋ + 15, computed once, by the first worker that needs it. A
+/// search claims indices in order, so its workers read from one batch or
+/// the next; four are kept.
 ///
-/// The words are in the secret arena ([`SecretVec`]: wiped when
-/// replaced, wiped on drop) and reach a reader through a wiped stack
-/// array; each batch holds a handle on the seed it was drawn from, and
-/// serves only that seed.
+/// Readers write nothing shared: each batch is a sequence lock (a tag
+/// naming the complete batch held, cleared while one is written, read
+/// before and after the words), so many workers read at once without
+/// passing a cache line between cores. One worker at a time writes a
+/// slot; one that finds it being written, or finds a batch it needs
+/// replaced, draws its stream alone, as without batches. The batches
+/// serve the seed of the first read (a search has one); another seed's
+/// streams are drawn one by one.
+///
+/// The words are in the secret arena ([`SharedWords`]: wiped on drop)
+/// and reach a reader through a wiped stack array, the registers cleared
+/// after each copy.
 pub(crate) struct StreamBatches {
     purpose: Purpose,
     words: usize,
-    ring: [std::sync::Mutex<Batch>; RING],
+    seed: std::sync::OnceLock<Seed>,
+    ring: [Slot; RING],
 }
 
 /// Batches a [`StreamBatches`] keeps.
 const RING: usize = 4;
 
-#[derive(Default)]
-struct Batch {
-    seed: Option<Seed>,
-    first: u64,
-    words: Option<SecretVec<u64>>,
+struct Slot {
+    /// 1 + the first index of the batch whose words `words` holds whole;
+    /// 0 while it holds none or one is being written.
+    tag: AtomicU64,
+    writer: std::sync::Mutex<()>,
+    words: SharedWords,
 }
 
 impl StreamBatches {
@@ -206,7 +217,12 @@ impl StreamBatches {
             StreamBatches {
                 purpose,
                 words,
-                ring: std::array::from_fn(|_| std::sync::Mutex::new(Batch::default())),
+                seed: std::sync::OnceLock::new(),
+                ring: std::array::from_fn(|_| Slot {
+                    tag: AtomicU64::new(0),
+                    writer: std::sync::Mutex::new(()),
+                    words: SharedWords::zeroed(rng_wide::LANES * words),
+                }),
             }
         })
     }
@@ -214,37 +230,12 @@ impl StreamBatches {
     /// Runs `f` with the first `words` words of stream (purpose, `index`)
     /// of `seed`: the words [`Seed::with_stream`]'s stream gives first.
     pub(crate) fn with_words<R>(&self, seed: &Seed, index: u64, f: impl FnOnce(&[u64]) -> R) -> R {
-        const L: u64 = rng_wide::LANES as u64;
-        let first = index & !(L - 1) & MAX_INDEX;
-        let lane = (index - first) as usize;
         let mut mine = [0u64; rng_wide::MAX_WORDS];
-        let drawn = {
-            let slot = &self.ring[(index / L) as usize % RING];
-            let mut guard = slot.lock().unwrap_or_else(|p| p.into_inner());
-            let b = &mut *guard;
-            let holds =
-                |b: &Batch| b.first == first && b.seed.as_ref().is_some_and(|s| s.same(seed));
-            if !holds(b) {
-                b.seed = None;
-                let len = rng_wide::LANES * self.words;
-                let buf = b.words.get_or_insert_with(|| SecretVec::zeroed(len));
-                if seed.derived_words(self.purpose, first, self.words, buf) {
-                    b.seed = Some(seed.clone());
-                    b.first = first;
-                }
-            }
-            let drawn = holds(b);
-            if let (true, Some(words)) = (drawn, &b.words) {
-                mine[..self.words].copy_from_slice(&words[lane * self.words..][..self.words]);
-                // The copy went through vector registers, and releasing a
-                // lock another worker waits on is a system call.
-                crate::secure::clear_registers();
-            }
-            drawn
-        };
-        if !drawn {
+        let out = &mut mine[..self.words];
+        let ours = self.seed.get_or_init(|| seed.clone()).same(seed);
+        if !(ours && self.read_or_fill(seed, index & MAX_INDEX, out)) {
             seed.with_stream(self.purpose, index, |rng| {
-                for w in mine[..self.words].iter_mut() {
+                for w in out.iter_mut() {
                     *w = rng.next_u64();
                 }
             });
@@ -253,6 +244,57 @@ impl StreamBatches {
         mine.zeroize();
         r
     }
+
+    /// Index `index`'s words into `out` from its batch, drawing the batch
+    /// first where the slot holds another; false where another worker is
+    /// writing the slot (or the lanes declined).
+    fn read_or_fill(&self, seed: &Seed, index: u64, out: &mut [u64]) -> bool {
+        const L: u64 = rng_wide::LANES as u64;
+        let first = index & !(L - 1);
+        let at = (index - first) as usize * self.words;
+        let slot = &self.ring[(index / L) as usize % RING];
+        let tag = first + 1;
+        if read(slot, tag, at, out) {
+            return true;
+        }
+        let Ok(_writing) = slot.writer.try_lock() else {
+            return false;
+        };
+        // Written meanwhile by the worker that held the lock.
+        if read(slot, tag, at, out) {
+            return true;
+        }
+        let mut buf = [0u64; rng_wide::LANES * rng_wide::MAX_WORDS];
+        let all = &mut buf[..rng_wide::LANES * self.words];
+        let drawn = seed.derived_words(self.purpose, first, self.words, all);
+        if drawn {
+            slot.tag.store(0, Ordering::Relaxed);
+            std::sync::atomic::fence(Ordering::Release);
+            for (i, w) in all.iter().enumerate() {
+                slot.words.store(i, *w);
+            }
+            slot.tag.store(tag, Ordering::Release);
+            out.copy_from_slice(&all[at..at + self.words]);
+        }
+        buf.zeroize();
+        crate::secure::clear_registers();
+        drawn
+    }
+}
+
+/// A sequence lock's read: the words at `at` of the batch tagged `tag`
+/// into `out`, if the slot held that batch before and after the copy.
+fn read(slot: &Slot, tag: u64, at: usize, out: &mut [u64]) -> bool {
+    if slot.tag.load(Ordering::Acquire) != tag {
+        return false;
+    }
+    for (i, w) in out.iter_mut().enumerate() {
+        *w = slot.words.load(at + i);
+    }
+    std::sync::atomic::fence(Ordering::Acquire);
+    let whole = slot.tag.load(Ordering::Relaxed) == tag;
+    crate::secure::clear_registers();
+    whole
 }
 
 fn mask_top(words: &mut [u64], bits: u32) {
@@ -340,9 +382,10 @@ mod tests {
     }
 
     /// The batches give each index the first words of its own stream:
-    /// indices in and across batches, out of order, two seeds
-    /// interleaved (a batch serves only the seed it was drawn from), the
-    /// ring's slots reused, and readers on four threads at once.
+    /// indices in and across batches, out of order, the ring's slots
+    /// reused, two seeds interleaved (the batches serve the first; the
+    /// other's streams are drawn one by one), and readers on four threads
+    /// at once (a slot being written: the reader draws alone).
     #[test]
     fn batches_give_each_index_its_streams_first_words() {
         let words = 17;

@@ -16,7 +16,7 @@ pub use buf::SecureBuf;
 pub(crate) use buf::MAX_LEN as SECURE_BUF_MAX_LEN;
 pub(crate) use regs::clear_registers;
 pub(crate) use rng::SecretStream;
-pub(crate) use secret_vec::SecretVec;
+pub(crate) use secret_vec::{SecretVec, SharedWords};
 pub(crate) use stack::{run_shielded, wipe_stack, with_wiped_stack};
 
 /// Whether the secret arena is usable in this process (reserving it on the

@@ -70,6 +70,56 @@ impl<T: Limb> SecretVec<T> {
     }
 }
 
+/// A fixed-length array of words in the secret arena (a [`SecretVec`])
+/// that threads read and write at the same time, every access atomic
+/// (`Relaxed`: the callers order them, as a sequence lock does with a
+/// tag and fences); wiped when dropped.
+pub(crate) struct SharedWords {
+    /// Owns the memory and wipes it on drop; not read or written through
+    /// otherwise once `ptr` is taken.
+    _owner: SecretVec<u64>,
+    ptr: NonNull<u64>,
+    len: usize,
+}
+
+// SAFETY: the words are reached only through atomics (`word`); the owner
+// is touched again only when dropped, with exclusive access.
+unsafe impl Send for SharedWords {}
+// SAFETY: as above.
+unsafe impl Sync for SharedWords {}
+
+impl SharedWords {
+    /// `len` zero words.
+    pub(crate) fn zeroed(len: usize) -> SharedWords {
+        let mut owner = SecretVec::<u64>::zeroed(len);
+        let ptr = NonNull::new(owner.as_mut_ptr()).expect("SecretVec pointer");
+        SharedWords {
+            _owner: owner,
+            ptr,
+            len,
+        }
+    }
+
+    fn word(&self, i: usize) -> &std::sync::atomic::AtomicU64 {
+        assert!(i < self.len, "word {i} of {}", self.len);
+        // SAFETY: word i lies in the owner's `len` words, 8-byte aligned
+        // (arena blocks are 16-byte aligned, a Vec<u64>'s buffer 8), alive
+        // as long as `self`; after construction every access to them is
+        // atomic (this function) until the owner is dropped.
+        unsafe { std::sync::atomic::AtomicU64::from_ptr(self.ptr.as_ptr().add(i)) }
+    }
+
+    /// Word `i` (a relaxed atomic load).
+    pub(crate) fn load(&self, i: usize) -> u64 {
+        self.word(i).load(std::sync::atomic::Ordering::Relaxed)
+    }
+
+    /// Sets word `i` (a relaxed atomic store).
+    pub(crate) fn store(&self, i: usize, v: u64) {
+        self.word(i).store(v, std::sync::atomic::Ordering::Relaxed)
+    }
+}
+
 impl<T: Limb> Clone for SecretVec<T> {
     fn clone(&self) -> SecretVec<T> {
         SecretVec::from_slice(self)
@@ -123,5 +173,22 @@ mod tests {
         let big = SecretVec::<u64>::zeroed(1 << 19);
         assert!(!arena::owns(big.as_ptr().cast()));
         assert_eq!(big.len(), 1 << 19);
+    }
+
+    #[test]
+    fn shared_words_are_read_and_written_from_many_threads() {
+        let w = SharedWords::zeroed(64);
+        assert!(arena::owns(w.ptr.as_ptr().cast()));
+        std::thread::scope(|s| {
+            for t in 0..4usize {
+                let w = &w;
+                s.spawn(move || {
+                    for i in (t..64).step_by(4) {
+                        w.store(i, (i * i) as u64);
+                    }
+                });
+            }
+        });
+        assert!((0..64).all(|i| w.load(i) == (i * i) as u64));
     }
 }
