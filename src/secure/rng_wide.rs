@@ -163,7 +163,7 @@ mod avx512 {
         // Counter 0 (words 12, 13), stream id (words 14, 15).
         input[14] = id_lo;
         input[15] = id_hi;
-        let kdf = block(&input);
+        let mut kdf = block(&input);
         // Each lane's derived key: the first 32 bytes (8 words) of its
         // block; its stream is number 0.
         input[4..12].copy_from_slice(&kdf[..8]);
@@ -175,6 +175,13 @@ mod avx512 {
             for (w, v) in x.iter().enumerate() {
                 _mm512_storeu_si512(dst[w].as_mut_ptr().cast(), *v);
             }
+        }
+        // The state (the derived keys; before them the seed) and the key
+        // block, wherever the compiler kept them in this frame.
+        for r in input.iter_mut().chain(kdf.iter_mut()) {
+            // SAFETY: a valid, aligned place of this type; volatile so the
+            // store is kept.
+            std::ptr::write_volatile(r, zero);
         }
     }
 }
