@@ -227,6 +227,11 @@ impl StreamBatches {
         })
     }
 
+    /// The purpose whose streams these are.
+    pub(crate) fn purpose(&self) -> Purpose {
+        self.purpose
+    }
+
     /// Runs `f` with the first `words` words of stream (purpose, `index`)
     /// of `seed`: the words [`Seed::with_stream`]'s stream gives first.
     pub(crate) fn with_words<R>(&self, seed: &Seed, index: u64, f: impl FnOnce(&[u64]) -> R) -> R {

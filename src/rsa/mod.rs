@@ -350,7 +350,10 @@ fn draw_odd(
     out: &mut Integer,
 ) -> bool {
     match batches {
-        Some(b) => b.with_words(seed, index, |w| in_range_from_words(w, lo, width, out)),
+        Some(b) => {
+            debug_assert_eq!(b.purpose(), purpose, "batches of another purpose");
+            b.with_words(seed, index, |w| in_range_from_words(w, lo, width, out))
+        }
         None => seed.with_stream(purpose, index, |rng| random_in_range(rng, lo, width, out)),
     }
     out.set_bit(0, true);
