@@ -158,6 +158,31 @@ pub(crate) fn range_words(width: &Integer) -> usize {
 /// the words it reads). The words pass through a stack array that is
 /// wiped after use.
 pub(crate) fn in_range_from_words(words: &[u64], lo: &Integer, width: &Integer, out: &mut Integer) {
+    from_words(words, lo, width, out, |x, w| *x %= w);
+}
+
+/// [`random_in_range_secret`]'s value from a stream whose first
+/// [`range_words`]`(width)` words are `words` (see
+/// [`in_range_from_words`]).
+pub(crate) fn in_range_from_words_secret(
+    words: &[u64],
+    lo: &Integer,
+    width: &Integer,
+    out: &mut Integer,
+) {
+    from_words(words, lo, width, out, |x, w| {
+        *x = crate::gmp::sec::rem(x, w)
+    });
+}
+
+/// [`draw_in_range`] from the stream's first words.
+fn from_words(
+    words: &[u64],
+    lo: &Integer,
+    width: &Integer,
+    out: &mut Integer,
+    reduce: impl FnOnce(&mut Integer, &Integer),
+) {
     let bits = width.significant_bits() + 64;
     let n = (bits as usize).div_ceil(64);
     assert!(n <= MAX_WORDS && words.len() >= n, "too few stream words");
@@ -166,7 +191,7 @@ pub(crate) fn in_range_from_words(words: &[u64], lo: &Integer, width: &Integer, 
     mask_top(&mut buf[..n], bits);
     out.assign_digits(&buf[..n], Order::Lsf);
     buf.zeroize();
-    *out %= width;
+    reduce(out, width);
     *out += lo;
 }
 
@@ -467,6 +492,14 @@ mod tests {
                 });
                 in_range_from_words(&words, &lo, &width, &mut b);
                 assert_eq!(a, b, "{bits} bits, index {i}");
+                s.with_stream(Purpose::RsaProvable, i, |r| {
+                    random_in_range_secret(r, &lo, &width, &mut a)
+                });
+                let words: Vec<u64> = s.with_stream(Purpose::RsaProvable, i, |r| {
+                    (0..n).map(|_| r.next_u64()).collect()
+                });
+                in_range_from_words_secret(&words, &lo, &width, &mut b);
+                assert_eq!(a, b, "{bits} bits, index {i}, secret reduction");
             }
         }
     }

@@ -46,7 +46,9 @@ use crate::prime::fermat::fermat_base2_secret_or_stop;
 use crate::prime::mr::MrCandidate;
 use crate::prime::search::{search_here, CandidateSource, Generation, Verdict, WorkerJob};
 use crate::prime::small::TrialTable;
-use crate::prime::stream::{random_in_range_secret, Purpose, Seed};
+use crate::prime::stream::{
+    in_range_from_words_secret, random_in_range_secret, range_words, Purpose, Seed, StreamBatches,
+};
 use crate::prime::Stats;
 use crate::secure::SecretVec;
 
@@ -174,13 +176,17 @@ pub(crate) fn primes(
 pub(crate) struct FootSource {
     lo: Integer,
     trial: Arc<TrialTable>,
+    /// The candidates' streams sixteen at a time, where the lanes apply.
+    batches: Option<StreamBatches>,
 }
 
 impl FootSource {
     pub(crate) fn new(k: u32) -> FootSource {
         assert!((16..=FOOT_BITS).contains(&k), "foot size {k}");
+        let lo = Integer::from(1u32) << (k - 1);
         FootSource {
-            lo: Integer::from(1u32) << (k - 1),
+            batches: StreamBatches::new(Purpose::RsaProvable, range_words(&lo)),
+            lo,
             trial: trial_table(k),
         }
     }
@@ -192,7 +198,8 @@ impl CandidateSource for FootSource {
     fn candidate(&self, seed: &Seed, index: u64, out: &mut Integer) -> Option<MrCandidate> {
         // [2^(k−1), 2^k): the width equals the bound.
         let stream = (Purpose::RsaProvable, index);
-        if !draw_odd(seed, stream, None, &self.lo, &self.lo, &self.trial, out) {
+        let batches = self.batches.as_ref();
+        if !draw_odd(seed, stream, batches, &self.lo, &self.lo, &self.trial, out) {
             return None;
         }
         mr_ready(out)
@@ -241,6 +248,8 @@ pub(crate) struct PocklingtonSource {
     trial: Arc<TrialTable>,
     /// How many first tests run at once (`prime::fermat::first_test_lanes`).
     first_lanes: usize,
+    /// The multipliers' streams sixteen at a time, where the lanes apply.
+    batches: Option<StreamBatches>,
 }
 
 impl PocklingtonSource {
@@ -257,6 +266,7 @@ impl PocklingtonSource {
         let r_lo = ct::div_floor(&(Integer::from(lo + &two_q) - 2u32), &two_q, k + 1);
         let r_width = r_hi - &r_lo + 1u32;
         PocklingtonSource {
+            batches: StreamBatches::new(Purpose::RsaProvable, range_words(&r_width)),
             q,
             r_lo,
             r_width,
@@ -272,9 +282,14 @@ impl CandidateSource for PocklingtonSource {
 
     fn candidate(&self, seed: &Seed, index: u64, out: &mut Integer) -> Option<PocklingtonCand> {
         let mut r = Integer::new();
-        seed.with_stream(Purpose::RsaProvable, index, |rng| {
-            random_in_range_secret(rng, &self.r_lo, &self.r_width, &mut r)
-        });
+        match &self.batches {
+            Some(b) => b.with_words(seed, index, |w| {
+                in_range_from_words_secret(w, &self.r_lo, &self.r_width, &mut r)
+            }),
+            None => seed.with_stream(Purpose::RsaProvable, index, |rng| {
+                random_in_range_secret(rng, &self.r_lo, &self.r_width, &mut r)
+            }),
+        }
         r <<= 1u32;
         // 2rq is even: setting bit 0 adds the one without a carry.
         *out = sec::mul(&r, &self.q);
@@ -356,6 +371,54 @@ pub(crate) fn second_condition(p: &Integer, two_r: &Integer) -> bool {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// Drawn sixteen streams at a time or one by one, the foot and the
+    /// Pocklington levels build the same candidates.
+    #[test]
+    fn batched_candidates_are_the_streams_candidates() {
+        let seed = Seed::from_bytes(&[0x3c; 32]).unwrap();
+        let q = Integer::from(Integer::ONE << 257u32).next_prime();
+        let lo = Integer::from(Integer::ONE << 511u32) + 99u32;
+        let mut batched = 0;
+        for k in [16u32, 42, 66, 81] {
+            let a = FootSource::new(k);
+            let mut b = FootSource::new(k);
+            batched += a.batches.is_some() as u32;
+            b.batches = None;
+            let (mut x, mut y) = (Integer::new(), Integer::new());
+            for index in 0..200 {
+                let (ca, cb) = (
+                    a.candidate(&seed, index, &mut x),
+                    b.candidate(&seed, index, &mut y),
+                );
+                assert_eq!(
+                    ca.map(|c| c.n),
+                    cb.map(|c| c.n),
+                    "foot of {k} bits, index {index}"
+                );
+                assert_eq!(x, y, "foot of {k} bits, index {index}");
+            }
+        }
+        let a = PocklingtonSource::new(512, &lo, q.clone(), Some(65537));
+        let mut b = PocklingtonSource::new(512, &lo, q, Some(65537));
+        batched += a.batches.is_some() as u32;
+        b.batches = None;
+        let (mut x, mut y) = (Integer::new(), Integer::new());
+        for index in (0..100).chain(1 << 40..(1 << 40) + 40) {
+            let ca = a.candidate(&seed, index, &mut x).map(|c| (c.n, c.two_r));
+            let cb = b.candidate(&seed, index, &mut y).map(|c| (c.n, c.two_r));
+            assert_eq!(ca, cb, "Pocklington level, index {index}");
+            assert_eq!(x, y, "Pocklington level, index {index}");
+        }
+        if crate::secure::rng_wide::available() {
+            assert_eq!(batched, 5, "the batches apply to every source here");
+        } else {
+            crate::capability::skip(
+                "avx512",
+                "AVX-512F is not in use here (not on this CPU, or not in this build): the candidates' streams are drawn one by one",
+            );
+        }
+    }
 
     #[test]
     fn chains_end_at_the_foot_and_halve() {
