@@ -246,25 +246,39 @@ pub(crate) fn mr_round_from_stream(
     secret: bool,
     stop: &AtomicBool,
 ) -> Verdict {
-    let base = mr_base(seed, index, round, cand, secret);
+    let base = mr_bases(seed, index, round..round + 1, cand, secret).remove(0);
     Verdict::one(cand.round_or_stop(base, secret, stop))
 }
 
-/// The base of Miller–Rabin round `round` on candidate `index`: one block
-/// of words per round of the seeded stream (purpose `MillerRabinBase`).
-fn mr_base(seed: &Seed, index: u64, round: u32, cand: &MrCandidate, secret: bool) -> Integer {
+/// The bases of Miller–Rabin rounds `rounds` on candidate `index`: one
+/// block of words per round of the seeded stream (purpose
+/// `MillerRabinBase`), round r's at word r × the block. Drawn from one
+/// stream: the rounds' blocks are consecutive, so the stream reads on
+/// instead of being derived again and set back for each.
+fn mr_bases(
+    seed: &Seed,
+    index: u64,
+    rounds: std::ops::Range<u32>,
+    cand: &MrCandidate,
+    secret: bool,
+) -> Vec<Integer> {
     let words_per_round = (cand.n.significant_bits() as u128 + 64).div_ceil(32) + 2;
     let width = Integer::from(&cand.n - 3u32);
-    let mut base = Integer::new();
+    let two = Integer::from(2u32);
     seed.with_stream(Purpose::MillerRabinBase, index, |rng| {
-        rng.set_word_pos(words_per_round * round as u128);
-        if secret {
-            random_in_range_secret(rng, &Integer::from(2u32), &width, &mut base);
-        } else {
-            random_in_range(rng, &Integer::from(2u32), &width, &mut base);
-        }
-    });
-    base
+        rounds
+            .map(|round| {
+                let mut base = Integer::new();
+                rng.seek(words_per_round * round as u128);
+                if secret {
+                    random_in_range_secret(rng, &two, &width, &mut base);
+                } else {
+                    random_in_range(rng, &two, &width, &mut base);
+                }
+                base
+            })
+            .collect()
+    })
 }
 
 /// Secret Miller–Rabin rounds `rounds` of [`mr_round_from_stream`] (the
@@ -287,9 +301,7 @@ pub(crate) fn mr_rounds_from_stream(
         return None;
     }
     // The bases' limbs are wiped when GMP frees them (`gmp::alloc`).
-    let bases: Vec<Integer> = rounds
-        .map(|r| mr_base(seed, index, r, cand, true))
-        .collect();
+    let bases = mr_bases(seed, index, rounds, cand, true);
     let verdicts = if in_lanes {
         cand.rounds_in_lanes_or_stop(&bases, stop)
     } else {
@@ -1543,6 +1555,41 @@ fn snapshot_stats<S: CandidateSource>(sh: &Shared<S>, started: Instant) -> Stats
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// A group's bases drawn from one stream are each round's base drawn
+    /// alone (its own stream, set to the round's block), at sizes whose
+    /// blocks leave one or two words between rounds' draws, for groups
+    /// starting at any round, secret and public.
+    #[test]
+    fn a_groups_bases_are_each_rounds_base() {
+        let seed = Seed::from_bytes(&[0x5a; 32]).unwrap();
+        for bits in [256u32, 512, 1000, 1024, 1030, 1536, 2048] {
+            let n = Integer::from(Integer::ONE << (bits - 1)) + 0x1_0001u32;
+            let cand = MrCandidate::new(n);
+            let width = Integer::from(&cand.n - 3u32);
+            let wpr = (cand.n.significant_bits() as u128 + 64).div_ceil(32) + 2;
+            for secret in [true, false] {
+                for rounds in [0..1, 0..5, 2..7, 3..4, 1..9] {
+                    let alone: Vec<Integer> = rounds
+                        .clone()
+                        .map(|r| {
+                            let mut b = Integer::new();
+                            seed.with_stream(Purpose::MillerRabinBase, 77, |rng| {
+                                rng.set_word_pos(wpr * r as u128);
+                                random_in_range(rng, &Integer::from(2u32), &width, &mut b);
+                            });
+                            b
+                        })
+                        .collect();
+                    let group = mr_bases(&seed, 77, rounds.clone(), &cand, secret);
+                    assert_eq!(
+                        group, alone,
+                        "{bits} bits, rounds {rounds:?}, secret {secret}"
+                    );
+                }
+            }
+        }
+    }
 
     /// A toy source: candidate `i` survives the cheap tests when `i % 3 == 0`,
     /// is "prime" when `i % 7 == 0`; round `r` reports `r + 1`
