@@ -18,13 +18,14 @@
 //! 64-bit block counter in words 12–13 and the 64-bit stream id in words
 //! 14–15; a stream's 64-bit words are its 32-bit words paired low first.
 //!
-//! The registers that held the master key, the derived keys and the
-//! output are cleared before the caller sees the words
-//! ([`super::clear_registers`]); the caller's buffer is a [`SecretVec`]
-//! slice that it wipes.
+//! The registers that held the master key and the derived keys are
+//! cleared when the pass ends ([`super::clear_registers`]), and the
+//! kernel's frame is overwritten; the words then pass through registers
+//! once more on their way into the caller's buffer, which the caller
+//! wipes, clearing the registers after its copies (`prime::stream`'s
+//! batches do).
 //!
 //! [`SecretStream::with_derived`]: super::SecretStream::with_derived
-//! [`SecretVec`]: super::SecretVec
 
 // The AVX-512 intrinsics are stable from Rust 1.89, above the crate's MSRV
 // (1.85): build.rs sets `pf_avx512` only for a compiler that has them, and
