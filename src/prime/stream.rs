@@ -97,8 +97,16 @@ impl Seed {
         f: impl FnOnce(&mut SecretStream) -> R,
     ) -> R {
         debug_assert!(index <= MAX_INDEX);
-        let key: &[u8; SEED_LEN] = self.0.as_slice().try_into().expect("32-byte seed");
-        SecretStream::with_derived(key, ((purpose as u64) << 56) | (index & MAX_INDEX), f)
+        SecretStream::with_derived(
+            self.key(),
+            ((purpose as u64) << 56) | (index & MAX_INDEX),
+            f,
+        )
+    }
+
+    /// The seed's bytes.
+    fn key(&self) -> &[u8; SEED_LEN] {
+        self.0.as_slice().try_into().expect("32-byte seed")
     }
 
     /// The first `words` words of the streams (purpose, `first + i`), i <
@@ -106,8 +114,7 @@ impl Seed {
     /// where the lanes do not apply. `first` is a multiple of 16.
     fn derived_words(&self, purpose: Purpose, first: u64, words: usize, out: &mut [u64]) -> bool {
         debug_assert!(first % rng_wide::LANES as u64 == 0 && first <= MAX_INDEX);
-        let key: &[u8; SEED_LEN] = self.0.as_slice().try_into().expect("32-byte seed");
-        rng_wide::derived_words(key, ((purpose as u64) << 56) | first, words, out)
+        rng_wide::derived_words(self.key(), ((purpose as u64) << 56) | first, words, out)
     }
 
     /// Whether `other` is this seed (a clone of it).
@@ -142,6 +149,12 @@ pub(crate) fn random_bits(rng: &mut SecretStream, bits: u32, out: &mut Integer) 
     for w in buf[..words].iter_mut() {
         *w = rng.next_u64();
     }
+    assign_masked(&mut buf, words, bits, out);
+}
+
+/// `out` ← the first `words` words of `buf` below 2^`bits`; then `buf`
+/// is wiped.
+fn assign_masked(buf: &mut [u64; MAX_WORDS], words: usize, bits: u32, out: &mut Integer) {
     mask_top(&mut buf[..words], bits);
     out.assign_digits(&buf[..words], Order::Lsf);
     buf.zeroize();
@@ -183,16 +196,50 @@ fn from_words(
     out: &mut Integer,
     reduce: impl FnOnce(&mut Integer, &Integer),
 ) {
-    let bits = width.significant_bits() + 64;
-    let n = (bits as usize).div_ceil(64);
+    let n = range_words(width);
     assert!(n <= MAX_WORDS && words.len() >= n, "too few stream words");
     let mut buf = [0u64; MAX_WORDS];
     buf[..n].copy_from_slice(&words[..n]);
-    mask_top(&mut buf[..n], bits);
-    out.assign_digits(&buf[..n], Order::Lsf);
-    buf.zeroize();
+    assign_masked(&mut buf, n, width.significant_bits() + 64, out);
     reduce(out, width);
     *out += lo;
+}
+
+/// Runs `f` with the first `words` words of stream (`purpose`, `index`)
+/// of `seed` (at most [`rng_wide::MAX_WORDS`] where `batches` are given,
+/// [`MAX_WORDS`] otherwise): from `batches` (streams of `purpose`, drawn
+/// sixteen at a time) where given, else read from the stream itself. The
+/// same words either way; they pass through a stack array that is wiped.
+pub(crate) fn with_first_words<R>(
+    seed: &Seed,
+    batches: Option<&StreamBatches>,
+    purpose: Purpose,
+    index: u64,
+    words: usize,
+    f: impl FnOnce(&[u64]) -> R,
+) -> R {
+    match batches {
+        Some(b) => {
+            debug_assert!(b.purpose == purpose && b.words == words, "other batches");
+            b.with_words(seed, index, f)
+        }
+        None => {
+            let mut buf = [0u64; MAX_WORDS];
+            read_words(seed, purpose, index, &mut buf[..words]);
+            let r = f(&buf[..words]);
+            buf.zeroize();
+            r
+        }
+    }
+}
+
+/// The first `out.len()` words of stream (`purpose`, `index`) of `seed`.
+fn read_words(seed: &Seed, purpose: Purpose, index: u64, out: &mut [u64]) {
+    seed.with_stream(purpose, index, |rng| {
+        for w in out.iter_mut() {
+            *w = rng.next_u64();
+        }
+    });
 }
 
 /// Streams of one purpose drawn sixteen at a time
@@ -252,11 +299,6 @@ impl StreamBatches {
         })
     }
 
-    /// The purpose whose streams these are.
-    pub(crate) fn purpose(&self) -> Purpose {
-        self.purpose
-    }
-
     /// Runs `f` with the first `words` words of stream (purpose, `index`)
     /// of `seed`: the words [`Seed::with_stream`]'s stream gives first.
     pub(crate) fn with_words<R>(&self, seed: &Seed, index: u64, f: impl FnOnce(&[u64]) -> R) -> R {
@@ -264,11 +306,7 @@ impl StreamBatches {
         let out = &mut mine[..self.words];
         let ours = self.seed.get_or_init(|| seed.clone()).same(seed);
         if !(ours && self.read_or_fill(seed, index & MAX_INDEX, out)) {
-            seed.with_stream(self.purpose, index, |rng| {
-                for w in out.iter_mut() {
-                    *w = rng.next_u64();
-                }
-            });
+            read_words(seed, self.purpose, index, out);
         }
         let r = f(&mine[..self.words]);
         mine.zeroize();

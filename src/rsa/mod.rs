@@ -39,7 +39,8 @@ use crate::prime::search::{
 };
 use crate::prime::small::{rsa_trial_bound, TrialTable};
 use crate::prime::stream::{
-    in_range_from_words, random_in_range, range_words, Purpose, Seed, StreamBatches,
+    in_range_from_words, random_in_range, range_words, with_first_words, Purpose, Seed,
+    StreamBatches,
 };
 use crate::prime::{Options, Stats};
 use crate::threads::Workers;
@@ -349,13 +350,10 @@ fn draw_odd(
     trial: &TrialTable,
     out: &mut Integer,
 ) -> bool {
-    match batches {
-        Some(b) => {
-            debug_assert_eq!(b.purpose(), purpose, "batches of another purpose");
-            b.with_words(seed, index, |w| in_range_from_words(w, lo, width, out))
-        }
-        None => seed.with_stream(purpose, index, |rng| random_in_range(rng, lo, width, out)),
-    }
+    let words = range_words(width);
+    with_first_words(seed, batches, purpose, index, words, |w| {
+        in_range_from_words(w, lo, width, out)
+    });
     out.set_bit(0, true);
     trial.passes(out)
 }

@@ -47,7 +47,7 @@ use crate::prime::mr::MrCandidate;
 use crate::prime::search::{search_here, CandidateSource, Generation, Verdict, WorkerJob};
 use crate::prime::small::TrialTable;
 use crate::prime::stream::{
-    in_range_from_words_secret, random_in_range_secret, range_words, Purpose, Seed, StreamBatches,
+    in_range_from_words_secret, range_words, with_first_words, Purpose, Seed, StreamBatches,
 };
 use crate::prime::Stats;
 use crate::secure::SecretVec;
@@ -282,14 +282,10 @@ impl CandidateSource for PocklingtonSource {
 
     fn candidate(&self, seed: &Seed, index: u64, out: &mut Integer) -> Option<PocklingtonCand> {
         let mut r = Integer::new();
-        match &self.batches {
-            Some(b) => b.with_words(seed, index, |w| {
-                in_range_from_words_secret(w, &self.r_lo, &self.r_width, &mut r)
-            }),
-            None => seed.with_stream(Purpose::RsaProvable, index, |rng| {
-                random_in_range_secret(rng, &self.r_lo, &self.r_width, &mut r)
-            }),
-        }
+        let (batches, words) = (self.batches.as_ref(), range_words(&self.r_width));
+        with_first_words(seed, batches, Purpose::RsaProvable, index, words, |w| {
+            in_range_from_words_secret(w, &self.r_lo, &self.r_width, &mut r)
+        });
         r <<= 1u32;
         // 2rq is even: setting bit 0 adds the one without a carry.
         *out = sec::mul(&r, &self.q);
