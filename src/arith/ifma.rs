@@ -797,28 +797,9 @@ unsafe fn fermat<const V: usize, const L: usize>(
     let bits = bit_length(ns[0]);
     // SAFETY: the features were checked by the caller.
     let mut lanes: [Lane<V>; L] = std::array::from_fn(|l| unsafe { Lane::new(ns[l], rs[l], k) });
-    let mut stopped = false;
-    // Left to right over the bits of n − 1 (bit 0 of n − 1 is 0): x ←
-    // AMM(x, x·2^bit) = x²·2^bit / R, in every lane.
-    for i in (0..bits).rev() {
-        if i % 64 == 0 && stop.load(Ordering::Relaxed) {
-            crate::work::given_up((bits - 1 - i) as u64, bits as u64);
-            stopped = true;
-            break;
-        }
-        for (lane, n) in lanes.iter_mut().zip(ns) {
-            let bit = if i == 0 {
-                0
-            } else {
-                (n[i / 64] >> (i % 64)) & 1
-            };
-            let mask = std::hint::black_box(bit.wrapping_neg());
-            // SAFETY: as above.
-            unsafe { twice_if::<V>(&lane.x, &mut lane.b, mask) };
-        }
-        // SAFETY: as above.
-        unsafe { amm::<V, L, false>(&mut lanes, k) };
-    }
+    // The exponent n − 1: n's bits with bit 0 (1 in n, 0 in n − 1) left out.
+    // SAFETY: as above.
+    let stopped = !unsafe { pow2_loop::<V, L>(&mut lanes, ns, bits, 1, k, stop) };
     // x < 2n is congruent to 2^(n−1)·R: it passes when x ≡ R (mod n).
     let verdict =
         (!stopped).then(|| std::array::from_fn(|l| congruent(&lanes[l].x, k, rs[l], ns[l])));
@@ -826,6 +807,45 @@ unsafe fn fermat<const V: usize, const L: usize>(
         lane.wipe();
     }
     verdict
+}
+
+/// x_l ← 2^(e_l)·R (mod n_l, below 2n_l) in each lane, where each lane
+/// holds x = R mod n_l (`Lane::new(n_l, r_l, k)`) and e_l is the number
+/// whose limbs are `exps[l]` without its lowest `skip` bits (0 or 1: bit 0
+/// is read as 0 when `skip` is 1, which makes n's limbs give n − 1 for an
+/// odd n). Left to right over `bits` bits (public) of every exponent: x ←
+/// AMM(x, x·2^bit) = x²·2^bit / R, the doubling chosen by a mask made from
+/// the bit; no branch or index depends on a value. False when `stop` was
+/// set (looked at every 64 bits; the work given up is reported).
+#[cfg(all(target_arch = "x86_64", pf_avx512))]
+#[target_feature(enable = "avx512f,avx512ifma")]
+unsafe fn pow2_loop<const V: usize, const L: usize>(
+    lanes: &mut [Lane<V>; L],
+    exps: [&[u64]; L],
+    bits: usize,
+    skip: usize,
+    k: usize,
+    stop: &AtomicBool,
+) -> bool {
+    for i in (0..bits).rev() {
+        if i % 64 == 0 && stop.load(Ordering::Relaxed) {
+            crate::work::given_up((bits - 1 - i) as u64, bits as u64);
+            return false;
+        }
+        for (lane, e) in lanes.iter_mut().zip(exps) {
+            let bit = if i < skip {
+                0
+            } else {
+                e.get(i / 64).map_or(0, |w| (w >> (i % 64)) & 1)
+            };
+            let mask = std::hint::black_box(bit.wrapping_neg());
+            // SAFETY: the features were checked by the caller.
+            unsafe { twice_if::<V>(&lane.x, &mut lane.b, mask) };
+        }
+        // SAFETY: as above.
+        unsafe { amm::<V, L, false>(lanes, k) };
+    }
+    true
 }
 
 /// [`fermat`] on one number.
@@ -986,20 +1006,9 @@ pub(crate) fn pow_secret_pair(
     outs: [&mut [u64]; 2],
     stop: &AtomicBool,
 ) -> Option<()> {
-    let (k, v) = plan(ns[0])?;
+    let (k, v) = pair_plan(ns, exps, bits, rs, &outs)?;
     let len = ns[0].len();
-    if plan(ns[1])? != (k, v)
-        || ns[1].len() != len
-        || v > PAIR_REGISTERS
-        || (0..2).any(|l| {
-            bases[l].len() > len
-                || exps[l].len() > len
-                || rs[l].len() < len
-                || r2s[l].len() < len
-                || outs[l].len() != len
-        })
-        || bits as usize > 64 * len
-    {
+    if (0..2).any(|l| bases[l].len() > len || r2s[l].len() < len) {
         return None;
     }
     #[cfg(all(target_arch = "x86_64", pf_avx512))]
@@ -1008,9 +1017,29 @@ pub(crate) fn pow_secret_pair(
     }
     #[cfg(not(all(target_arch = "x86_64", pf_avx512)))]
     {
-        let _ = (bases, exps, rs, r2s, outs, stop, k);
+        let _ = (bases, exps, rs, r2s, outs, stop, k, v);
         None
     }
+}
+
+/// (k, V) of two moduli the pair kernels take: one digit count and limb
+/// count, at most [`PAIR_REGISTERS`] registers, exponents of at most
+/// their length and `bits` within it, R and the outputs of their length.
+fn pair_plan(
+    ns: [&[u64]; 2],
+    exps: [&[u64]; 2],
+    bits: u32,
+    rs: [&[u64]; 2],
+    outs: &[&mut [u64]; 2],
+) -> Option<(usize, usize)> {
+    let (k, v) = plan(ns[0])?;
+    let len = ns[0].len();
+    (plan(ns[1])? == (k, v)
+        && ns[1].len() == len
+        && v <= PAIR_REGISTERS
+        && (0..2).all(|l| exps[l].len() <= len && rs[l].len() >= len && outs[l].len() == len)
+        && bits as usize <= 64 * len)
+        .then_some((k, v))
 }
 
 /// [`pow_secret_pair`] for V registers per number.
@@ -1028,42 +1057,117 @@ unsafe fn pow_pair<const V: usize>(
     outs: [&mut [u64]; 2],
     stop: &AtomicBool,
 ) -> Option<()> {
-    use zeroize::Zeroize;
     // SAFETY: the features were checked by the caller (for every unsafe
     // block below).
     let mut lanes: [Lane<V>; 2] = std::array::from_fn(|l| unsafe { Lane::new(ns[l], bases[l], k) });
     // SAFETY: as above.
     let done = unsafe { pow_lanes::<V, 2, false>(&mut lanes, rs, r2s, exps, bits, k, stop) };
     if done {
-        // AMM(x, 1) = x/R, at most n (x < 2n, R ≥ 8n): at most one n to
-        // take away.
-        for lane in lanes.iter_mut() {
-            lane.b[..k].fill(0);
-            lane.b[0] = 1;
-        }
         // SAFETY: as above.
-        unsafe { amm::<V, 2, false>(&mut lanes, k) };
-        let mut wide = [0u64; 129];
-        let mut diff = [0u64; 129];
-        for (l, out) in outs.into_iter().enumerate() {
-            let (n, len) = (ns[l], ns[l].len());
-            wide[..=len].fill(0);
-            limbs_into(&lanes[l].x[..k], &mut wide[..=len]);
-            let mut borrow = 0u64;
-            for j in 0..=len {
-                let (d1, b1) = wide[j].overflowing_sub(n.get(j).copied().unwrap_or(0));
-                let (d, b2) = d1.overflowing_sub(borrow);
-                diff[j] = d;
-                borrow = (b1 | b2) as u64;
-            }
-            // All ones where x < n (the subtraction borrowed): keep x.
-            let keep = std::hint::black_box(borrow).wrapping_neg();
-            for (o, (&x, &d)) in out.iter_mut().zip(wide.iter().zip(&diff)) {
-                *o = (x & keep) | (d & !keep);
-            }
+        unsafe { out_of_form::<V, 2>(&mut lanes, ns, k, outs) };
+    }
+    for lane in lanes.iter_mut() {
+        lane.wipe();
+    }
+    done.then_some(())
+}
+
+/// Each lane's x (Montgomery form, below 2n_l) out of the form and fully
+/// reduced into `outs[l]` (n_l's length): AMM(x, 1) = x/R, at most n (x <
+/// 2n, R ≥ 8n), then n taken away where the subtraction does not borrow,
+/// chosen by the borrow's mask. The lanes' x and b are overwritten; the
+/// digit buffers are wiped.
+#[cfg(all(target_arch = "x86_64", pf_avx512))]
+#[target_feature(enable = "avx512f,avx512ifma")]
+unsafe fn out_of_form<const V: usize, const L: usize>(
+    lanes: &mut [Lane<V>; L],
+    ns: [&[u64]; L],
+    k: usize,
+    outs: [&mut [u64]; L],
+) {
+    use zeroize::Zeroize;
+    for lane in lanes.iter_mut() {
+        lane.b[..k].fill(0);
+        lane.b[0] = 1;
+    }
+    // SAFETY: the features were checked by the caller.
+    unsafe { amm::<V, L, false>(lanes, k) };
+    let mut wide = [0u64; 129];
+    let mut diff = [0u64; 129];
+    for (l, out) in outs.into_iter().enumerate() {
+        let (n, len) = (ns[l], ns[l].len());
+        wide[..=len].fill(0);
+        limbs_into(&lanes[l].x[..k], &mut wide[..=len]);
+        let mut borrow = 0u64;
+        for j in 0..=len {
+            let (d1, b1) = wide[j].overflowing_sub(n.get(j).copied().unwrap_or(0));
+            let (d, b2) = d1.overflowing_sub(borrow);
+            diff[j] = d;
+            borrow = (b1 | b2) as u64;
         }
-        wide.zeroize();
-        diff.zeroize();
+        // All ones where x < n (the subtraction borrowed): keep x.
+        let keep = std::hint::black_box(borrow).wrapping_neg();
+        for (o, (&x, &d)) in out.iter_mut().zip(wide.iter().zip(&diff)) {
+            *o = (x & keep) | (d & !keep);
+        }
+    }
+    wide.zeroize();
+    diff.zeroize();
+}
+
+/// 2^(e_l) mod n_l for two *secret* odd moduli at once, fully reduced into
+/// `outs[l]` (n_l's length): the RSA pairwise test's two CRT parts of
+/// signing 2. The moduli, exponents, `bits`, `rs` and `outs` as for
+/// [`pow_secret_pair`] (no R² is needed: the loop starts from R, 2^0 in
+/// Montgomery form). `None` when stopped or not covered; `outs` are then
+/// untouched.
+///
+/// Constant time as the Fermat test it shares its loop with (`pow2_loop`:
+/// per exponent bit one step x ← AMM(x, x·2^bit), the doubling chosen by
+/// a mask; the loop's length is `bits`), then [`pow_secret_pair`]'s way
+/// out of Montgomery form. A base of 2 needs no table and no window
+/// products: each step costs one multiplication where a general base's
+/// costs about 1.3.
+pub(crate) fn pow2_secret_pair(
+    ns: [&[u64]; 2],
+    exps: [&[u64]; 2],
+    bits: u32,
+    rs: [&[u64]; 2],
+    outs: [&mut [u64]; 2],
+    stop: &AtomicBool,
+) -> Option<()> {
+    let (k, v) = pair_plan(ns, exps, bits, rs, &outs)?;
+    #[cfg(all(target_arch = "x86_64", pf_avx512))]
+    {
+        by_registers!(@ v, pow2_pair(ns, exps, bits as usize, rs, k, outs, stop), 2 3 4 5 6 7 8)
+    }
+    #[cfg(not(all(target_arch = "x86_64", pf_avx512)))]
+    {
+        let _ = (exps, rs, outs, stop, k, v);
+        None
+    }
+}
+
+/// [`pow2_secret_pair`] for V registers per number.
+#[cfg(all(target_arch = "x86_64", pf_avx512))]
+#[target_feature(enable = "avx512f,avx512ifma")]
+unsafe fn pow2_pair<const V: usize>(
+    ns: [&[u64]; 2],
+    exps: [&[u64]; 2],
+    bits: usize,
+    rs: [&[u64]; 2],
+    k: usize,
+    outs: [&mut [u64]; 2],
+    stop: &AtomicBool,
+) -> Option<()> {
+    // SAFETY: the features were checked by the caller (for every unsafe
+    // block below).
+    let mut lanes: [Lane<V>; 2] = std::array::from_fn(|l| unsafe { Lane::new(ns[l], rs[l], k) });
+    // SAFETY: as above.
+    let done = unsafe { pow2_loop::<V, 2>(&mut lanes, exps, bits, 0, k, stop) };
+    if done {
+        // SAFETY: as above.
+        unsafe { out_of_form::<V, 2>(&mut lanes, ns, k, outs) };
     }
     for lane in lanes.iter_mut() {
         lane.wipe();

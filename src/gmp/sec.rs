@@ -228,8 +228,25 @@ pub(crate) fn pow_secret(
 /// as long as m: the time depends on the sizes of m and of the base only.
 /// `None` when m is even or below 3 or e is longer than m.
 pub(crate) fn pow_mod(base: &Integer, e: &Integer, m: &Integer) -> Option<Integer> {
-    let bits = m.significant_bits();
-    if e.significant_bits() > bits || *e < 0 || *base < 0 {
+    pow_over(base, e, m, m.significant_bits())
+}
+
+/// base^e mod m for a secret odd m ≥ 3, a secret base and a *public*
+/// exponent e ≥ 1 (the pairwise test's e), by [`pow_secret`] over e's
+/// bits only: the time depends on the sizes of m and of the base and on
+/// e's bit length. `None` when m is even or below 3, or e is 0 or longer
+/// than m.
+pub(crate) fn pow_mod_public_exp(base: &Integer, e: &Integer, m: &Integer) -> Option<Integer> {
+    match e.significant_bits() {
+        0 => None,
+        bits => pow_over(base, e, m, bits),
+    }
+}
+
+/// base^e mod m by [`pow_secret`] over `bits` exponent bits (e shorter
+/// than both `bits` and m); out of Montgomery form.
+fn pow_over(base: &Integer, e: &Integer, m: &Integer, bits: u32) -> Option<Integer> {
+    if e.significant_bits() > bits || bits > m.significant_bits() || *e < 0 || *base < 0 {
         return None;
     }
     let mut mont = Mont::new(m)?;
@@ -283,19 +300,8 @@ pub(crate) fn rem_into(x: &[Limb], r: &[Limb], out: &mut [Limb]) {
     out.copy_from_slice(&num[..k]);
 }
 
-/// Whether the multi-prime CRT recombination of RFC 8017's RSADP (Garner's
-/// form) of `parts` (m_i = c^(d_i) mod r_i, each below its prime) with the
-/// coefficients (`coeffs[0]` = r_1⁻¹ mod r_0, `coeffs[i − 1]` = (r_0···r_{i−1})⁻¹
-/// mod r_i) gives `m`: the pairwise consistency test's decryption side.
-///
-/// Every value lives in a buffer whose length comes from the primes' limb
-/// counts (public: the key size), padded with zeros: differences by
-/// `mpn_sub_n` with the borrow's correction by `mpn_cnd_add_n`, products
-/// by `mpn_sec_mul`, reductions by [`sec_div_r`], sums by `mpn_add_n`, and
-/// the final comparison by a full-length XOR. `mpz_mul` would use
-/// Toom–Cook from about 30 limbs (RSA-4096's primes), which branches on
-/// the signs of differences of the primes' halves, and `mpz_sub` compares
-/// its operands to find the result's sign.
+/// Whether [`crt_recombine`] of `parts` gives `m` (tests' helper).
+#[cfg(test)]
 pub(crate) fn crt_matches(
     m: &Integer,
     ps: &[Integer],
@@ -305,19 +311,47 @@ pub(crate) fn crt_matches(
     crt_mismatch(m, ps, parts, coeffs) == 0
 }
 
-/// The work of [`crt_matches`]: 0 when the recombination gives `m`,
-/// otherwise the OR of the XORs of their limbs (non-zero).
+/// 0 when [`crt_recombine`] of `parts` gives `m`, otherwise the OR of the
+/// XORs of their limbs (non-zero), compared over the whole buffer (the
+/// constant-time check's workload and tests' helper).
+#[cfg(test)]
 pub(crate) fn crt_mismatch(
     m: &Integer,
     ps: &[Integer],
     parts: &[Integer],
     coeffs: &[Integer],
 ) -> Limb {
-    assert!(ps.len() >= 2 && parts.len() == ps.len() && coeffs.len() == ps.len() - 1);
-    let len: usize = ps.iter().map(|p| p.as_limbs().len()).sum();
-    if m.as_limbs().len() > len {
+    let out = crt_recombine(ps, parts, coeffs);
+    if m.as_limbs().len() > out.len() {
         return 1;
     }
+    let want = padded(m, out.len());
+    out.iter()
+        .zip(want.iter())
+        .fold(0, |acc, (x, y)| acc | (x ^ y))
+}
+
+/// The multi-prime CRT recombination of RFC 8017's RSADP (Garner's form)
+/// of `parts` (m_i below r_i) with the coefficients (`coeffs[0]` = r_1⁻¹
+/// mod r_0, `coeffs[i − 1]` = (r_0···r_{i−1})⁻¹ mod r_i): the number below
+/// the product of the primes that is m_i modulo every r_i when the
+/// coefficients are right (the pairwise consistency test's signature of
+/// 2), in a secret buffer of as many limbs as the primes have together.
+///
+/// Every value lives in a buffer whose length comes from the primes' limb
+/// counts (public: the key size), padded with zeros: differences by
+/// `mpn_sub_n` with the borrow's correction by `mpn_cnd_add_n`, products
+/// by `mpn_sec_mul`, reductions by [`sec_div_r`], sums by `mpn_add_n`.
+/// `mpz_mul` would use Toom–Cook from about 30 limbs (RSA-4096's primes),
+/// which branches on the signs of differences of the primes' halves, and
+/// `mpz_sub` compares its operands to find the result's sign.
+pub(crate) fn crt_recombine(
+    ps: &[Integer],
+    parts: &[Integer],
+    coeffs: &[Integer],
+) -> SecretVec<Limb> {
+    assert!(ps.len() >= 2 && parts.len() == ps.len() && coeffs.len() == ps.len() - 1);
+    let len: usize = ps.iter().map(|p| p.as_limbs().len()).sum();
     // h = (a − (b mod r))·c mod r for a < r: the difference plus r when it
     // borrowed, then the product reduced.
     let garner = |a: &Integer, b: &[Limb], c: &Integer, r: &Integer| -> SecretVec<Limb> {
@@ -359,10 +393,7 @@ pub(crate) fn crt_mismatch(
         add_product(&mut out, &prefix, &h);
         prefix = mul_limbs(&prefix, ps[i].as_limbs());
     }
-    let want = padded(m, len);
-    out.iter()
-        .zip(want.iter())
-        .fold(0, |acc, (x, y)| acc | (x ^ y))
+    out
 }
 
 /// Largest s = v2(n − 1) the constant-time round handles: its squarings

@@ -1159,11 +1159,6 @@ impl<'g, 'o> Generation<'g, 'o> {
         }
     }
 
-    /// The generation's seed.
-    pub(crate) fn seed(&self) -> &Seed {
-        &self.seed
-    }
-
     /// The work counters of every search so far.
     pub(crate) fn stats(&self) -> Stats {
         self.stats

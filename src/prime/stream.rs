@@ -33,7 +33,9 @@ pub enum Purpose {
     RsaCandidate = 1,
     /// Miller–Rabin bases (one stream per candidate index, one block per round).
     MillerRabinBase = 2,
-    /// The random message of the RSA pairwise consistency test.
+    /// Once the random message of the RSA pairwise consistency test, which
+    /// now signs 2 and draws nothing; the number stays taken (a purpose's
+    /// number is part of every stream's derivation).
     PairwiseTest = 3,
     /// The start of a DH safe-prime sieve interval.
     DhStart = 4,

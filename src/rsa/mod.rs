@@ -9,7 +9,10 @@
 //!   For u = 2 the bound is FIPS 186-5's √2·2^(k−1).
 //! - gcd(r_i − 1, e) = 1 is a side condition of each candidate.
 //! - |p − q| > 2^(bits/2 − 100) and d > 2^(bits/2), else new primes.
-//! - A pairwise consistency test through the CRT path before returning.
+//! - A pairwise consistency test through the CRT path before returning:
+//!   2 is signed (2^d mod n, its CRT parts recombined) and the signature
+//!   verified (s^e ≡ 2), SP 800-56B's test with k = 2 in the order of a
+//!   signature key's sign-then-verify.
 //! - Opt-in: proven primes instead of probable ones (`provable`), with
 //!   every other condition the same.
 
@@ -39,8 +42,7 @@ use crate::prime::search::{
 };
 use crate::prime::small::{rsa_trial_bound, TrialTable};
 use crate::prime::stream::{
-    in_range_from_words, random_in_range, range_words, with_first_words, Purpose, Seed,
-    StreamBatches,
+    in_range_from_words, range_words, with_first_words, Purpose, Seed, StreamBatches,
 };
 use crate::prime::{Options, Stats};
 use crate::threads::Workers;
@@ -675,7 +677,7 @@ fn generate_inner(
         if assembly::less_than(ps[0].as_limbs(), ps[1].as_limbs()) == 1 {
             ps.swap(0, 1);
         }
-        if let Some(key) = assemble(bits, e, &ps, generation.seed(), workers)? {
+        if let Some(key) = assemble(bits, e, &ps, workers)? {
             return Ok((key, generation.stats()));
         }
         // A FIPS condition failed (probability far below 2^-90): draw new
@@ -748,23 +750,17 @@ fn provable_draw(
 /// Builds the key from its primes on one of the generation's workers (one
 /// hand-off from the calling thread, about 14 µs; none for
 /// [`Workers::Here`]); `None` when a FIPS condition fails.
-fn assemble(
-    bits: u32,
-    e: u64,
-    ps: &[Integer],
-    seed: &Seed,
-    workers: &Workers,
-) -> Result<Option<RsaKey>> {
+fn assemble(bits: u32, e: u64, ps: &[Integer], workers: &Workers) -> Result<Option<RsaKey>> {
     match workers {
         // The calling thread waits with its registers cleared.
         Workers::Pool(pool) => crate::secure::signals::released(|| {
             pool.install(|| {
-                crate::secure::with_wiped_stack(|| assemble_here(bits, e, ps, seed, Split::InPool))
+                crate::secure::with_wiped_stack(|| assemble_here(bits, e, ps, Split::InPool))
             })
         }),
-        Workers::Here => assemble_here(bits, e, ps, seed, Split::No),
+        Workers::Here => assemble_here(bits, e, ps, Split::No),
         // On the caller's private stack, its other half on the pool.
-        Workers::WithCaller(pool) => assemble_here(bits, e, ps, seed, Split::With(pool)),
+        Workers::WithCaller(pool) => assemble_here(bits, e, ps, Split::With(pool)),
     }
 }
 
@@ -787,13 +783,7 @@ enum Split<'p> {
 /// pairwise test's first CRT exponentiation on one worker, the other CRT
 /// exponentiations on the other, so the serial tail after the search is
 /// one constant-time exponentiation long instead of two.
-fn assemble_here(
-    bits: u32,
-    e: u64,
-    ps: &[Integer],
-    seed: &Seed,
-    split: Split<'_>,
-) -> Result<Option<RsaKey>> {
+fn assemble_here(bits: u32, e: u64, ps: &[Integer], split: Split<'_>) -> Result<Option<RsaKey>> {
     if ps.len() == 2 && !primes_far_apart(&ps[0], &ps[1], bits) {
         return Ok(None);
     }
@@ -818,12 +808,12 @@ fn assemble_here(
         .iter()
         .map(|p| inverse_of_e_mod(&minus_one_odd(p), e))
         .collect();
-    let (m, c) = pairwise_message(&n, e, seed)?;
-    // The pairwise test's CRT part for prime i: c^(d_i) mod r_i.
+    // The pairwise test's CRT part for prime i: 2^(d_i) mod r_i.
     // `sec::pow_mod`, not `mpz_powm_sec`: GMP's brings the base into
     // Montgomery form through `mpn_invert_limb`'s table, indexed by r_i's
     // top bits.
-    let part = |i: usize| sec::pow_mod(&c, &exps[i], &ps[i]).ok_or(Error::Internal);
+    let two = Integer::from(2u32);
+    let part = |i: usize| sec::pow_mod(&two, &exps[i], &ps[i]).ok_or(Error::Internal);
     // Two primes the IFMA engine pairs: both parts in one loop, on the
     // side that does not compute d and the coefficients.
     let paired = crt_pair_applies(ps);
@@ -847,7 +837,7 @@ fn assemble_here(
     };
     let rest = || -> Result<Vec<Integer>> {
         if paired {
-            crt_parts_paired(&c, &exps, ps).ok_or(Error::Internal)
+            crt_parts_paired(&exps, ps).ok_or(Error::Internal)
         } else {
             (1..ps.len()).map(part).collect()
         }
@@ -877,7 +867,7 @@ fn assemble_here(
     if !d_large_enough(&d, bits) {
         return Ok(None);
     }
-    pairwise_check(&m, ps, &parts, &coeffs)?;
+    pairwise_check(e, ps, &parts, &coeffs)?;
     RsaKey::from_parts(bits, e, &n, &d, ps, &exps, &coeffs).map(Some)
 }
 
@@ -892,14 +882,14 @@ fn crt_pair_applies(ps: &[Integer]) -> bool {
         && crate::arith::ifma::pairs(ps[0].significant_bits().max(ps[1].significant_bits()))
 }
 
-/// The pairwise test's two CRT parts c^(d_i) mod r_i at once
-/// (`arith::ifma::pow_secret_pair`, constant time: the loop runs over as
-/// many exponent bits as the larger prime has, both bases and exponents
-/// padded to the primes' limb count (`sec::padded`), R and R² mod r_i by
-/// the constant-time division (`prime::mr::with_r_and_r2`)); `None` where
-/// [`crt_pair_applies`] is false. The padded copies are wiped; the results
-/// are GMP integers in the secret arena, as `sec::pow_mod`'s are.
-fn crt_parts_paired(c: &Integer, exps: &[Integer], ps: &[Integer]) -> Option<Vec<Integer>> {
+/// The pairwise test's two CRT parts 2^(d_i) mod r_i at once
+/// (`arith::ifma::pow2_secret_pair`, constant time: the loop runs over as
+/// many exponent bits as the larger prime has, one step per bit, the
+/// exponents padded to the primes' limb count (`sec::padded`), R mod r_i
+/// by the constant-time division (`prime::mr::with_r_and_r2`)); `None`
+/// where [`crt_pair_applies`] is false. The padded copies are wiped; the
+/// results are GMP integers in the secret arena, as `sec::pow_mod`'s are.
+fn crt_parts_paired(exps: &[Integer], ps: &[Integer]) -> Option<Vec<Integer>> {
     if !crt_pair_applies(ps) || exps.len() != 2 {
         return None;
     }
@@ -909,20 +899,17 @@ fn crt_parts_paired(c: &Integer, exps: &[Integer], ps: &[Integer]) -> Option<Vec
         return None;
     }
     // Secret buffers of the primes' limb count, wiped when dropped.
-    let bases = [0, 1].map(|l| sec::padded(&sec::rem(c, &ps[l]), len));
     let es = [0, 1].map(|l| sec::padded(&exps[l], len));
     let mut outs = [0, 1].map(|_| sec::padded(&Integer::new(), len));
     let [p0, p1] = [ps[0].as_limbs(), ps[1].as_limbs()];
     let [o0, o1] = &mut outs;
-    crate::prime::mr::with_r_and_r2(p0, |r0, r2_0| {
-        crate::prime::mr::with_r_and_r2(p1, |r1, r2_1| {
-            crate::arith::ifma::pow_secret_pair(
+    crate::prime::mr::with_r_and_r2(p0, |r0, _| {
+        crate::prime::mr::with_r_and_r2(p1, |r1, _| {
+            crate::arith::ifma::pow2_secret_pair(
                 [p0, p1],
-                [&bases[0], &bases[1]],
                 [&es[0], &es[1]],
                 bits,
                 [r0, r1],
-                [r2_0, r2_1],
                 [o0, o1],
                 &AtomicBool::new(false),
             )
@@ -935,30 +922,85 @@ fn crt_parts_paired(c: &Integer, exps: &[Integer], ps: &[Integer]) -> Option<Vec
     )
 }
 
-/// The pairwise consistency test's random message m and c = m^e mod n.
-fn pairwise_message(n: &Integer, e: u64, seed: &Seed) -> Result<(Integer, Integer)> {
-    let mut m = Integer::new();
-    let width = Integer::from(n - 3u32);
-    seed.with_stream(Purpose::PairwiseTest, 0, |rng| {
-        random_in_range(rng, &Integer::from(2u32), &width, &mut m)
-    });
-    let c = Integer::from(m.pow_mod_ref(&Integer::from(e), n).ok_or(Error::Internal)?);
-    Ok((m, c))
+/// (x_i)^e mod r_i for the two primes the IFMA engine pairs
+/// (`arith::ifma::pow_secret_pair` with e, public, as both exponents: the
+/// loop runs over e's bits), each x_i below r_i; `None` where
+/// [`crt_pair_applies`] is false.
+fn public_pow_paired(
+    xs: &[crate::secure::SecretVec<u64>; 2],
+    e: &Integer,
+    ps: &[Integer],
+) -> Option<[Integer; 2]> {
+    if !crt_pair_applies(ps)
+        || e.significant_bits() > ps[0].significant_bits().min(ps[1].significant_bits())
+    {
+        return None;
+    }
+    let len = ps[0].as_limbs().len();
+    let el = sec::padded(e, len);
+    let mut outs = [0, 1].map(|_| sec::padded(&Integer::new(), len));
+    let [p0, p1] = [ps[0].as_limbs(), ps[1].as_limbs()];
+    let [o0, o1] = &mut outs;
+    crate::prime::mr::with_r_and_r2(p0, |r0, r2_0| {
+        crate::prime::mr::with_r_and_r2(p1, |r1, r2_1| {
+            crate::arith::ifma::pow_secret_pair(
+                [p0, p1],
+                [&xs[0], &xs[1]],
+                [&el, &el],
+                e.significant_bits(),
+                [r0, r1],
+                [r2_0, r2_1],
+                [o0, o1],
+                &AtomicBool::new(false),
+            )
+        })
+    })?;
+    Some(outs.map(|o| Integer::from_digits(&o, rug::integer::Order::Lsf)))
 }
 
-/// Recombines the CRT parts m_i = c^(d_i) mod r_i (RFC 8017 RSADP,
-/// multi-prime form) and compares with the message: the pairwise test
-/// encrypts with (n, e) and decrypts through the CRT path; a mismatch is
-/// `CheckFailed`. The recombination works on the secret primes, so it runs
-/// on fixed-length limb buffers with GMP's branch-free `mpn_sec_*`
-/// functions (`sec::crt_matches`).
-fn pairwise_check(
-    m: &Integer,
-    ps: &[Integer],
-    parts: &[Integer],
-    coeffs: &[Integer],
-) -> Result<()> {
-    if sec::crt_matches(m, ps, parts, coeffs) {
+/// The pairwise consistency test's verification: recombines the CRT parts
+/// s_i = 2^(d_i) mod r_i (RFC 8017 RSADP, multi-prime form) into s = 2^d
+/// mod n, the signature of 2, and checks s^e ≡ 2 modulo every prime
+/// (which is s^e ≡ 2 mod n, the primes being distinct): a mismatch is
+/// `CheckFailed`. The recombination works on the secret primes, so it
+/// runs on fixed-length limb buffers with GMP's branch-free `mpn_sec_*`
+/// functions (`sec::crt_recombine`); s mod r_i by the constant-time
+/// division, the powers by the constant-time exponentiation over e's bits
+/// (the IFMA pair for two primes it takes, else `sec::pow_mod_public_exp`),
+/// and the comparison with 2 over whole limb buffers.
+fn pairwise_check(e: u64, ps: &[Integer], parts: &[Integer], coeffs: &[Integer]) -> Result<()> {
+    let s = sec::crt_recombine(ps, parts, coeffs);
+    let e = Integer::from(e);
+    let residues: Vec<crate::secure::SecretVec<u64>> = ps
+        .iter()
+        .map(|p| {
+            let mut r = sec::padded(&Integer::new(), p.as_limbs().len());
+            sec::rem_into(&s, p.as_limbs(), &mut r);
+            r
+        })
+        .collect();
+    let powers: Vec<Integer> = match <&[crate::secure::SecretVec<u64>; 2]>::try_from(&residues[..])
+        .ok()
+        .and_then(|xs| public_pow_paired(xs, &e, ps))
+    {
+        Some(pair) => pair.into(),
+        None => residues
+            .iter()
+            .zip(ps)
+            .map(|(r, p)| {
+                let x = Integer::from_digits(r, rug::integer::Order::Lsf);
+                sec::pow_mod_public_exp(&x, &e, p).ok_or(Error::Internal)
+            })
+            .collect::<Result<_>>()?,
+    };
+    // Each power against 2 over its prime's whole length: no early exit.
+    let mismatch = powers.iter().zip(ps).fold(0u64, |acc, (y, p)| {
+        let y = sec::padded(y, p.as_limbs().len());
+        y.iter()
+            .enumerate()
+            .fold(acc, |acc, (j, &w)| acc | (w ^ (u64::from(j == 0) * 2)))
+    });
+    if std::hint::black_box(mismatch) == 0 {
         Ok(())
     } else {
         Err(Error::CheckFailed)
@@ -1007,27 +1049,103 @@ mod tests {
                 ps[1].clone(),
                 ps[0].clone()
             ]));
-            if !pairs {
-                assert!(
-                    crt_parts_paired(&ps[0], &[Integer::from(3u32), Integer::from(5u32)], &ps)
-                        .is_none()
-                );
-                continue;
-            }
-            let n = Integer::from(&ps[0] * &ps[1]);
             let exps: Vec<Integer> = ps
                 .iter()
                 .map(|p| inverse_of_e_mod(&minus_one_odd(p), 65537))
                 .collect();
-            let c = Integer::from(&n - 12345u32);
-            let got = crt_parts_paired(&c, &exps, &ps).expect("paired");
+            let two = Integer::from(2u32);
+            let xs = [0, 1]
+                .map(|l| sec::padded(&Integer::from(&ps[l] - 777u32), ps[l].as_limbs().len()));
+            if !pairs {
+                assert!(crt_parts_paired(&exps, &ps).is_none());
+                assert!(public_pow_paired(&xs, &Integer::from(65537u32), &ps).is_none());
+                continue;
+            }
+            let got = crt_parts_paired(&exps, &ps).expect("paired");
+            let e = Integer::from(65537u32);
+            let verified = public_pow_paired(&xs, &e, &ps).expect("paired");
             for l in 0..2 {
+                // Against GMP's own (variable-time) exponentiation.
+                let want = two.clone().pow_mod(&exps[l], &ps[l]).unwrap();
+                assert_eq!(got[l], want, "{k} bits, part {l}");
+                assert_eq!(got[l], sec::pow_mod(&two, &exps[l], &ps[l]).unwrap());
+                let x = Integer::from(&ps[l] - 777u32);
                 assert_eq!(
-                    got[l],
-                    sec::pow_mod(&c, &exps[l], &ps[l]).unwrap(),
-                    "{k} bits, part {l}"
+                    verified[l],
+                    x.pow_mod(&e, &ps[l]).unwrap(),
+                    "{k} bits, power {l}"
                 );
             }
+        }
+    }
+
+    /// The pairwise test passes a consistent key and fails one whose CRT
+    /// parts or coefficients are wrong, with two primes (the IFMA pair
+    /// where the CPU has it) and three (one prime at a time), and with
+    /// e = 3, 65537 and a 33-bit e.
+    #[test]
+    fn the_pairwise_test_signs_2_and_catches_a_wrong_part_or_coefficient() {
+        let mut walk = Integer::from(0x3c6e_f372u32);
+        let mut prime = |k: u32, e: u64| loop {
+            walk = (Integer::from(&walk * 0x9e37_79b9u32) + 0x7f4a_7c15u32).keep_bits(k - 2);
+            let p = Integer::from(&walk | &Integer::from(Integer::ONE << (k - 1))).next_prime();
+            if p.significant_bits() == k && Integer::from(&p - 1u32).gcd(&Integer::from(e)) == 1 {
+                break p;
+            }
+        };
+        for (sizes, e) in [
+            (vec![1024u32, 1024], 65537u64),
+            (vec![1024, 1024], 3),
+            (vec![1536, 1536], (1u64 << 32) + 15),
+            (vec![512, 512], 65537),
+            (vec![704, 672, 672], 65537),
+        ] {
+            let ps: Vec<Integer> = sizes.iter().map(|&k| prime(k, e)).collect();
+            let exps: Vec<Integer> = ps
+                .iter()
+                .map(|p| inverse_of_e_mod(&minus_one_odd(p), e))
+                .collect();
+            let mut coeffs = vec![ps[1].clone().invert(&ps[0]).unwrap()];
+            let mut prefix = Integer::from(&ps[0] * &ps[1]);
+            for p in &ps[2..] {
+                coeffs.push(prefix.clone().invert(p).unwrap());
+                prefix *= p;
+            }
+            let two = Integer::from(2u32);
+            let parts: Vec<Integer> = exps
+                .iter()
+                .zip(&ps)
+                .map(|(d, p)| two.clone().pow_mod(d, p).unwrap())
+                .collect();
+            assert_eq!(
+                pairwise_check(e, &ps, &parts, &coeffs),
+                Ok(()),
+                "{sizes:?} e={e}"
+            );
+            for i in 0..ps.len() {
+                let mut bad = parts.clone();
+                bad[i] = Integer::from(&bad[i] + 1u32) % &ps[i];
+                assert_eq!(
+                    pairwise_check(e, &ps, &bad, &coeffs),
+                    Err(Error::CheckFailed),
+                    "{sizes:?} e={e}: part {i}"
+                );
+            }
+            for i in 0..coeffs.len() {
+                let mut bad = coeffs.clone();
+                bad[i] = Integer::from(&bad[i] + 2u32) % &ps[i + 1];
+                assert_eq!(
+                    pairwise_check(e, &ps, &parts, &bad),
+                    Err(Error::CheckFailed),
+                    "{sizes:?} e={e}: coefficient {i}"
+                );
+            }
+            // Another public exponent than the one the key was made for.
+            assert_eq!(
+                pairwise_check(e + 2, &ps, &parts, &coeffs),
+                Err(Error::CheckFailed),
+                "{sizes:?} e={e}"
+            );
         }
     }
 
