@@ -6,18 +6,20 @@
 //! (broadcast, m, n·m, shift) dominates, so it gains nothing there. Here
 //! the layout is turned around: register j holds digit j of eight numbers,
 //! one per lane, all modulo the same n (its digits and −n⁻¹ mod 2^52
-//! broadcast). Every lane computes base_l^d mod n with the same exponent d
-//! = (n − 1)/2^s, so the windows, their indices and every loop are shared,
+//! broadcast). Every lane raises its base to the same exponent (from n −
+//! 1, see below), so the windows, their indices and every loop are shared,
 //! and one multiply-add instruction does eight lanes' work. A candidate's
 //! confirmation rounds (17 per 256-bit prime of RSA-512, 8 per 512-bit
 //! prime of RSA-1024) run in one to three passes instead of one by one.
 //!
-//! Constant time as `prime::mr`'s fixed-limb round: s by a count of
-//! trailing zeros of one limb, d by shifts, base^d by fixed 4-bit windows
-//! over as many bits as n has (not d), each window's power read by scanning
-//! all sixteen table entries with masks, then `MAX_S − 1` squarings each
-//! compared with −1 and counted only before the s-th; comparisons by
-//! masks. Every loop's length, index and branch depends on n's size only.
+//! Constant time as `prime::mr`'s fixed-limb round, with the squarings
+//! folded into the exponentiation as in `arith::ifma::mr_round_secret`: s
+//! by a count of trailing zeros of one limb, E = (n − 1)·2^t (t ≡ −s mod
+//! 4) by shifts, base^E by fixed 4-bit windows over n's bit count plus 3,
+//! each window's power read by scanning all sixteen table entries with
+//! masks; at the last `MAX_S` + 3 positions x is compared with 1 and −1,
+//! counted by masks only where it holds base^d and base^(d·2^j), j < s.
+//! Every loop's length, index and branch depends on n's size only.
 //! Lanes without a round of their own run a copy of the first base.
 
 // See `arith::ifma` for the MSRV note.
@@ -393,8 +395,17 @@ mod imp {
         let len = n.len();
         let bits = 64 * len - n[len - 1].leading_zeros() as usize;
         let s = (n[0] ^ 1).trailing_zeros();
-        let mut d = [0u64; 8];
-        crate::arith::ifma::odd_part_into(n, s, &mut d[..len]);
+        // As `arith::ifma::mr_rounds`: the exponent is n − 1 shifted up by
+        // t ≡ −s (mod 4), so that base^d·R comes right after the product of
+        // the window at whose foot bit s + t lies and each squaring below
+        // gives the next base^(d·2^j)·R; no squarings after the loop, whose
+        // length (bits + 3) does not depend on s.
+        let t = (4 - (s & 3)) & 3;
+        let mut d = [0u64; 9];
+        crate::arith::ifma::shifted_minus_one_into(n, t, &mut d[..=len]);
+        let top = u64::from(s + t);
+        let below = |a: u64, b: u64| a.wrapping_sub(b) >> 63;
+        let watch_below = MAX_S as usize + 4;
         let mut minus_one = [0u64; 8];
         crate::arith::ifma::minus_one_into(n, r_mod_n, &mut minus_one[..len]);
         let mut m = Modulus::<K> {
@@ -415,18 +426,43 @@ mod imp {
         }
         let mut x = one;
         let mut power = one;
+        let mut c = one;
+        let mut pass = _mm512_setzero_si512();
+        // At position i, x is base^(d·2^j)·R for j = s + t − i: j = 0 (i =
+        // s + t) passes on 1 or −1, 0 < j < s (t < i < s + t) on −1. Masks
+        // from the positions; no branch on s.
+        let watch = |x: &Lanes<K>, i: usize, c: &mut Lanes<K>, pass: &mut __m512i| {
+            let i = i as u64;
+            let first = std::hint::black_box(1 ^ (below(i, top) | below(top, i)));
+            let rest = std::hint::black_box(below(i, top) & below(u64::from(t), i));
+            *c = reduced(x, &m);
+            let is_minus = equal(c, &minus);
+            let hit = _mm512_or_si512(
+                _mm512_and_si512(
+                    _mm512_or_si512(equal(c, &one), is_minus),
+                    _mm512_set1_epi64(first as i64),
+                ),
+                _mm512_and_si512(is_minus, _mm512_set1_epi64(rest as i64)),
+            );
+            *pass = _mm512_or_si512(*pass, hit);
+        };
         let mut stopped = false;
-        let windows = bits.div_ceil(WINDOW);
+        let windows = (bits + 3).div_ceil(WINDOW);
         for w in (0..windows).rev() {
             if w % (64 / WINDOW) == 0 && stop.load(Ordering::Relaxed) {
                 crate::work::given_up((windows - 1 - w) as u64, windows as u64);
                 stopped = true;
                 break;
             }
-            for _ in 0..WINDOW {
-                x = amm(&x, &x, &m);
-            }
             let bit = w * WINDOW;
+            for j in 1..=WINDOW {
+                x = amm(&x, &x, &m);
+                // The last squaring's power is watched after the product.
+                let at = bit + WINDOW - j;
+                if j < WINDOW && at < watch_below {
+                    watch(&x, at, &mut c, &mut pass);
+                }
+            }
             let idx = (d[bit / 64] >> (bit % 64)) & ((1 << WINDOW) - 1);
             power = [_mm512_setzero_si512(); K];
             for (e, entry) in table.iter().enumerate() {
@@ -439,24 +475,19 @@ mod imp {
                 }
             }
             x = amm(&x, &power, &m);
+            if bit < watch_below {
+                watch(&x, bit, &mut c, &mut pass);
+            }
         }
         let mut verdict = None;
         if !stopped {
-            let mut c = reduced(&x, &m);
-            let mut pass = _mm512_or_si512(equal(&c, &one), equal(&c, &minus));
-            for j in 1..MAX_S {
-                x = amm(&x, &x, &m);
-                c = reduced(&x, &m);
-                // Counts only while j < s: mask from the borrow of j − s.
-                let live = _mm512_set1_epi64(((j.wrapping_sub(s) >> 31) & 1) as i64);
-                pass = _mm512_or_si512(pass, _mm512_and_si512(equal(&c, &minus), live));
-            }
             let mut out = [0u64; LANES];
             // SAFETY: writes the eight words of `out`, unaligned.
             unsafe { _mm512_storeu_si512(out.as_mut_ptr().cast(), pass) };
             verdict = Some(out);
-            wipe(&mut c);
         }
+        wipe(&mut c);
+        wipe(&mut pass);
         wipe(&mut x);
         wipe(&mut power);
         wipe(&mut table);
@@ -499,7 +530,7 @@ mod tests {
     }
 
     /// Every lane gives the textbook verdict, for primes (with small and
-    /// large v2(p − 1)), random odd composites, Carmichael numbers and
+    /// large v2(p − 1), every residue of it mod 4), random odd composites, Carmichael numbers and
     /// strong pseudoprimes to some of the bases, at every size taken and
     /// with one to eight bases.
     #[test]
@@ -512,8 +543,12 @@ mod tests {
             for case in 0..12 {
                 let n = match case % 4 {
                     0 => (random(bits - 1, &mut rng) | &top).next_prime(),
-                    // A prime with v2(p − 1) = 40.
-                    1 => prime_with_s(&mut walk, bits, 40),
+                    // A prime with a large v2(p − 1), of every residue
+                    // mod 4 (the exponent's shift), up to 63.
+                    1 => {
+                        let s = [40, 61, 62, 63, 5, 6][(case / 4 + bits as usize) % 6];
+                        prime_with_s(&mut walk, bits, s)
+                    }
                     2 => random(bits - 1, &mut rng) | &top | 1u32,
                     _ => {
                         // p·(2p − 1) with both prime: a strong pseudoprime
@@ -710,7 +745,7 @@ mod tests {
             );
             return;
         }
-        let n = (Integer::from(Integer::ONE << 255u32) + 12345u32).next_prime();
+        let n = (Integer::from(Integer::ONE << 239u32) + 12345u32).next_prime();
         let (r, r2) = r_and_r2(&n);
         let base = [3u64];
         let stop = AtomicBool::new(true);
@@ -719,7 +754,8 @@ mod tests {
             mr_rounds_secret(n.as_limbs(), &[&base], &r, &r2, &stop),
             None
         );
-        // The first look at the flag comes after 16 of the 64 windows.
-        assert_eq!(crate::work::take_given_up(), Some(15.0 / 64.0));
+        // 240 bits and the exponent's shift of up to 3: 61 windows, the
+        // first look at the flag after 12 of them.
+        assert_eq!(crate::work::take_given_up(), Some(12.0 / 61.0));
     }
 }

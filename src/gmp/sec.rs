@@ -396,9 +396,12 @@ pub(crate) fn crt_recombine(
     out
 }
 
-/// Largest s = v2(n − 1) the constant-time round handles: its squarings
-/// always run `MAX_S − 1` times. Candidates with a larger s (probability
-/// 2^-63 for a random odd number) are rejected unbuilt by the RSA source.
+/// Largest s = v2(n − 1) the constant-time rounds handle: this one's and
+/// `arith::fixed`'s squarings always run `MAX_S − 1` times, and the IFMA
+/// rounds (`arith::ifma`, `arith::lanes`) look at the last `MAX_S` + 3
+/// positions of their exponentiation. Candidates with a larger s
+/// (probability 2^-63 for a random odd number) are rejected unbuilt by the
+/// RSA source.
 pub(crate) const MAX_S: u32 = 63;
 
 /// One strong-probable-prime round to `base` (2 ≤ base ≤ n − 2) on an odd
