@@ -2526,6 +2526,135 @@ pub(crate) mod tests {
         assert_one_path(&traces, 50_000, "521-bit moduli, exponentiation pairs");
     }
 
+    /// 2^(e_l) mod n_l for the pair of `pow2_secret_pair`.
+    fn pow2_pair_of(ns: [&Integer; 2], exps: [&Integer; 2], bits: u32) -> Option<[Integer; 2]> {
+        let len = ns[0].as_limbs().len();
+        let rs = ns.map(|n| r_and_r2(n).0);
+        let es = exps.map(|e| padded(e, len));
+        let mut outs = [vec![0u64; len], vec![0u64; len]];
+        let [o0, o1] = &mut outs;
+        pow2_secret_pair(
+            [ns[0].as_limbs(), ns[1].as_limbs()],
+            [&es[0], &es[1]],
+            bits,
+            [&rs[0], &rs[1]],
+            [o0, o1],
+            &AtomicBool::new(false),
+        )?;
+        Some(outs.map(|o| Integer::from_digits(&o, rug::integer::Order::Lsf)))
+    }
+
+    /// The base-2 pair (the pairwise test's CRT parts of signing 2) agrees
+    /// with GMP's `mpz_powm` on random odd moduli and primes at every size
+    /// the pair takes, with random exponents and the edges 0, 1 and all
+    /// ones over the loop's bits; it declines moduli of different sizes.
+    #[test]
+    fn secret_pow2_pairs_agree_with_powm() {
+        if !available() {
+            crate::capability::skip(
+                "ifma",
+                "no AVX-512 IFMA on this CPU: the IFMA base-2 pair is not exercised",
+            );
+            return;
+        }
+        let mut rng = ChaCha20Rng::seed_from_u64(0x5032);
+        let two = Integer::from(2u32);
+        let mut checked = 0;
+        for bits in [521u32, 576, 1000, 1024, 1536, 2048, 3000] {
+            if !pairs(bits) {
+                continue;
+            }
+            let top = Integer::from(Integer::ONE << (bits - 1));
+            let n0 = random(bits - 1, &mut rng) | &top | 1u32;
+            let n1 = (random(bits - 1, &mut rng) | &top).next_prime();
+            let all = Integer::from(Integer::ONE << bits) - 1u32;
+            for (e0, e1) in [
+                (random(bits, &mut rng), random(bits - 3, &mut rng)),
+                (Integer::ZERO, Integer::from(1u32)),
+                (all.clone(), Integer::from(&n1 - 2u32)),
+            ] {
+                let want = [
+                    two.clone().pow_mod(&e0, &n0).unwrap(),
+                    two.clone().pow_mod(&e1, &n1).unwrap(),
+                ];
+                assert_eq!(
+                    pow2_pair_of([&n0, &n1], [&e0, &e1], bits),
+                    Some(want),
+                    "{bits} bits"
+                );
+                checked += 1;
+            }
+            let short = (random(bits - 80, &mut rng) | 1u32).next_prime();
+            assert_eq!(pow2_pair_of([&n0, &short], [&two, &two], bits - 80), None);
+        }
+        assert!(checked >= 15, "{checked}");
+    }
+
+    /// The base-2 pair takes one path for every input: two sets of moduli
+    /// and exponents of one size (over 128 exponent bits) run the same
+    /// sequence of instruction addresses (a branch on an exponent bit
+    /// would change it).
+    #[cfg(all(target_os = "linux", target_arch = "x86_64"))]
+    #[test]
+    fn secret_pow2_pairs_take_one_path_for_every_input() {
+        let bits = 521u32;
+        let mut rng = ChaCha20Rng::seed_from_u64(0x5033);
+        let top = Integer::from(Integer::ONE << (bits - 1));
+        let inputs: Vec<[Integer; 4]> = (0..2)
+            .map(|i| {
+                let n0 = random(bits - 1, &mut rng) | &top | 1u32;
+                let n1 = (random(bits - 1, &mut rng) | &top).next_prime();
+                let (e0, e1) = if i == 0 {
+                    (Integer::from(1u32), random(128, &mut rng))
+                } else {
+                    (
+                        random(128, &mut rng),
+                        Integer::from(Integer::ONE << 128u32) - 1u32,
+                    )
+                };
+                [n0, n1, e0, e1]
+            })
+            .collect();
+        let len = inputs[0][0].as_limbs().len();
+        // Per input: the moduli, R mod each and the exponents, as limbs.
+        type Limbs2 = [Vec<u64>; 2];
+        let prepared: Vec<(Limbs2, Limbs2, Limbs2)> = inputs
+            .iter()
+            .map(|[n0, n1, e0, e1]| {
+                (
+                    [n0.as_limbs().to_vec(), n1.as_limbs().to_vec()],
+                    [r_and_r2(n0).0, r_and_r2(n1).0],
+                    [padded(e0, len), padded(e1, len)],
+                )
+            })
+            .collect();
+        let outs = std::sync::Mutex::new([vec![0u64; len], vec![0u64; len]]);
+        let Some(traces) = traces_of(2, &|i| {
+            let mut outs = outs.lock().unwrap();
+            let [o0, o1] = &mut *outs;
+            let (ns, rs, es) = &prepared[i];
+            std::hint::black_box(pow2_secret_pair(
+                [&ns[0], &ns[1]],
+                [&es[0], &es[1]],
+                128,
+                [&rs[0], &rs[1]],
+                [o0, o1],
+                &AtomicBool::new(false),
+            ));
+        }) else {
+            return;
+        };
+        let two = Integer::from(2u32);
+        for [n0, n1, e0, e1] in &inputs {
+            let want = [
+                two.clone().pow_mod(e0, n0).unwrap(),
+                two.clone().pow_mod(e1, n1).unwrap(),
+            ];
+            assert_eq!(pow2_pair_of([n0, n1], [e0, e1], 128), Some(want));
+        }
+        assert_one_path(&traces, 50_000, "521-bit moduli, base-2 pairs");
+    }
+
     /// The secret Miller–Rabin round takes one path too: a prime with
     /// v2(p − 1) = 63, a dense composite (s = 1) and a sparse one (s = 40)
     /// of one size, each with its own random base, run the same sequence
