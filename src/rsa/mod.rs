@@ -843,6 +843,13 @@ fn assemble_here(bits: u32, e: u64, ps: &[Integer], split: Split<'_>) -> Result<
         }
     };
     use crate::secure::with_wiped_stack as wiped;
+    // Handing the other half to the pool wakes a worker with a system
+    // call (rayon's futex): not with the CRT exponents just computed
+    // still in the registers (glibc's memcpy leaves copies of them in
+    // zmm16–31, which nothing since has overwritten).
+    if !matches!(split, Split::No) {
+        crate::secure::clear_registers();
+    }
     let (side, rest) = match split {
         Split::InPool => rayon::join(|| wiped(side), || wiped(rest)),
         // This side on a private stack, which is wiped as a whole at the
