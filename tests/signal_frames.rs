@@ -74,7 +74,10 @@ fn no_signal_could_find_a_secret_in_the_registers() {
 /// seed, the passphrase, p, q, d, dP, dQ or qInv in a register. A
 /// caller's worker that finished its half of the key assembly waits for
 /// the other half in a futex: it must have cleared the registers its half
-/// computed d in; a secure buffer is mapped, filled and unmapped with
+/// computed d in; and its hand-off of the other half wakes the pool's
+/// idle worker with a futex (made certain by a 20 ms sleep in the
+/// two-thread callback at each search's last event): it must have cleared
+/// the registers the CRT exponents were computed in before that; a secure buffer is mapped, filled and unmapped with
 /// system calls, none of which may find the secret it takes or held. The
 /// control: the host's inverted seed in xmm8 and xmm9 at a getppid(2)
 /// must be seen.
