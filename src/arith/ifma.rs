@@ -755,6 +755,19 @@ pub(crate) fn shifted_minus_one_into(n: &[u64], t: u32, out: &mut [u64]) {
     }
 }
 
+/// The masks (0 or 1) of position i of a round whose exponent is (n −
+/// 1)·2^t, for s = v2(n − 1): there x is base^(d·2^j)·R for j = s + t −
+/// i, and `first` is 1 where j = 0 (passes on 1 or −1), `rest` where 0 <
+/// j < s (passes on −1). From borrows only: no branch on s or t.
+#[cfg(all(target_arch = "x86_64", pf_avx512))]
+pub(crate) fn folded_round_masks(i: usize, s: u32, t: u32) -> (u64, u64) {
+    let (i, top) = (i as u64, u64::from(s + t));
+    let below = |a: u64, b: u64| a.wrapping_sub(b) >> 63;
+    let first = std::hint::black_box(1 ^ (below(i, top) | below(top, i)));
+    let rest = std::hint::black_box(below(i, top) & below(u64::from(t), i));
+    (first, rest)
+}
+
 /// −1 in Montgomery form, n − (R mod n) (R mod n < n), into `out` (n's
 /// length), with a borrow chain that never branches.
 #[cfg(all(target_arch = "x86_64", pf_avx512))]
@@ -1300,15 +1313,9 @@ unsafe fn mr_rounds<const V: usize, const L: usize>(
     let is = |x: &[u64; 160], v: &[[u64; 160]; 2]| unsafe {
         equal::<V>(x, &v[0]) | equal::<V>(x, &v[1])
     };
-    let top = u64::from(s + t);
-    let below = |a: u64, b: u64| a.wrapping_sub(b) >> 63;
     let mut pass = [0u64; L];
-    // At position i, x is base^(d·2^j)·R for j = s + t − i: j = 0 (i = s
-    // + t) passes on 1 or −1, 0 < j < s (t < i < s + t) on −1.
     let mut watch = |lanes: &[Lane<V>; L], i: usize| {
-        let i = i as u64;
-        let first = std::hint::black_box(1 ^ (below(i, top) | below(top, i)));
-        let rest = std::hint::black_box(below(i, top) & below(u64::from(t), i));
+        let (first, rest) = folded_round_masks(i, s, t);
         for (p, lane) in pass.iter_mut().zip(lanes) {
             let m = is(&lane.x, &minus);
             *p |= (first & (is(&lane.x, &one) | m)) | (rest & m);

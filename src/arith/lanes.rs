@@ -403,8 +403,6 @@ mod imp {
         let t = (4 - (s & 3)) & 3;
         let mut d = [0u64; 9];
         crate::arith::ifma::shifted_minus_one_into(n, t, &mut d[..=len]);
-        let top = u64::from(s + t);
-        let below = |a: u64, b: u64| a.wrapping_sub(b) >> 63;
         let watch_below = MAX_S as usize + 4;
         let mut minus_one = [0u64; 8];
         crate::arith::ifma::minus_one_into(n, r_mod_n, &mut minus_one[..len]);
@@ -428,13 +426,8 @@ mod imp {
         let mut power = one;
         let mut c = one;
         let mut pass = _mm512_setzero_si512();
-        // At position i, x is base^(d·2^j)·R for j = s + t − i: j = 0 (i =
-        // s + t) passes on 1 or −1, 0 < j < s (t < i < s + t) on −1. Masks
-        // from the positions; no branch on s.
         let watch = |x: &Lanes<K>, i: usize, c: &mut Lanes<K>, pass: &mut __m512i| {
-            let i = i as u64;
-            let first = std::hint::black_box(1 ^ (below(i, top) | below(top, i)));
-            let rest = std::hint::black_box(below(i, top) & below(u64::from(t), i));
+            let (first, rest) = crate::arith::ifma::folded_round_masks(i, s, t);
             *c = reduced(x, &m);
             let is_minus = equal(c, &minus);
             let hit = _mm512_or_si512(

@@ -910,23 +910,29 @@ fn crt_parts_paired(exps: &[Integer], ps: &[Integer]) -> Option<Vec<Integer>> {
     let mut outs = [0, 1].map(|_| sec::padded(&Integer::new(), len));
     let [p0, p1] = [ps[0].as_limbs(), ps[1].as_limbs()];
     let [o0, o1] = &mut outs;
-    crate::prime::mr::with_r_and_r2(p0, |r0, _| {
-        crate::prime::mr::with_r_and_r2(p1, |r1, _| {
-            crate::arith::ifma::pow2_secret_pair(
-                [p0, p1],
-                [&es[0], &es[1]],
-                bits,
-                [r0, r1],
-                [o0, o1],
-                &AtomicBool::new(false),
-            )
-        })
+    with_pair_r_and_r2([p0, p1], |rs, _| {
+        crate::arith::ifma::pow2_secret_pair(
+            [p0, p1],
+            [&es[0], &es[1]],
+            bits,
+            rs,
+            [o0, o1],
+            &AtomicBool::new(false),
+        )
     })?;
     Some(
         outs.iter()
             .map(|o| Integer::from_digits(o, rug::integer::Order::Lsf))
             .collect(),
     )
+}
+
+/// `f` with R and R² modulo each of two primes (`prime::mr::with_r_and_r2`:
+/// the constant-time division, wiped after).
+fn with_pair_r_and_r2<T>(ps: [&[u64]; 2], f: impl FnOnce([&[u64]; 2], [&[u64]; 2]) -> T) -> T {
+    crate::prime::mr::with_r_and_r2(ps[0], |r0, r2_0| {
+        crate::prime::mr::with_r_and_r2(ps[1], |r1, r2_1| f([r0, r1], [r2_0, r2_1]))
+    })
 }
 
 /// (x_i)^e mod r_i for the two primes the IFMA engine pairs
@@ -948,19 +954,17 @@ fn public_pow_paired(
     let mut outs = [0, 1].map(|_| sec::padded(&Integer::new(), len));
     let [p0, p1] = [ps[0].as_limbs(), ps[1].as_limbs()];
     let [o0, o1] = &mut outs;
-    crate::prime::mr::with_r_and_r2(p0, |r0, r2_0| {
-        crate::prime::mr::with_r_and_r2(p1, |r1, r2_1| {
-            crate::arith::ifma::pow_secret_pair(
-                [p0, p1],
-                [&xs[0], &xs[1]],
-                [&el, &el],
-                e.significant_bits(),
-                [r0, r1],
-                [r2_0, r2_1],
-                [o0, o1],
-                &AtomicBool::new(false),
-            )
-        })
+    with_pair_r_and_r2([p0, p1], |rs, r2s| {
+        crate::arith::ifma::pow_secret_pair(
+            [p0, p1],
+            [&xs[0], &xs[1]],
+            [&el, &el],
+            e.significant_bits(),
+            rs,
+            r2s,
+            [o0, o1],
+            &AtomicBool::new(false),
+        )
     })?;
     Some(outs.map(|o| Integer::from_digits(&o, rug::integer::Order::Lsf)))
 }
