@@ -501,18 +501,23 @@ impl<S: CandidateSource> Shared<S> {
     }
 }
 
+/// Takes one of the search's locks. The coordination it opens may enter
+/// the kernel through a futex — waiting for the lock, waking a waiting
+/// worker or the caller under it, releasing it to a waiter — where the
+/// thread's registers are seen at leisure (a debugger, a core dump,
+/// another process's ptrace): so they are cleared first, and nothing of
+/// the candidate the worker just built or tested (copies of its limbs
+/// that GMP, glibc's memcpy and the IFMA code leave in vector registers)
+/// goes there. Under the lock only indices, counters and pointers are
+/// handled.
 fn lock<T>(m: &Mutex<T>) -> MutexGuard<'_, T> {
+    crate::secure::clear_before_kernel();
     // A worker that panicked while holding the lock is reported separately;
     // the data itself stays consistent enough to wind down.
     match m.try_lock() {
         Ok(g) => g,
         Err(std::sync::TryLockError::Poisoned(p)) => p.into_inner(),
-        Err(std::sync::TryLockError::WouldBlock) => {
-            // The thread may park in the kernel: nothing of the candidate it
-            // just tested waits there in its registers.
-            crate::secure::clear_registers();
-            m.lock().unwrap_or_else(|p| p.into_inner())
-        }
+        Err(std::sync::TryLockError::WouldBlock) => m.lock().unwrap_or_else(|p| p.into_inner()),
     }
 }
 
@@ -1184,6 +1189,11 @@ impl<'g, 'o> Generation<'g, 'o> {
             self.workers.threads(),
         ));
         let started = Instant::now();
+        // Starting the workers wakes the pool's sleeping threads with a
+        // system call: not with the caller's registers still holding what
+        // it did last (the primes of a previous search, collected just
+        // before).
+        crate::secure::clear_before_kernel();
         let outcome = match self.workers {
             Workers::Pool(pool) => {
                 spawn_workers(&shared, pool);
@@ -1241,8 +1251,11 @@ impl<'g, 'o> Generation<'g, 'o> {
                 Workers::Pool(pool) => crate::secure::signals::released(|| on_pool(pool, jobs)),
                 // On its private stack the calling thread waits with
                 // signals held (they are let through for the progress
-                // callback only, on its own stack).
-                Workers::WithCaller(pool) => on_pool(pool, jobs),
+                // callback only, on its own stack), registers cleared.
+                Workers::WithCaller(pool) => {
+                    crate::secure::clear_before_kernel();
+                    on_pool(pool, jobs)
+                }
                 // On the private stack, which is wiped as a whole afterwards.
                 Workers::Here => jobs.into_iter().map(run).collect(),
             }));
@@ -1377,6 +1390,10 @@ impl<'g, 'o> Generation<'g, 'o> {
                 s.spawn(move |_| run_worker(&sh, i));
             }
             outcome = self.turns_here(shared, started, false);
+            // The scope now waits for the pool's workers, in the kernel
+            // if they are not done: with nothing of this thread's last
+            // candidate in its registers.
+            crate::secure::clear_before_kernel();
             if outcome.is_err() {
                 // Cancelled or panicked: the workers stop at their next
                 // check, and the scope waits for them.

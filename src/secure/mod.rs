@@ -14,7 +14,9 @@ pub(crate) mod valgrind;
 
 pub use buf::SecureBuf;
 pub(crate) use buf::MAX_LEN as SECURE_BUF_MAX_LEN;
-pub(crate) use regs::clear_registers;
+#[cfg(test)]
+pub(crate) use regs::probe;
+pub(crate) use regs::{clear_before_kernel, clear_registers};
 pub(crate) use rng::SecretStream;
 pub(crate) use secret_vec::{SecretVec, SharedWords};
 pub(crate) use stack::{run_shielded, wipe_stack, with_wiped_stack};
