@@ -1397,9 +1397,9 @@ pf_status pf_rsa_check(const struct pf_rsa_key *key, uint32_t *problems);
  * use PBKDF2 for older), Go and `pf_rsa_import` read it.
  *
  * `pass`/`pass_len`: the passphrase (not empty), only read during the
- * call. The plaintext key is encrypted inside secure memory. (scrypt's
- * own 16 MiB working memory comes from the `scrypt` crate's ordinary
- * allocations and is not wiped by primeforge; see SECURITY.md.)
+ * call. The plaintext key is encrypted inside secure memory, and so is
+ * derived: scrypt's 16 MiB of working memory is secure memory too, wiped
+ * when freed.
  *
  * On success `*out` receives a buffer the caller owns (`pf_buffer_free`);
  * on failure it is untouched. Returns `PF_ERR_NULL_ARGUMENT`,

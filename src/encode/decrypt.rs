@@ -16,11 +16,12 @@
 //!   -traditional`, `ssh-keygen -m PEM -N`, pyca's `TraditionalOpenSSL`
 //!   and Go's `x509.EncryptPEMBlock` write.
 //!
-//! The primitives are RustCrypto's (`pbkdf2`, `hmac`, `scrypt`, `sha1`,
+//! The primitives are RustCrypto's (`pbkdf2`, `hmac`, `salsa20`, `sha1`,
 //! `sha2`, `md-5`, `aes`, `des`, `aria`, `camellia`, `cbc`); this module
-//! only parses the parameters and chains the steps. The ciphertext is
-//! decrypted in place inside a secure buffer, and derived keys live in
-//! buffers wiped on drop. A file cannot ask for more than
+//! only parses the parameters and chains the steps, and scrypt is composed
+//! in [`super::scrypt`] with its working memory in secure buffers. The
+//! ciphertext is decrypted in place inside a secure buffer, and derived
+//! keys live in buffers wiped on drop. A file cannot ask for more than
 //! [`MAX_ITERATIONS`] iterations or [`MAX_SCRYPT_MEMORY`] bytes of scrypt
 //! memory.
 
@@ -383,9 +384,20 @@ fn pbes2<'a>(params: AnyRef<'_>, pass: &[u8], buf: &'a mut [u8]) -> Result<&'a [
             if !n.is_power_of_two() || n < 2 || r == 0 || p == 0 {
                 return Err(Error::Decode);
             }
-            let params = scrypt::Params::new(n.trailing_zeros() as u8, r as u32, p as u32)
-                .map_err(|_| Error::Decode)?;
-            scrypt::scrypt(pass, salt, &params, &mut key).map_err(|_| Error::Decode)?;
+            // In secure memory (`super::scrypt`), not the scrypt crate's
+            // unwiped heap.
+            super::scrypt::scrypt(
+                pass,
+                salt,
+                n.trailing_zeros() as u8,
+                u32::try_from(r).map_err(|_| Error::Decode)?,
+                u32::try_from(p).map_err(|_| Error::Decode)?,
+                &mut key,
+            )
+            .map_err(|e| match e {
+                Error::NoMemory => Error::NoMemory,
+                _ => Error::Decode,
+            })?;
         }
         _ => {
             return Err(Error::WrongKind(

@@ -17,6 +17,7 @@ use der::Encode;
 pub mod decrypt;
 pub(crate) mod openssh;
 pub mod pbes2;
+mod scrypt;
 pub mod sniff;
 
 use crate::error::{Error, Result};

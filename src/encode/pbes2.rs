@@ -1,7 +1,10 @@
 //! Writing password-protected private keys: PKCS#8 EncryptedPrivateKeyInfo
 //! with PBES2 (RFC 8018) — scrypt or PBKDF2-HMAC-SHA256 and AES-256-CBC —
-//! through RustCrypto's `pkcs5`, never hand-written cryptography. The
-//! plaintext PrivateKeyInfo is encrypted in place inside a secure buffer.
+//! through RustCrypto's `pkcs5` (the parameters, PBKDF2 and the
+//! encryption) and its primitives, never hand-written cryptography; scrypt
+//! is composed in [`super::scrypt`] from RustCrypto's PBKDF2 and Salsa20/8
+//! so that its working memory is secure. The plaintext PrivateKeyInfo is
+//! encrypted in place inside a secure buffer.
 //! Reading them, with every scheme OpenSSL reads: [`super::decrypt`].
 
 use der::asn1::OctetStringRef;
@@ -51,10 +54,25 @@ pub fn encrypt(private_key_info: &[u8], passphrase: &[u8], kdf: Kdf) -> Result<S
     let len = private_key_info.len();
     let mut buf = SecureBuf::new(len + 16)?;
     buf.as_mut_slice()[..len].copy_from_slice(private_key_info);
-    let ct_len = params
-        .encrypt_in_place(passphrase, buf.as_mut_slice(), len)
-        .map_err(|_| Error::Internal)?
-        .len();
+    let ct_len = match kdf {
+        // scrypt through our composition, whose working memory is secure
+        // (`super::scrypt`); then AES-256-CBC with PKCS#7 padding, as
+        // `pkcs5` would do it.
+        Kdf::Scrypt => {
+            let mut key = SecureBuf::new(32)?;
+            super::scrypt::scrypt(passphrase, &salt, 14, 8, 1, key.as_mut_slice())?;
+            use aes::cipher::{BlockModeEncrypt, KeyIvInit};
+            cbc::Encryptor::<aes::Aes256>::new_from_slices(key.as_slice(), &iv)
+                .map_err(|_| Error::Internal)?
+                .encrypt_padded::<cbc::cipher::block_padding::Pkcs7>(buf.as_mut_slice(), len)
+                .map_err(|_| Error::Internal)?
+                .len()
+        }
+        Kdf::Pbkdf2Sha256 => params
+            .encrypt_in_place(passphrase, buf.as_mut_slice(), len)
+            .map_err(|_| Error::Internal)?
+            .len(),
+    };
     let info = EncryptedPrivateKeyInfoRef {
         encryption_algorithm: EncryptionScheme::Pbes2(params),
         encrypted_data: OctetStringRef::new(&buf.as_slice()[..ct_len])

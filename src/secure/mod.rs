@@ -3,6 +3,8 @@
 pub(crate) mod arena;
 mod buf;
 pub(crate) mod fiber;
+#[cfg(test)]
+pub(crate) mod freed;
 pub(crate) mod os;
 mod regs;
 mod rng;
