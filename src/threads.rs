@@ -608,6 +608,8 @@ fn build_pool_of(n: usize) -> Result<Pool> {
                 .name(format!("primeforge-{}", t.index()))
                 .spawn(move || {
                     crate::secure::signals::block_for_thread();
+                    #[cfg(test)]
+                    crate::secure::freed::mark_worker();
                     crate::secure::run_shielded(|| crate::gmp::secret_scope(|| t.run()))
                 })?;
             workers.push(h);

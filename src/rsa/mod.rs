@@ -1511,27 +1511,35 @@ mod tests {
     }
 
     /// A generation and the key's exports free no heap block that holds a
-    /// secret: every block freed on the calling thread during a seeded
-    /// one-thread generation (RSA-1024/2048/3072; all its work is on this
-    /// thread, on its private stack) and during exports of the key
+    /// secret: every block freed on the calling thread and on the pool's
+    /// threads during a seeded generation (RSA-1024/2048/3072 on one
+    /// thread, where all the work is on the calling thread's private
+    /// stack; RSA-2048/3072 on two, the caller beside a pool thread) and
+    /// during exports of the key
     /// (PKCS#1 DER, PKCS#8 PEM, PKCS#8 encrypted with scrypt, OpenSSH
     /// with and without a passphrase) and the imports of the last three
     /// is logged by a test allocator (`secure::freed`) and searched for 8
     /// bytes of every candidate the search built and of the key's parts
     /// (the secret arena and the secure buffers are not the allocator's:
-    /// only what escaped them is seen). The control: a plain copy of p,
-    /// freed, is found.
+    /// only what escaped them is seen). The controls: a plain copy of p,
+    /// freed on this thread or on a pool thread, is found.
     #[test]
     fn a_generation_and_its_exports_free_no_heap_block_holding_a_secret() {
         use crate::encode::pbes2::Kdf;
         use crate::encode::RsaFormat;
         const CONTROL: &str = "the control";
+        const CONTROL_POOL: &str = "the control on a pool thread";
+        let workers = crate::threads::Workers::for_test(1);
+        let crate::threads::Workers::Pool(pool) = &workers else {
+            unreachable!("a pool")
+        };
         let mut hits = Vec::new();
-        for bits in [1024u32, 2048, 3072] {
-            let bytes = [bits as u8 ^ 0x5c; 32];
+        for (bits, threads) in [(1024u32, 1u32), (2048, 1), (3072, 1), (2048, 2), (3072, 2)] {
+            let bytes = [bits as u8 ^ 0x5c ^ threads as u8; 32];
             let seed = Seed::from_bytes(&bytes).unwrap();
             let mut opts = Options {
-                threads: 1,
+                threads,
+                exact_threads: true,
                 seed: Some(&bytes),
                 ..Options::default()
             };
@@ -1542,11 +1550,15 @@ mod tests {
             let pass = b"an export passphrase";
             type Step<'a> = (&'static str, Box<dyn Fn() + 'a>);
             let steps: Vec<Step<'_>> = vec![
-                // The control: a copy of p in a plain Vec, freed unwiped,
-                // must be found.
+                // The controls: a copy of p in a plain Vec, freed unwiped
+                // on this thread or on a pool thread, must be found.
                 (
                     CONTROL,
                     Box::new(|| drop(std::hint::black_box(k.p().to_vec()))),
+                ),
+                (
+                    CONTROL_POOL,
+                    Box::new(|| pool.install(|| drop(std::hint::black_box(k.p().to_vec())))),
                 ),
                 (
                     "PKCS#1 DER",
@@ -1591,14 +1603,14 @@ mod tests {
                     .windows(8)
                     .filter(|w| windows.contains(&<[u8; 8]>::try_from(*w).unwrap()))
                     .count();
-                if what == CONTROL {
+                if what == CONTROL || what == CONTROL_POOL {
                     assert!(
                         n > 0,
                         "RSA-{bits}: the control was not found: the search is broken"
                     );
                 } else if n > 0 {
                     hits.push(format!(
-                        "RSA-{bits}, {what}: {n} windows in {} freed bytes",
+                        "RSA-{bits}, {threads} thread(s), {what}: {n} windows in {} freed bytes",
                         freed.len()
                     ));
                 }
