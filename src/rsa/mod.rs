@@ -1641,6 +1641,13 @@ mod tests {
     /// and zmm16-31: copies GMP, glibc's memcpy and the IFMA code leave).
     #[test]
     fn the_searchs_coordination_sees_no_candidate_in_the_registers() {
+        if cfg!(not(any(target_arch = "x86_64", target_arch = "aarch64"))) {
+            crate::capability::skip(
+                "registers",
+                "the register probe reads x86-64 and AArch64 vector registers only",
+            );
+            return;
+        }
         let probing = crate::secure::probe::start();
         let mut snapshots = 0usize;
         let mut hits = Vec::new();
