@@ -15,7 +15,7 @@
 //!     cargo run --release -p primeforge-bench --example floor_ratio -- [BITS] [N]
 use std::sync::atomic::AtomicBool;
 
-use primeforge::prime::fermat::{fermat_base2_secret_lanes_or_stop, first_test_lanes};
+use primeforge::prime::fermat::{fermat_base2_secret_lanes_or_stop, secret_first_test_lanes};
 use primeforge::prime::Options;
 use rug::Integer;
 
@@ -39,7 +39,7 @@ fn main() {
     let bits = args.first().copied().unwrap_or(2048);
     let n = args.get(1).copied().unwrap_or(256);
     let k = bits / 2;
-    let lanes = first_test_lanes(k).max(1);
+    let lanes = secret_first_test_lanes(k).max(1);
     let never = AtomicBool::new(false);
     let mut state = 0x2545_f491_4f6c_dd1du64;
     let mut odd = || {

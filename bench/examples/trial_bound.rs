@@ -3,7 +3,8 @@
 //!     cargo run --release --example trial_bound
 //!
 //! For each prime size it measures the cost of the first test on a
-//! survivor (the constant-time base-2 Fermat test, `prime::fermat`), of one
+//! survivor (the constant-time base-2 Fermat test, `prime::fermat`, as
+//! many at once as a search runs it), of one
 //! constant-time Miller–Rabin round (`mpz_powm_sec`), and the average cost
 //! of trial division of a random odd candidate for bounds 2^12 … 2^22,
 //! then models the expected cost of finding one prime:
@@ -50,12 +51,26 @@ fn main() {
         let n = rng.odd(k);
         let c = MrCandidate::new(n);
         let reps = if k >= 2048 { 15 } else { 41 };
+        // The first test as a search runs it: as many at once as it
+        // groups (`secret_first_test_lanes`), per number.
+        let lanes = primeforge::prime::fermat::secret_first_test_lanes(k);
+        let group: Vec<Integer> = (0..lanes).map(|_| rng.odd(k)).collect();
+        let refs: Vec<&Integer> = group.iter().collect();
+        let never = std::sync::atomic::AtomicBool::new(false);
         let t_fermat = median(
             (0..reps)
                 .map(|_| {
                     let t = Instant::now();
-                    std::hint::black_box(primeforge::prime::fermat::fermat_base2_secret(&c.n));
-                    t.elapsed().as_secs_f64()
+                    if lanes > 1 {
+                        std::hint::black_box(
+                            primeforge::prime::fermat::fermat_base2_secret_lanes_or_stop(
+                                &refs, &never,
+                            ),
+                        );
+                    } else {
+                        std::hint::black_box(primeforge::prime::fermat::fermat_base2_secret(&c.n));
+                    }
+                    t.elapsed().as_secs_f64() / lanes as f64
                 })
                 .collect(),
         );

@@ -1,26 +1,41 @@
-//! Up to eight secret Miller–Rabin rounds of one small odd n at once on
-//! AVX-512 IFMA: one round per 64-bit lane of each register.
+//! Secret exponentiations in the lanes of AVX-512 IFMA registers: one
+//! number per 64-bit lane, eight at once.
 //!
 //! `arith::ifma` spreads one number's 52-bit digits across a register's
-//! lanes; below 9 limbs that leaves most lanes idle and the step's chain
-//! (broadcast, m, n·m, shift) dominates, so it gains nothing there. Here
-//! the layout is turned around: register j holds digit j of eight numbers,
-//! one per lane, all modulo the same n (its digits and −n⁻¹ mod 2^52
-//! broadcast). Every lane raises its base to the same exponent (from n −
-//! 1, see below), so the windows, their indices and every loop are shared,
-//! and one multiply-add instruction does eight lanes' work. A candidate's
-//! confirmation rounds (17 per 256-bit prime of RSA-512, 8 per 512-bit
-//! prime of RSA-1024) run in one to three passes instead of one by one.
+//! lanes, and each step of its multiplication shifts the accumulator by
+//! one lane (`valignq`, a shuffle) and broadcasts a digit. Here the layout
+//! is turned around: register j holds digit j of eight numbers, one per
+//! lane, so a multiply-add does eight lanes' digit products and the
+//! accumulator's shift is a change of register, nothing at run time. The
+//! multiplication (`imp::amm_rows`) is written out row by row with
+//! constant positions, so that the accumulator stays in registers up to
+//! 24 digits (1245 bits); the lanes may share one modulus or have eight.
 //!
-//! Constant time as `prime::mr`'s fixed-limb round, with the squarings
-//! folded into the exponentiation as in `arith::ifma::mr_round_secret`: s
-//! by a count of trailing zeros of one limb, E = (n − 1)·2^t (t ≡ −s mod
-//! 4) by shifts, base^E by fixed 4-bit windows over n's bit count plus 3,
-//! each window's power read by scanning all sixteen table entries with
-//! masks; at the last `MAX_S` + 3 positions x is compared with 1 and −1,
-//! counted by masks only where it holds base^d and base^(d·2^j), j < s.
-//! Every loop's length, index and branch depends on n's size only.
-//! Lanes without a round of their own run a copy of the first base.
+//! Two users:
+//! - [`fermat_base2_secret`]: the first test of up to eight RSA
+//!   candidates of one size (205 to 1244 bits: RSA-512 to RSA-2048's
+//!   primes), each modulo its own n; one squaring per bit of n, doubled
+//!   in the lanes whose exponent bit is 1 by a per-lane shift of the
+//!   result's digits (0 or 1) as they are normalised, so no lane's bit
+//!   decides a branch or an address.
+//! - [`mr_rounds_secret`]: up to eight Miller–Rabin rounds of one
+//!   candidate (256 to 1245 bits), one per lane, all modulo the same n.
+//!   Every lane raises its base to the same exponent (from n − 1, see
+//!   below), so the windows, their indices and every loop are shared. A
+//!   candidate's confirmation rounds (17 per 256-bit prime of RSA-512, 8
+//!   per 512-bit prime of RSA-1024, 5 per 1024-bit prime of RSA-2048) run
+//!   in one to three passes instead of one by one.
+//!
+//! The rounds are constant time as `prime::mr`'s fixed-limb round, with
+//! the squarings folded into the exponentiation as in
+//! `arith::ifma::mr_round_secret`: s by a count of trailing zeros of one
+//! limb, E = (n − 1)·2^t (t ≡ −s mod 4) by shifts, base^E by fixed 4-bit
+//! windows over n's bit count plus 3, each window's power read by scanning
+//! all sixteen table entries with masks; at the last `MAX_S` + 3 positions
+//! x is compared with 1 and −1, counted by masks only where it holds
+//! base^d and base^(d·2^j), j < s. Every loop's length, index and branch
+//! depends on n's size only. Lanes without a round or number of their own
+//! run a copy of the first.
 
 // See `arith::ifma` for the MSRV note.
 #![allow(clippy::incompatible_msrv)]
@@ -34,9 +49,23 @@ use std::sync::atomic::Ordering;
 /// Rounds run at once (lanes of a 512-bit register).
 pub(crate) const LANES: usize = 8;
 
-/// The sizes (limbs of n) taken: RSA-512 to RSA-1024 primes. Above, the
-/// digit-spread layout of `arith::ifma` fills its registers.
-pub(crate) const LIMBS: std::ops::RangeInclusive<usize> = 4..=8;
+/// The sizes (limbs of n) taken: RSA-512 to RSA-2048 primes (up to 24
+/// digits, [`applies`] checks). Above, the digit-spread layout of
+/// `arith::ifma` does better.
+pub(crate) const LIMBS: std::ops::RangeInclusive<usize> = 4..=20;
+
+/// Whether [`mr_rounds_secret`] takes odd numbers of `bits` bits on this
+/// CPU (their size only: [`applies`] checks the number).
+pub(crate) fn rounds_take(bits: u32) -> bool {
+    crate::arith::ifma::available()
+        && LIMBS.contains(&(bits as usize).div_ceil(64))
+        && (bits as usize + 3).div_ceil(52) <= MAX_DIGITS
+}
+
+/// The most 52-bit digits [`mr_rounds_secret`] and
+/// [`fermat_base2_secret`] take (the accumulator's positions, 2k + 1,
+/// stay within [`imp`]'s fixed array).
+const MAX_DIGITS: usize = 24;
 
 /// Whether [`mr_rounds_secret`] takes n (limbs, top one non-zero): this
 /// CPU has AVX-512 IFMA, n is odd, of [`LIMBS`] limbs, with v2(n − 1) at
@@ -44,6 +73,7 @@ pub(crate) const LIMBS: std::ops::RangeInclusive<usize> = 4..=8;
 pub(crate) fn applies(n: &[u64]) -> bool {
     crate::arith::ifma::available()
         && LIMBS.contains(&n.len())
+        && crate::arith::ifma::digits(n) <= MAX_DIGITS
         && n[0] & 1 == 1
         && n.last().is_some_and(|&t| t != 0)
         && (n[0] ^ 1).trailing_zeros() <= crate::gmp::sec::MAX_S
@@ -86,6 +116,20 @@ pub(crate) fn mr_rounds_secret(
                 8 => imp::rounds::<8>(n, bases, r_mod_n, r2_mod_n, stop),
                 9 => imp::rounds::<9>(n, bases, r_mod_n, r2_mod_n, stop),
                 10 => imp::rounds::<10>(n, bases, r_mod_n, r2_mod_n, stop),
+                11 => imp::rounds::<11>(n, bases, r_mod_n, r2_mod_n, stop),
+                12 => imp::rounds::<12>(n, bases, r_mod_n, r2_mod_n, stop),
+                13 => imp::rounds::<13>(n, bases, r_mod_n, r2_mod_n, stop),
+                14 => imp::rounds::<14>(n, bases, r_mod_n, r2_mod_n, stop),
+                15 => imp::rounds::<15>(n, bases, r_mod_n, r2_mod_n, stop),
+                16 => imp::rounds::<16>(n, bases, r_mod_n, r2_mod_n, stop),
+                17 => imp::rounds::<17>(n, bases, r_mod_n, r2_mod_n, stop),
+                18 => imp::rounds::<18>(n, bases, r_mod_n, r2_mod_n, stop),
+                19 => imp::rounds::<19>(n, bases, r_mod_n, r2_mod_n, stop),
+                20 => imp::rounds::<20>(n, bases, r_mod_n, r2_mod_n, stop),
+                21 => imp::rounds::<21>(n, bases, r_mod_n, r2_mod_n, stop),
+                22 => imp::rounds::<22>(n, bases, r_mod_n, r2_mod_n, stop),
+                23 => imp::rounds::<23>(n, bases, r_mod_n, r2_mod_n, stop),
+                24 => imp::rounds::<24>(n, bases, r_mod_n, r2_mod_n, stop),
                 _ => None,
             }
         };
@@ -100,6 +144,96 @@ pub(crate) fn mr_rounds_secret(
     #[cfg(not(all(target_arch = "x86_64", pf_avx512)))]
     {
         let _ = stop;
+        None
+    }
+}
+
+/// The digit counts [`fermat_base2_secret`] takes: odd numbers of 205 to
+/// 1244 bits (RSA-512 to RSA-2048 primes), whose accumulator and operands
+/// fit the 32 vector registers well enough; above, the digit-spread
+/// layout of `arith::ifma` does better.
+pub(crate) const FERMAT_DIGITS: std::ops::RangeInclusive<usize> = 5..=MAX_DIGITS;
+
+/// The digit count k of the base-2 Fermat test in lanes for odd numbers
+/// of `bits` bits: the fewest 52-bit digits with 2^(52k) ≥ 16n, so that a
+/// number doubled after its squaring (below 4n) squares to below 2n
+/// again; `None` outside [`FERMAT_DIGITS`] or without AVX-512 IFMA.
+pub(crate) fn fermat_digits(bits: u32) -> Option<usize> {
+    let k = (bits as usize + 4).div_ceil(52);
+    (crate::arith::ifma::available() && FERMAT_DIGITS.contains(&k)).then_some(k)
+}
+
+/// The base-2 Fermat test on up to eight *secret* odd numbers at once,
+/// one per lane, each modulo its own n: lane l of the result is 1 when
+/// 2^(n_l − 1) ≡ 1 (mod n_l), 0 when not (lanes past `ns`: 0). All of
+/// `ns` have the same bit length b, with [`fermat_digits`]`(b)` = k;
+/// `rs[l]` is 2^(52k) mod n_l, computed by the caller in constant time.
+/// `None` when that does not hold or `stop` was set (looked at every 64
+/// exponent bits).
+///
+/// Constant time: the loop runs over b bits, one squaring per bit, each
+/// followed by a doubling by a per-lane shift of 0 or 1 (the exponent's
+/// bit, a vector operand); no branch, index or address depends on the
+/// numbers. Lanes without a number of their own test a copy of the first.
+pub(crate) fn fermat_base2_secret(
+    ns: &[&[u64]],
+    rs: &[&[u64]],
+    stop: &AtomicBool,
+) -> Option<[u64; LANES]> {
+    let first = ns.first()?;
+    let bits = 64 * first.len() - first.last().map_or(64, |t| t.leading_zeros() as usize);
+    let k = fermat_digits(u32::try_from(bits).ok()?)?;
+    if ns.len() > LANES
+        || rs.len() != ns.len()
+        || ns.iter().any(|n| {
+            n.len() != first.len()
+                || n[0] & 1 == 0
+                || n.last().map(|t| t.leading_zeros()) != first.last().map(|t| t.leading_zeros())
+        })
+        || rs.iter().any(|r| r.len() < first.len())
+        || bits < 3
+    {
+        return None;
+    }
+    #[cfg(all(target_arch = "x86_64", pf_avx512))]
+    {
+        // SAFETY: `fermat_digits` checked AVX-512 F and IFMA.
+        let v = unsafe {
+            match k {
+                5 => imp::fermat::<5>(ns, rs, bits, stop),
+                6 => imp::fermat::<6>(ns, rs, bits, stop),
+                7 => imp::fermat::<7>(ns, rs, bits, stop),
+                8 => imp::fermat::<8>(ns, rs, bits, stop),
+                9 => imp::fermat::<9>(ns, rs, bits, stop),
+                10 => imp::fermat::<10>(ns, rs, bits, stop),
+                11 => imp::fermat::<11>(ns, rs, bits, stop),
+                12 => imp::fermat::<12>(ns, rs, bits, stop),
+                13 => imp::fermat::<13>(ns, rs, bits, stop),
+                14 => imp::fermat::<14>(ns, rs, bits, stop),
+                15 => imp::fermat::<15>(ns, rs, bits, stop),
+                16 => imp::fermat::<16>(ns, rs, bits, stop),
+                17 => imp::fermat::<17>(ns, rs, bits, stop),
+                18 => imp::fermat::<18>(ns, rs, bits, stop),
+                19 => imp::fermat::<19>(ns, rs, bits, stop),
+                20 => imp::fermat::<20>(ns, rs, bits, stop),
+                21 => imp::fermat::<21>(ns, rs, bits, stop),
+                22 => imp::fermat::<22>(ns, rs, bits, stop),
+                23 => imp::fermat::<23>(ns, rs, bits, stop),
+                24 => imp::fermat::<24>(ns, rs, bits, stop),
+                _ => None,
+            }
+        };
+        crate::secure::clear_registers();
+        v.map(|mut v| {
+            for x in v.iter_mut().skip(ns.len()) {
+                *x = 0;
+            }
+            v
+        })
+    }
+    #[cfg(not(all(target_arch = "x86_64", pf_avx512)))]
+    {
+        let _ = (stop, k);
         None
     }
 }
@@ -221,51 +355,161 @@ mod imp {
         v
     }
 
-    /// AMM(a, b) = a·b·R⁻¹ mod n up to a multiple of n, in every lane,
-    /// for digits below 2^52 and a, b < 2n: the result is below 2n (R ≥
-    /// 8n), its digits normalised. Digit by digit of b: the low and high
-    /// halves of a·b_i and of n·q (q = t_0·(−n⁻¹) mod 2^52) go into the
-    /// accumulator, whose lowest digit is then 0 mod 2^52 and is shifted
-    /// out, its carry added to the next; the digits are normalised once at
-    /// the end (each stays below 4k·2^52 + 2^12 < 2^64 before).
+    /// The rows of [`amm_rows`] (see there), written out: `$p` the
+    /// accumulator, `$a`, `$b` the operands, `$m` the modulus, `$k` the
+    /// digit count; row `$i` over the digits `$j`.
+    macro_rules! amm_row {
+        ($p:ident, $a:ident, $b:ident, $m:ident, $zero:ident, $k:ident; $i:literal; $($j:literal)*) => {
+            if $i < $k {
+                let bi = $b[$i];
+                $(
+                    if $j < $k {
+                        $p[$i + $j] = _mm512_madd52lo_epu64($p[$i + $j], bi, $a[$j]);
+                        $p[$i + $j + 1] = _mm512_madd52hi_epu64($p[$i + $j + 1], bi, $a[$j]);
+                    }
+                )*
+                let q = _mm512_madd52lo_epu64($zero, $p[$i], $m.k0);
+                $(
+                    if $j < $k {
+                        $p[$i + $j] = _mm512_madd52lo_epu64($p[$i + $j], q, $m.n[$j]);
+                        $p[$i + $j + 1] = _mm512_madd52hi_epu64($p[$i + $j + 1], q, $m.n[$j]);
+                    }
+                )*
+                $p[$i + 1] = _mm512_add_epi64($p[$i + 1], _mm512_srli_epi64::<52>($p[$i]));
+            }
+        };
+    }
+
+    /// [`amm_rows`]'s rows 0 to 23 (those below `$k` run).
+    macro_rules! amm_rows {
+        ($p:ident, $a:ident, $b:ident, $m:ident, $zero:ident, $k:ident; $($i:literal)*) => {
+            $(
+                amm_row!($p, $a, $b, $m, $zero, $k; $i;
+                    0 1 2 3 4 5 6 7 8 9 10 11 12 13 14 15 16 17 18 19 20 21 22 23);
+            )*
+        };
+    }
+
+    /// [`amm_rows`]'s body, for the loops that must have it in place (a
+    /// call would pass the operands and the result through memory and
+    /// cost a third of the multiplication).
+    macro_rules! amm_rows_body {
+        ($a:expr, $b:expr, $m:expr, $double:expr, $k:ident) => {{
+            let (a, b, m, double): (&Lanes<$k>, &Lanes<$k>, &Modulus<$k>, __m512i) =
+                ($a, $b, $m, $double);
+            let zero = _mm512_setzero_si512();
+            let mut p = [zero; POSITIONS];
+            amm_rows!(p, a, b, m, zero, $k;
+                0 1 2 3 4 5 6 7 8 9 10 11 12 13 14 15 16 17 18 19 20 21 22 23);
+            let mask = _mm512_set1_epi64(MASK as i64);
+            let mut carry = zero;
+            let out: Lanes<$k> = std::array::from_fn(|j| {
+                let v = _mm512_add_epi64(_mm512_sllv_epi64(p[$k + j], double), carry);
+                carry = _mm512_srli_epi64::<52>(v);
+                _mm512_and_si512(v, mask)
+            });
+            // `p` is not wiped here: it lives in registers (a wipe would
+            // put it in memory, and cost more than the multiplication);
+            // what the register allocator spills stays on the stack, which
+            // the search wipes (`secure::with_wiped_stack`).
+            out
+        }};
+    }
+
+    /// Positions of [`amm_rows`]'s accumulator: 2k + 1 for k up to 24.
+    const POSITIONS: usize = 49;
+
+    /// a·b·R⁻¹ mod n in every lane (each lane its own n, or all one n;
+    /// R = 2^(52K)), doubled in the lanes where `double` is 1 (0
+    /// elsewhere), for digits below 2^52 and a·b < 4n·4n with R ≥ 16n, or
+    /// a, b < 2n with R ≥ 8n: below 2n before the doubling, its digits
+    /// normalised. Row by row (operand scanning, the reduction
+    /// interleaved): row i adds b_i·a at positions i.. and then q·n with q
+    /// = p_i·(−n⁻¹) mod 2^52, which clears position i's low 52 bits, whose
+    /// carry moves to position i + 1. The rows are written out (the
+    /// positions are constants), so that the accumulator's live positions
+    /// stay in registers: one multiply-add per eight digit products, no
+    /// shuffle. Each position stays below 4K·2^52 + 2^12 < 2^59.
     #[target_feature(enable = "avx512f,avx512ifma")]
-    fn amm<const K: usize>(a: &Lanes<K>, b: &Lanes<K>, m: &Modulus<K>) -> Lanes<K> {
-        let zero = _mm512_setzero_si512();
-        let mut t = [zero; K];
-        for bi in b.iter() {
-            let mut top = zero;
-            for j in 0..K {
-                t[j] = _mm512_madd52lo_epu64(t[j], a[j], *bi);
-                if j + 1 < K {
-                    t[j + 1] = _mm512_madd52hi_epu64(t[j + 1], a[j], *bi);
-                } else {
-                    top = _mm512_madd52hi_epu64(top, a[j], *bi);
-                }
-            }
-            let q = _mm512_madd52lo_epu64(zero, t[0], m.k0);
-            for j in 0..K {
-                t[j] = _mm512_madd52lo_epu64(t[j], m.n[j], q);
-                if j + 1 < K {
-                    t[j + 1] = _mm512_madd52hi_epu64(t[j + 1], m.n[j], q);
-                } else {
-                    top = _mm512_madd52hi_epu64(top, m.n[j], q);
-                }
-            }
-            let carry = _mm512_srli_epi64::<52>(t[0]);
-            for j in 0..K - 1 {
-                t[j] = t[j + 1];
-            }
-            t[0] = _mm512_add_epi64(t[0], carry);
-            t[K - 1] = top;
+    fn amm_rows<const K: usize>(
+        a: &Lanes<K>,
+        b: &Lanes<K>,
+        m: &Modulus<K>,
+        double: __m512i,
+    ) -> Lanes<K> {
+        amm_rows_body!(a, b, m, double, K)
+    }
+
+    /// [`super::fermat_base2_secret`] for numbers of K digits and `bits`
+    /// bits.
+    #[target_feature(enable = "avx512f,avx512ifma")]
+    pub(super) fn fermat<const K: usize>(
+        ns: &[&[u64]],
+        rs: &[&[u64]],
+        bits: usize,
+        stop: &AtomicBool,
+    ) -> Option<[u64; LANES]> {
+        let len = ns[0].len();
+        let lane = |l: usize| if l < ns.len() { l } else { 0 };
+        let mut m = Modulus::<K> {
+            n: spread::<K>(ns),
+            k0: _mm512_setzero_si512(),
+        };
+        let mut k0s = [0u64; LANES];
+        for (l, k0) in k0s.iter_mut().enumerate() {
+            *k0 = crate::arith::inverse_mod_2_64(ns[lane(l)][0]).wrapping_neg() & MASK;
         }
+        // SAFETY: eight words, read unaligned.
+        m.k0 = unsafe { _mm512_loadu_si512(k0s.as_ptr().cast()) };
+        k0s.zeroize();
+        let rs_in: Vec<&[u64]> = rs.iter().map(|r| &r[..len]).collect();
+        let mut one = spread::<K>(&rs_in);
+        // x = 1 in Montgomery form (R mod n, below n).
+        let mut x = one;
+        // The exponent n − 1 by 64-bit words, a word of each lane per
+        // register (bit 0 of n − 1 is 0: the last step never doubles).
+        let mut words = [_mm512_setzero_si512(); 20];
+        let mut w = [0u64; LANES];
+        for (i, reg) in words.iter_mut().enumerate().take(len) {
+            for (l, wl) in w.iter_mut().enumerate() {
+                *wl = ns[lane(l)][i] & if i == 0 { !1 } else { !0 };
+            }
+            // SAFETY: eight words, read unaligned.
+            *reg = unsafe { _mm512_loadu_si512(w.as_ptr().cast()) };
+        }
+        w.zeroize();
+        let low_bit = _mm512_set1_epi64(1);
+        let mut stopped = false;
+        for i in (0..bits).rev() {
+            if i % 64 == 0 && stop.load(Ordering::Relaxed) {
+                crate::work::given_up((bits - 1 - i) as u64, bits as u64);
+                stopped = true;
+                break;
+            }
+            let shift = _mm512_set1_epi64((i % 64) as i64);
+            let bit = _mm512_and_si512(_mm512_srlv_epi64(words[i / 64], shift), low_bit);
+            x = amm_rows_body!(&x, &x, &m, bit, K);
+        }
+        // x < 2n is the Montgomery form of 2^(n − 1): 1 exactly where it
+        // is R mod n or R mod n + n.
+        let mut plus_n = [_mm512_setzero_si512(); K];
         let mask = _mm512_set1_epi64(MASK as i64);
-        let mut carry = zero;
-        for tj in t.iter_mut() {
-            let v = _mm512_add_epi64(*tj, carry);
+        let mut carry = _mm512_setzero_si512();
+        for j in 0..K {
+            let v = _mm512_add_epi64(_mm512_add_epi64(one[j], m.n[j]), carry);
             carry = _mm512_srli_epi64::<52>(v);
-            *tj = _mm512_and_si512(v, mask);
+            plus_n[j] = _mm512_and_si512(v, mask);
         }
-        t
+        let pass = _mm512_or_si512(equal::<K>(&x, &one), equal::<K>(&x, &plus_n));
+        let mut out = [0u64; LANES];
+        // SAFETY: eight words, written unaligned.
+        unsafe { _mm512_storeu_si512(out.as_mut_ptr().cast(), pass) };
+        wipe(&mut x);
+        wipe(&mut one);
+        wipe(&mut plus_n);
+        wipe(&mut m);
+        wipe(&mut words);
+        (!stopped).then_some(out)
     }
 
     /// x mod n in every lane, for x < 2n: x − n where that does not
@@ -401,10 +645,10 @@ mod imp {
         // gives the next base^(d·2^j)·R; no squarings after the loop, whose
         // length (bits + 3) does not depend on s.
         let t = (4 - (s & 3)) & 3;
-        let mut d = [0u64; 9];
+        let mut d = [0u64; 21];
         crate::arith::ifma::shifted_minus_one_into(n, t, &mut d[..=len]);
         let watch_below = MAX_S as usize + 4;
-        let mut minus_one = [0u64; 8];
+        let mut minus_one = [0u64; 20];
         crate::arith::ifma::minus_one_into(n, r_mod_n, &mut minus_one[..len]);
         let mut m = Modulus::<K> {
             n: broadcast::<K>(n),
@@ -418,9 +662,10 @@ mod imp {
         let mut b = spread::<K>(bases);
         // The table of base^0 … base^15 in Montgomery form, all below 2n.
         let mut table = [one; 1 << WINDOW];
-        table[1] = amm(&b, &r2, &m);
+        let zero = _mm512_setzero_si512();
+        table[1] = amm_rows(&b, &r2, &m, zero);
         for e in 2..1 << WINDOW {
-            table[e] = amm(&table[e - 1], &table[1], &m);
+            table[e] = amm_rows(&table[e - 1], &table[1], &m, zero);
         }
         let mut x = one;
         let mut power = one;
@@ -449,7 +694,7 @@ mod imp {
             }
             let bit = w * WINDOW;
             for j in 1..=WINDOW {
-                x = amm(&x, &x, &m);
+                x = amm_rows_body!(&x, &x, &m, zero, K);
                 // The last squaring's power is watched after the product.
                 let at = bit + WINDOW - j;
                 if j < WINDOW && at < watch_below {
@@ -467,7 +712,7 @@ mod imp {
                     *pj = _mm512_or_si512(*pj, _mm512_and_si512(*ej, sel));
                 }
             }
-            x = amm(&x, &power, &m);
+            x = amm_rows(&x, &power, &m, zero);
             if bit < watch_below {
                 watch(&x, bit, &mut c, &mut pass);
             }
@@ -531,7 +776,9 @@ mod tests {
         let mut rng = ChaCha20Rng::seed_from_u64(0x4c61_6e65);
         let mut checked = [0usize; 2];
         let mut walk = Integer::from(0x9b05_688cu32);
-        for bits in [193u32, 205, 206, 256, 300, 384, 448, 449, 500, 512] {
+        for bits in [
+            193u32, 205, 206, 256, 300, 384, 448, 449, 500, 512, 513, 1024, 1245,
+        ] {
             let top = Integer::from(Integer::ONE << (bits - 1));
             for case in 0..12 {
                 let n = match case % 4 {
@@ -651,12 +898,15 @@ mod tests {
     fn sizes_outside_the_lanes_are_refused() {
         let never = AtomicBool::new(false);
         let base = [2u64];
-        for limbs in [3usize, 9] {
+        // Three limbs, 21, and 20 limbs of 25 digits (1280 bits).
+        for limbs in [3usize, 21, 20] {
             let mut n = vec![u64::MAX; limbs];
             n[0] = u64::MAX - 2;
             let r = vec![0u64; limbs];
             assert_eq!(mr_rounds_secret(&n, &[&base], &r, &r, &never), None);
         }
+        assert!(rounds_take(1245) == crate::arith::ifma::available());
+        assert!(!rounds_take(1246) && !rounds_take(192));
         // Even n, no bases, nine bases.
         let n = [u64::MAX - 1; 4];
         let r = [0u64; 4];
@@ -725,6 +975,127 @@ mod tests {
             [Some([1; LANES]), Some([0; LANES]), Some([0; LANES])]
         );
         assert_one_path(&traces, 50_000, "256 bits, eight lanes");
+    }
+
+    /// R = 2^(52k) mod n for the Fermat lanes' k, in n's length.
+    fn fermat_r(n: &Integer) -> Vec<u64> {
+        let k = fermat_digits(n.significant_bits()).expect("taken") as u32;
+        let r = Integer::from(Integer::ONE << (52 * k)) % n;
+        let mut l = r.as_limbs().to_vec();
+        l.resize(n.as_limbs().len(), 0);
+        l
+    }
+
+    /// The Fermat test in lanes takes one path whatever the numbers:
+    /// eight primes, eight composites (one a base-2 Fermat pseudoprime,
+    /// which passes), and eight numbers with sparse and dense bits run the
+    /// same sequence of instruction addresses, single-stepped (a branch on
+    /// an exponent bit, on a lane's value or on the verdict would change
+    /// it). valgrind cannot run AVX-512 code.
+    #[cfg(all(target_os = "linux", target_arch = "x86_64"))]
+    #[test]
+    fn the_fermat_lanes_take_one_path_for_every_n() {
+        use crate::arith::ifma::tests::{assert_one_path, traces_of};
+        if !crate::arith::ifma::available() {
+            crate::capability::skip("ifma", "the Fermat lanes need AVX-512 IFMA");
+            return;
+        }
+        let never = AtomicBool::new(false);
+        let bits = 256u32;
+        let mut rng = ChaCha20Rng::seed_from_u64(0x6665);
+        let odd = |rng: &mut ChaCha20Rng| {
+            let mut x = random(bits, rng);
+            x.set_bit(bits - 1, true);
+            x.set_bit(0, true);
+            x
+        };
+        let primes: Vec<Integer> = (0..LANES)
+            .map(|_| Integer::from(odd(&mut rng).next_prime_ref()))
+            .filter(|p| p.significant_bits() == bits)
+            .collect();
+        // 2^255 + 2^40 + 1 … (sparse) and 2^256 − 2^100 − 1 … (dense).
+        let top = Integer::from(Integer::ONE << (bits - 1));
+        let mut shapes: Vec<Integer> = (0..4u32)
+            .map(|i| Integer::from(&top + (1u64 << (40 + i))) + 1u32)
+            .collect();
+        shapes.extend((0..4u32).map(|i| {
+            Integer::from(Integer::ONE << bits) - Integer::from(Integer::ONE << (100 + i)) - 1u32
+        }));
+        let mut composites: Vec<Integer> = (0..LANES - 1)
+            .map(|_| odd(&mut rng))
+            .filter(|n| n.is_probably_prime(30) == rug::integer::IsPrime::No)
+            .collect();
+        let pseudo = crate::prime::fermat::tests::fermat_pseudoprime(bits);
+        assert_eq!(pseudo.significant_bits(), bits);
+        composites.push(pseudo);
+        assert_eq!((primes.len(), composites.len()), (LANES, LANES));
+        let groups = [primes, composites, shapes];
+        let rs: Vec<Vec<Vec<u64>>> = groups
+            .iter()
+            .map(|g| g.iter().map(fermat_r).collect())
+            .collect();
+        let run = |i: usize| {
+            let ns: Vec<&[u64]> = groups[i].iter().map(|n| n.as_limbs()).collect();
+            let r: Vec<&[u64]> = rs[i].iter().map(|r| r.as_slice()).collect();
+            fermat_base2_secret(&ns, &r, &never)
+        };
+        let want = |g: &[Integer]| {
+            let mut v = [0u64; LANES];
+            for (x, n) in v.iter_mut().zip(g) {
+                *x = u64::from(
+                    Integer::from(2u32)
+                        .pow_mod(&Integer::from(n - 1u32), n)
+                        .unwrap()
+                        == 1u32,
+                );
+            }
+            v
+        };
+        // What is traced are real tests: the primes and the pseudoprime
+        // pass, the other composites fail.
+        assert_eq!(run(0), Some([1; LANES]));
+        assert_eq!(run(1), Some(want(&groups[1])));
+        assert_eq!(run(1).map(|v| v[LANES - 1]), Some(1));
+        assert_eq!(run(2), Some(want(&groups[2])));
+        let Some(traces) = traces_of(3, &|i| {
+            std::hint::black_box(run(i));
+        }) else {
+            return;
+        };
+        assert_one_path(&traces, 30_000, "256 bits, eight Fermat lanes");
+    }
+
+    /// A set stop ends the Fermat lanes with no verdict and records how
+    /// far they got; bad groups are declined.
+    #[test]
+    fn the_fermat_lanes_stop_and_decline() {
+        if !crate::arith::ifma::available() {
+            crate::capability::skip("ifma", "the Fermat lanes need AVX-512 IFMA");
+            return;
+        }
+        let n = Integer::from(Integer::ONE << 1023u32) + 12_345u32;
+        let r = fermat_r(&n);
+        let (nl, rl) = (n.as_limbs(), r.as_slice());
+        let stop = AtomicBool::new(true);
+        let _ = crate::work::take_given_up();
+        assert_eq!(fermat_base2_secret(&[nl, nl], &[rl, rl], &stop), None);
+        assert!(crate::work::take_given_up().is_some_and(|s| s <= 64.0 / 1024.0 + 0.01));
+        let never = AtomicBool::new(false);
+        assert!(fermat_base2_secret(&[nl, nl], &[rl, rl], &never).is_some());
+        // Nine numbers, an even one, a missing R, mixed lengths.
+        assert_eq!(fermat_base2_secret(&[nl; 9], &[rl; 9], &never), None);
+        let even = Integer::from(&n - 1u32);
+        assert_eq!(
+            fermat_base2_secret(&[nl, even.as_limbs()], &[rl, rl], &never),
+            None
+        );
+        assert_eq!(fermat_base2_secret(&[nl, nl], &[rl], &never), None);
+        let short = Integer::from(&n >> 1u32) | 1u32;
+        assert_eq!(
+            fermat_base2_secret(&[nl, short.as_limbs()], &[rl, rl], &never),
+            None
+        );
+        assert_eq!(fermat_base2_secret(&[], &[], &never), None);
     }
 
     /// A set stop ends the rounds with no verdict, and records how far

@@ -95,6 +95,9 @@ fn secret_pow2_mod(bit: usize, limbs: &[u64], out: &mut [u64; 128]) {
 /// single test; `None` where that does not apply (the caller tests them
 /// one by one) or once `stop` is set.
 pub fn fermat_base2_secret_lanes_or_stop(ns: &[&Integer], stop: &AtomicBool) -> Option<Vec<bool>> {
+    if let Some(v) = fermat_base2_secret_in_lanes(ns, stop) {
+        return v;
+    }
     let limbs = group_limbs(ns)?;
     let len = limbs[0].len();
     if limbs.iter().any(|l| l.len() != len) {
@@ -109,6 +112,45 @@ pub fn fermat_base2_secret_lanes_or_stop(ns: &[&Integer], stop: &AtomicBool) -> 
     drop(r_slices);
     rs.zeroize();
     v.map(|v| v.into_iter().map(|x| x == 1).collect())
+}
+
+/// [`fermat_base2_secret_lanes_or_stop`] in the lanes of one register
+/// (`arith::lanes::fermat_base2_secret`: up to eight numbers of one bit
+/// length, each modulo its own n) where it applies: `Some(verdicts)`,
+/// `Some(None)` once `stop` is set, `None` where it does not apply.
+fn fermat_base2_secret_in_lanes(ns: &[&Integer], stop: &AtomicBool) -> Option<Option<Vec<bool>>> {
+    let bits = ns.first()?.significant_bits();
+    let k = crate::arith::lanes::fermat_digits(bits)?;
+    if !(2..=crate::arith::lanes::LANES).contains(&ns.len())
+        || ns
+            .iter()
+            .any(|n| n.significant_bits() != bits || n.is_even() || **n < 5u32)
+    {
+        return None;
+    }
+    let limbs: Vec<&[u64]> = ns.iter().map(|n| n.as_limbs()).collect();
+    let len = limbs[0].len();
+    let mut rs = [[0u64; 128]; crate::arith::lanes::LANES];
+    for (r, l) in rs.iter_mut().zip(&limbs) {
+        secret_pow2_mod(52 * k, l, r);
+    }
+    let r_slices: Vec<&[u64]> = rs[..ns.len()].iter().map(|r| &r[..len]).collect();
+    let v = crate::arith::lanes::fermat_base2_secret(&limbs, &r_slices, stop);
+    drop(r_slices);
+    rs.zeroize();
+    Some(v.map(|v| v[..ns.len()].iter().map(|&x| x == 1).collect()))
+}
+
+/// How many secret first tests ([`fermat_base2_secret_lanes_or_stop`]) on
+/// odd numbers of `bits` bits a search runs at once on this CPU: eight
+/// where the lanes of one register take them
+/// (`arith::lanes::fermat_digits`), else [`first_test_lanes`].
+pub fn secret_first_test_lanes(bits: u32) -> usize {
+    if crate::arith::lanes::fermat_digits(bits).is_some() {
+        crate::arith::lanes::LANES
+    } else {
+        first_test_lanes(bits)
+    }
 }
 
 /// The limbs of a group the IFMA tests may take: two to four odd numbers
@@ -361,6 +403,93 @@ pub(crate) mod tests {
         } else {
             assert_eq!(crate::work::take_given_up(), None);
         }
+    }
+
+    /// A base-2 Fermat pseudoprime of `bits` bits (at least 16): n = p·q
+    /// with p ≡ 1 (mod 4) and q = 2p − 1 both prime. Then n − 1 = (p −
+    /// 1)(2p + 1), and 2 is a square modulo q ≡ 1 (mod 8), so the orders
+    /// of 2 modulo p and q divide p − 1, which divides n − 1. p starts at
+    /// 1.25·√(2^(bits − 2)), where 2p² − p has `bits` bits.
+    pub(crate) fn fermat_pseudoprime(bits: u32) -> Integer {
+        let root = (Integer::from(1u32) << (bits - 2)).sqrt();
+        let mut p = Integer::from(&root >> 2u32) + &root;
+        loop {
+            p = Integer::from(p.next_prime_ref());
+            let q = Integer::from(&p * 2u32) - 1u32;
+            if p.mod_u(4) == 1 && q.is_probably_prime(30) != rug::integer::IsPrime::No {
+                let n = Integer::from(&p * &q);
+                assert_eq!(n.significant_bits(), bits, "the start keeps the size");
+                return n;
+            }
+        }
+    }
+
+    /// The eight-lane test (`arith::lanes::fermat_base2_secret`) agrees
+    /// with mpz_powm at every size it takes, from its smallest (205 bits)
+    /// to its largest (1244), in groups of two to eight: primes, plain
+    /// composites, and base-2 Fermat pseudoprimes that are not prime
+    /// ([`fermat_pseudoprime`]), each in every lane position; lanes differ in n, so a lane
+    /// that read another's modulus or exponent would fail. A group of
+    /// mixed bit lengths is declined.
+    #[test]
+    fn the_tests_in_lanes_agree_with_powm() {
+        if !crate::arith::ifma::available() {
+            crate::capability::skip("ifma", "the eight-lane Fermat test needs AVX-512 IFMA");
+            return;
+        }
+        let never = AtomicBool::new(false);
+        let reference = |n: &Integer| {
+            Integer::from(2u32)
+                .pow_mod(&Integer::from(n - 1u32), n)
+                .unwrap()
+                == 1u32
+        };
+        let mut x = Integer::from(0x243f_6a88_85a3_08d3u64);
+        let mut next = |bits: u32| {
+            x = (Integer::from(&x * &x) + 0x1319_8a2eu32).keep_bits(bits + 40);
+            let mut n = Integer::from(&x >> 40u32);
+            n.set_bit(bits - 1, true);
+            n.set_bit(0, true);
+            n
+        };
+        let mut checked = 0;
+        for bits in [205u32, 256, 465, 512, 700, 1023, 1024, 1100, 1244] {
+            assert!(crate::arith::lanes::fermat_digits(bits).is_some(), "{bits}");
+            let mut ns: Vec<Integer> = (0..6).map(|_| next(bits)).collect();
+            ns.push(Integer::from(next(bits).next_prime_ref()));
+            ns.retain(|n| n.significant_bits() == bits);
+            // 2p² − p has `bits` bits for p from √(2^(bits − 2)) up to
+            // about √2 times that.
+            let ps = fermat_pseudoprime(bits);
+            assert!(reference(&ps), "a base-2 Fermat pseudoprime");
+            assert_eq!(ps.is_probably_prime(30), rug::integer::IsPrime::No);
+            ns.push(ps);
+            // Every number in every lane position, groups of two to eight.
+            for size in 2..=8usize {
+                for start in 0..ns.len() {
+                    let group: Vec<&Integer> =
+                        (0..size).map(|i| &ns[(start + i) % ns.len()]).collect();
+                    let got = fermat_base2_secret_lanes_or_stop(&group, &never).expect("taken");
+                    let want: Vec<bool> = group.iter().map(|n| reference(n)).collect();
+                    assert_eq!(got, want, "{bits} bits, group of {size} from {start}");
+                    checked += 1;
+                }
+            }
+        }
+        assert!(checked > 300);
+        // Mixed lengths go elsewhere (`None` here, the caller's path).
+        let (a, b) = (next(1024), next(1023));
+        assert!(fermat_base2_secret_in_lanes(&[&a, &b], &never).is_none());
+        assert_eq!(
+            crate::arith::lanes::fermat_digits(1245),
+            None,
+            "the lanes stop at 24 digits"
+        );
+        assert_eq!(
+            crate::arith::lanes::fermat_digits(204),
+            None,
+            "and start at 5"
+        );
     }
 
     #[test]

@@ -210,7 +210,7 @@ impl MrCandidate {
     }
 
     /// Whether [`MrCandidate::rounds_in_lanes_or_stop`] takes this
-    /// candidate (AVX-512 IFMA, 4 to 8 limbs, v2(n − 1) ≤ 63).
+    /// candidate (AVX-512 IFMA, 256 to 1245 bits, v2(n − 1) ≤ 63).
     pub fn lanes_apply(&self) -> bool {
         crate::arith::lanes::applies(self.n.as_limbs())
     }

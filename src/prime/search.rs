@@ -283,7 +283,8 @@ fn mr_bases(
 
 /// Secret Miller–Rabin rounds `rounds` of [`mr_round_from_stream`] (the
 /// same bases) on candidate `index` at once: in the lanes of one register
-/// (`MrCandidate::rounds_in_lanes_or_stop`, up to eight, small n), or
+/// (`MrCandidate::rounds_in_lanes_or_stop`, up to eight, n up to 1245
+/// bits), or
 /// interleaved (`MrCandidate::rounds_together_or_stop`, two to five);
 /// `None` where none applies.
 pub(crate) fn mr_rounds_from_stream(
@@ -328,7 +329,7 @@ struct Pending<C> {
 
 /// The most candidates whose first rounds a worker runs at once (see
 /// [`CandidateSource::first_round_lanes`]).
-pub(crate) const GROUP_MAX: usize = 4;
+pub(crate) const GROUP_MAX: usize = 8;
 
 /// What [`Shared::partner`] found for a worker's candidate.
 enum Partner<C> {

@@ -382,10 +382,11 @@ struct RsaSource {
     side: SideCondition,
     rounds: u32,
     trial: std::sync::Arc<TrialTable>,
-    /// How many first tests run at once (`prime::fermat::first_test_lanes`).
+    /// How many first tests run at once
+    /// (`prime::fermat::secret_first_test_lanes`).
     first_lanes: usize,
     /// Confirmation rounds a worker takes at once: eight in the lanes of
-    /// `arith::lanes` (4 to 8 limbs), else up to the interleaved group
+    /// `arith::lanes` (256 to 1245 bits), else up to the interleaved group
     /// that is cheapest per round on this CPU
     /// (`arith::ifma::rounds_at_once`: all five of RSA-2048's primes, all
     /// four of RSA-3072's and RSA-4096's), fewer where a round would be
@@ -410,10 +411,8 @@ impl RsaSource {
             side: SideCondition::new(e),
             rounds,
             trial: trial_table(k),
-            first_lanes: crate::prime::fermat::first_test_lanes(k),
-            rounds_at_once: if crate::arith::ifma::available()
-                && crate::arith::lanes::LIMBS.contains(&(k.div_ceil(64) as usize))
-            {
+            first_lanes: crate::prime::fermat::secret_first_test_lanes(k),
+            rounds_at_once: if crate::arith::lanes::rounds_take(k) {
                 crate::arith::lanes::LANES as u32
             } else {
                 // Taken greedily: the CPU's best group, smaller where the
@@ -496,9 +495,9 @@ impl CandidateSource for RsaSource {
         first_tests_grouped(&ns, stop)
     }
     /// Miller–Rabin rounds of one candidate at once on AVX-512 IFMA: up
-    /// to eight in the lanes of one register for primes of 4 to 8 limbs
-    /// (RSA-512 to RSA-1024), else two to five interleaved (see the
-    /// `rounds_at_once` field: all five of RSA-2048's primes, all four of
+    /// to eight in the lanes of one register for primes of 256 to 1245
+    /// bits (RSA-512 to RSA-2048: all five of RSA-2048's primes), else two
+    /// to five interleaved (see the `rounds_at_once` field: all four of
     /// RSA-3072's and RSA-4096's).
     fn rounds_at_once(&self) -> u32 {
         self.rounds_at_once
@@ -1022,10 +1021,10 @@ fn pairwise_check(e: u64, ps: &[Integer], parts: &[Integer], coeffs: &[Integer])
 mod tests {
     use super::*;
 
-    /// With AVX-512 IFMA, a candidate's confirmation rounds run eight at
-    /// once in the lanes for RSA-512 to RSA-1024 primes (256 to 512 bits),
-    /// two at once from 9 limbs, and the key of a seed is the one the
-    /// rounds taken one by one give.
+    /// With AVX-512 IFMA, a candidate's confirmation rounds run up to
+    /// eight at once in the lanes for RSA-512 to RSA-2048 primes (256 to
+    /// 1245 bits), two to five interleaved above, and the key of a seed is
+    /// the one the rounds taken one by one give.
     #[test]
     fn the_pairwise_tests_crt_parts_run_as_a_pair_where_they_can() {
         if !crate::arith::ifma::available() {
@@ -1169,14 +1168,17 @@ mod tests {
             );
             return;
         }
-        // RSA-2048's primes have five rounds, all at once; RSA-3072's and
-        // RSA-4096's four, all at once; 3072-bit primes (RSA-6144) four,
-        // in pairs; 4096-bit primes one by one.
+        // Up to RSA-2048's primes, in the lanes of one register (all
+        // five of RSA-2048's at once); RSA-3072's and RSA-4096's four, all
+        // at once; 3072-bit primes (RSA-6144) four, in pairs; 4096-bit
+        // primes one by one.
         for (k, want) in [
             (256u32, 8u32),
             (384, 8),
             (512, 8),
-            (1024, 5),
+            (1024, 8),
+            (1245, 8),
+            (1246, 5),
             (1536, 4),
             (2048, 4),
             (3072, 2),
@@ -1184,6 +1186,14 @@ mod tests {
         ] {
             let source = RsaSource::new(k, 2, 65537, 2 * k);
             assert_eq!(source.rounds_at_once, want, "{k}-bit primes");
+            // The first tests: eight at once in the lanes up to 1244 bits,
+            // two to four interleaved above.
+            let first = if k <= 1244 {
+                8
+            } else {
+                crate::arith::ifma::lanes(k)
+            };
+            assert_eq!(source.first_lanes, first, "{k}-bit primes' first tests");
             assert!(
                 want <= 2 || want == 8 || source.rounds % want != 1,
                 "{k}-bit primes: {} rounds leave one alone",

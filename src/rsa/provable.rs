@@ -246,7 +246,8 @@ pub(crate) struct PocklingtonSource {
     /// prepared for the remainder.
     e: Option<SideCondition>,
     trial: Arc<TrialTable>,
-    /// How many first tests run at once (`prime::fermat::first_test_lanes`).
+    /// How many first tests run at once
+    /// (`prime::fermat::secret_first_test_lanes`).
     first_lanes: usize,
     /// The multipliers' streams sixteen at a time, where the lanes apply.
     batches: Option<StreamBatches>,
@@ -272,7 +273,7 @@ impl PocklingtonSource {
             r_width,
             e: e.map(SideCondition::new),
             trial: trial_table(k),
-            first_lanes: crate::prime::fermat::first_test_lanes(k),
+            first_lanes: crate::prime::fermat::secret_first_test_lanes(k),
         }
     }
 }
