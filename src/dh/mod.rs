@@ -289,11 +289,16 @@ pub fn validate(bits: u32, generator: u32, flags: u32) -> Result<(u64, u64)> {
 /// measurements"). With the cheaper set-up, one more doubling still
 /// costs more than it saves: DH-2048 at 2^27 took 3.2–3.7 % more CPU than
 /// at 2^26 (16 seeds, Intel Xeon with IFMA, 2026-12-06), DH-3072 at 2^28
-/// and 2^29 were even.
+/// and 2^29 were even. Where q's first test runs eight at once in the
+/// lanes of one register (`arith::lanes`, q up to 1244 bits), each test
+/// costs about 0.6 of the interleaved one, and DH-1024 at 2^22 took 4–7 %
+/// less CPU than at 2^23 (60 seeds, twice, Intel Xeon with IFMA,
+/// 2026-12-06; 2^21 sat between).
 pub fn sieve_bound(bits: u32) -> u32 {
     match bits {
         0..=511 => 1 << 16,
         512..=767 => 1 << 18,
+        768..=1535 if crate::arith::lanes::fermat_digits(bits - 1).is_some() => 1 << 22,
         768..=1535 => 1 << 23,
         1536..=2559 => 1 << 26,
         2560..=3583 => 1 << 29,
@@ -434,10 +439,13 @@ impl CandidateSource for DhSource {
         c.p.clone()
     }
 
-    /// Round 0's test on q can run on two to four candidates at once
-    /// (AVX-512 IFMA, `prime::fermat::strong_base2_public_lanes_or_stop`).
+    /// Round 0's test on q can run on two to eight candidates at once
+    /// (AVX-512 IFMA): eight in the lanes of one register where they take
+    /// q's size (`prime::fermat::fermat_base2_secret_lanes_or_stop`, up to
+    /// 1244 bits: DH-1024), else two to four interleaved
+    /// (`prime::fermat::strong_base2_public_lanes_or_stop`).
     fn first_round_lanes(&self) -> usize {
-        crate::prime::fermat::first_test_lanes(self.q_bits)
+        crate::prime::fermat::secret_first_test_lanes(self.q_bits)
     }
 
     fn first_round_group(
@@ -448,7 +456,17 @@ impl CandidateSource for DhSource {
         stop: &AtomicBool,
     ) -> Option<Vec<Verdict>> {
         let qs: Vec<&Integer> = c.iter().map(|c| &c.q.n).collect();
-        match strong_base2_public_lanes_or_stop(&qs, stop) {
+        // In lanes, q's test is the base-2 Fermat test (the lanes have no
+        // strong test); a q that passes it and not the strong test is a
+        // base-2 pseudoprime, which the Euler test on p and the
+        // Miller–Rabin rounds on q still reject: the parameters of a seed
+        // are the same either way.
+        let verdicts = if crate::arith::lanes::fermat_digits(self.q_bits).is_some() {
+            crate::prime::fermat::fermat_base2_secret_lanes_or_stop(&qs, stop)
+        } else {
+            strong_base2_public_lanes_or_stop(&qs, stop)
+        };
+        match verdicts {
             Some(q_passes) => Some(
                 c.iter()
                     .zip(q_passes)
