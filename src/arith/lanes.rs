@@ -64,7 +64,7 @@ pub(crate) fn rounds_take(bits: u32) -> bool {
 
 /// The most 52-bit digits [`mr_rounds_secret`] and
 /// [`fermat_base2_secret`] take (the accumulator's positions, 2k + 1,
-/// stay within [`imp`]'s fixed array).
+/// stay within `imp`'s fixed array).
 const MAX_DIGITS: usize = 24;
 
 /// Whether [`mr_rounds_secret`] takes n (limbs, top one non-zero): this

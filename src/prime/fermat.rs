@@ -87,13 +87,16 @@ fn secret_pow2_mod(bit: usize, limbs: &[u64], out: &mut [u64; 128]) {
     crate::gmp::sec::rem_into(&pow[..bit / 64 + 1], limbs, &mut out[..limbs.len()]);
 }
 
-/// [`fermat_base2_secret_or_stop`] on two to four secret odd numbers of
+/// [`fermat_base2_secret_or_stop`] on two to eight secret odd numbers of
 /// the same size at once, for a search that has that many candidates to
-/// test: on CPUs with AVX-512 IFMA, from 9 limbs up to about 3300 bits,
-/// their steps interleave (`arith::ifma::fermat_base2_secret_lanes`;
-/// [`first_test_lanes`] says how many suit a size). Constant time as the
-/// single test; `None` where that does not apply (the caller tests them
-/// one by one) or once `stop` is set.
+/// test, on CPUs with AVX-512 IFMA: up to eight of one bit length from 205
+/// to 1244 bits in the lanes of one register, one number per lane
+/// (`arith::lanes::fermat_base2_secret`); else two to four from 9 limbs
+/// up to about 3300 bits, their steps interleaved
+/// (`arith::ifma::fermat_base2_secret_lanes`).
+/// [`secret_first_test_lanes`] says how many suit a size. Constant time
+/// as the single test; `None` where that does not apply (the caller tests
+/// them one by one) or once `stop` is set.
 pub fn fermat_base2_secret_lanes_or_stop(ns: &[&Integer], stop: &AtomicBool) -> Option<Vec<bool>> {
     if let Some(v) = fermat_base2_secret_in_lanes(ns, stop) {
         return v;
@@ -428,9 +431,9 @@ pub(crate) mod tests {
     /// with mpz_powm at every size it takes, from its smallest (205 bits)
     /// to its largest (1244), in groups of two to eight: primes, plain
     /// composites, and base-2 Fermat pseudoprimes that are not prime
-    /// ([`fermat_pseudoprime`]), each in every lane position; lanes differ in n, so a lane
-    /// that read another's modulus or exponent would fail. A group of
-    /// mixed bit lengths is declined.
+    /// ([`fermat_pseudoprime`]), each in every lane position; lanes differ
+    /// in n, so a lane that read another's modulus or exponent would fail.
+    /// A group of mixed bit lengths is declined.
     #[test]
     fn the_tests_in_lanes_agree_with_powm() {
         if !crate::arith::ifma::available() {
@@ -458,8 +461,6 @@ pub(crate) mod tests {
             let mut ns: Vec<Integer> = (0..6).map(|_| next(bits)).collect();
             ns.push(Integer::from(next(bits).next_prime_ref()));
             ns.retain(|n| n.significant_bits() == bits);
-            // 2p² − p has `bits` bits for p from √(2^(bits − 2)) up to
-            // about √2 times that.
             let ps = fermat_pseudoprime(bits);
             assert!(reference(&ps), "a base-2 Fermat pseudoprime");
             assert_eq!(ps.is_probably_prime(30), rug::integer::IsPrime::No);
