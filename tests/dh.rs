@@ -403,8 +403,8 @@ fn work_at_16_threads_is_within_the_waste_bound() {
         let sixteen = work(768, 16, &s);
         // What one thread has in flight, 15 times over: one first round,
         // or a group where the first test runs on several candidates at
-        // once (DH on AVX-512 IFMA: four for q of 767 bits, for about 0.4
-        // of four tests' time). The one-thread run then also tests the
+        // once (DH on AVX-512 IFMA: eight for q of 767 bits, in the lanes
+        // of one register). The one-thread run then also tests the
         // answer's partners in its group (≤ 2 exponentiations each), which
         // sixteen threads may not have reached.
         let lanes = common::first_test_lanes(767);

@@ -311,7 +311,7 @@ fn work_at_16_threads_is_within_the_waste_bound() {
         assert_eq!(one, exps(2048, 1, s), "1-thread work is not deterministic");
         let sixteen = exps(2048, 16, s);
         // One first test in flight per thread, or a group where the first
-        // tests run several at once (AVX-512 IFMA: four for 1024-bit
+        // tests run several at once (AVX-512 IFMA: eight for 1024-bit
         // primes); the one-thread run then also tests each prime's partners
         // in its group, which sixteen threads may not reach.
         let lanes = common::first_test_lanes(1024);

@@ -198,11 +198,12 @@ pub fn soversion() -> String {
     }
 }
 
-/// How many first tests on candidates of `bits` bits the library runs at
-/// once here (1, or 2 to 4 with its AVX-512 IFMA code on such a CPU).
+/// How many first tests on candidates of `bits` bits an RSA or DH search
+/// runs at once here (1; with AVX-512 IFMA, 8 in the lanes of one register
+/// up to 1244 bits, else 2 to 4 interleaved).
 #[allow(dead_code)]
 pub fn first_test_lanes(bits: u32) -> usize {
-    primeforge::prime::fermat::first_test_lanes(bits)
+    primeforge::prime::fermat::secret_first_test_lanes(bits)
 }
 
 /// A test whose subject cannot run here (no core files, say): says so past
