@@ -106,15 +106,25 @@ pub fn fermat_base2_secret_lanes_or_stop(ns: &[&Integer], stop: &AtomicBool) -> 
     if limbs.iter().any(|l| l.len() != len) {
         return None;
     }
-    let mut rs = [[0u64; 128]; ifma::MAX_LANES];
-    for (r, l) in rs.iter_mut().zip(&limbs) {
-        secret_r_mod(l, r);
-    }
-    let r_slices: Vec<&[u64]> = rs[..ns.len()].iter().map(|r| &r[..len]).collect();
-    let v = ifma::fermat_base2_secret_lanes(&limbs, &r_slices, stop);
-    drop(r_slices);
-    rs.zeroize();
+    let bit = 52 * ifma::digits(limbs[0]);
+    let v = with_pow2_mods(&limbs, bit, |rs| {
+        ifma::fermat_base2_secret_lanes(&limbs, rs, stop)
+    });
     v.map(|v| v.into_iter().map(|x| x == 1).collect())
+}
+
+/// `f` with 2^bit mod each of up to eight secret odd numbers `limbs` (by
+/// the constant-time division, in their length), wiped after.
+fn with_pow2_mods<T>(limbs: &[&[u64]], bit: usize, f: impl FnOnce(&[&[u64]]) -> T) -> T {
+    let mut rs = [[0u64; 128]; crate::arith::lanes::LANES];
+    for (r, l) in rs.iter_mut().zip(limbs) {
+        secret_pow2_mod(bit, l, r);
+    }
+    let slices: Vec<&[u64]> = rs.iter().zip(limbs).map(|(r, l)| &r[..l.len()]).collect();
+    let v = f(&slices);
+    drop(slices);
+    rs.zeroize();
+    v
 }
 
 /// [`fermat_base2_secret_lanes_or_stop`] in the lanes of one register
@@ -132,15 +142,9 @@ fn fermat_base2_secret_in_lanes(ns: &[&Integer], stop: &AtomicBool) -> Option<Op
         return None;
     }
     let limbs: Vec<&[u64]> = ns.iter().map(|n| n.as_limbs()).collect();
-    let len = limbs[0].len();
-    let mut rs = [[0u64; 128]; crate::arith::lanes::LANES];
-    for (r, l) in rs.iter_mut().zip(&limbs) {
-        secret_pow2_mod(52 * k, l, r);
-    }
-    let r_slices: Vec<&[u64]> = rs[..ns.len()].iter().map(|r| &r[..len]).collect();
-    let v = crate::arith::lanes::fermat_base2_secret(&limbs, &r_slices, stop);
-    drop(r_slices);
-    rs.zeroize();
+    let v = with_pow2_mods(&limbs, 52 * k, |rs| {
+        crate::arith::lanes::fermat_base2_secret(&limbs, rs, stop)
+    });
     Some(v.map(|v| v[..ns.len()].iter().map(|&x| x == 1).collect()))
 }
 
