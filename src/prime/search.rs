@@ -344,8 +344,15 @@ enum Partner<C> {
 struct State<C> {
     confirmed: BTreeMap<u64, Arc<C>>,
     pending: BTreeMap<u64, Pending<C>>,
-    /// Claimed indices whose verdict is open and that are not pending:
-    /// in trial division, waiting at the gate, or in their first round.
+    /// Claimed survivors of the cheap tests whose verdict is open and that
+    /// are not pending: waiting at the gate, or in their first round (or
+    /// given up and deferred). A claimed index still in its cheap tests is
+    /// not here yet — the tests reject most, and registering each would
+    /// put every claim through the lock; a survivor is registered when it
+    /// comes to the gate (or as a partner). Until then the rules below
+    /// that count open indices may let a little more work start than they
+    /// would with it (at most one candidate per worker); no verdict and no
+    /// answer depends on them.
     open: BTreeSet<u64>,
     /// Survivors whose first round started above the lowest unresolved
     /// survivor (see `gate`): the speculative work in flight or done.
@@ -444,6 +451,16 @@ struct Shared<S: CandidateSource> {
     /// any index (the source's `next_viable` stops building its sieve).
     claims_over: AtomicBool,
     state: Mutex<State<S::Cand>>,
+    /// Whether `state` has pending or deferred candidates (set by
+    /// `settle` under the lock): when not, `help` has nothing to take and
+    /// does not take the lock.
+    queued: AtomicBool,
+    /// How often the state lock was taken, and the calling thread
+    /// notified (tests).
+    #[cfg(test)]
+    state_locks: AtomicU64,
+    #[cfg(test)]
+    caller_notifies: AtomicU64,
     stop: AtomicBool,
     panicked: AtomicBool,
     candidates: AtomicU64,
@@ -453,11 +470,21 @@ struct Shared<S: CandidateSource> {
     given_up_milli: AtomicU64,
     found: AtomicUsize,
     workers_left: Mutex<usize>,
+    /// The calling thread waits on `caller_cv` for the workers and for
+    /// found primes ([`Workers::Pool`]); else nobody does.
+    caller_waits: bool,
     caller_cv: Condvar,
 }
 
 impl<S: CandidateSource> Shared<S> {
-    fn new(source: S, seed: &Seed, first_index: u64, count: usize, threads: usize) -> Self {
+    fn new(
+        source: S,
+        seed: &Seed,
+        first_index: u64,
+        count: usize,
+        threads: usize,
+        caller_waits: bool,
+    ) -> Self {
         let rounds = source.rounds();
         // A worker of a grouping source runs up to `lanes` first rounds
         // at once.
@@ -489,6 +516,11 @@ impl<S: CandidateSource> Shared<S> {
             bound: AtomicU64::new(u64::MAX),
             claims_over: AtomicBool::new(false),
             state: Mutex::new(State::default()),
+            queued: AtomicBool::new(false),
+            #[cfg(test)]
+            state_locks: AtomicU64::new(0),
+            #[cfg(test)]
+            caller_notifies: AtomicU64::new(0),
             stop: AtomicBool::new(false),
             panicked: AtomicBool::new(false),
             candidates: AtomicU64::new(0),
@@ -497,6 +529,7 @@ impl<S: CandidateSource> Shared<S> {
             given_up_milli: AtomicU64::new(0),
             found: AtomicUsize::new(0),
             workers_left: Mutex::new(threads),
+            caller_waits,
             caller_cv: Condvar::new(),
         }
     }
@@ -523,6 +556,13 @@ fn lock<T>(m: &Mutex<T>) -> MutexGuard<'_, T> {
 }
 
 impl<S: CandidateSource> Shared<S> {
+    /// Takes the state lock (see [`lock`]).
+    fn lock_state(&self) -> MutexGuard<'_, State<S::Cand>> {
+        #[cfg(test)]
+        self.state_locks.fetch_add(1, Ordering::Relaxed);
+        lock(&self.state)
+    }
+
     /// Runs a round handed out to `slot` (by `take_round` or the gate). A
     /// round given up (see [`Slot`]) has no verdict: it counts as failed,
     /// which changes nothing, since its index is above the bound (or the
@@ -593,7 +633,7 @@ impl<S: CandidateSource> Shared<S> {
     fn halt(&self) {
         self.stop.store(true, Ordering::Release);
         self.claims_over.store(true, Ordering::Release);
-        let st = lock(&self.state);
+        let st = self.lock_state();
         for slot in &self.slots {
             slot.abandon.store(true, Ordering::Release);
         }
@@ -653,7 +693,7 @@ impl<S: CandidateSource> Shared<S> {
     /// Records the verdict of a confirmation round.
     /// (`n` of them run together: all passed, or not).
     fn finish_rounds(&self, index: u64, pass: bool, n: u32) {
-        let mut st = lock(&self.state);
+        let mut st = self.lock_state();
         // Absent: another round already failed it, or the bound dropped it.
         let Some(p) = st.pending.get_mut(&index) else {
             return;
@@ -665,9 +705,7 @@ impl<S: CandidateSource> Shared<S> {
                 self.confirm(&mut st, index, p.cand);
             }
         }
-        st.prune();
-        self.wake(&st);
-        drop(st);
+        self.settle(&mut st);
     }
 
     /// Gives up the rounds in flight on indices above `bound` (under the
@@ -705,8 +743,20 @@ impl<S: CandidateSource> Shared<S> {
         }
         self.found
             .store(st.confirmed.len().min(self.count), Ordering::Release);
-        let _g = lock(&self.workers_left);
-        self.caller_cv.notify_all();
+        self.notify_caller();
+    }
+
+    /// Wakes the calling thread if it waits on `caller_cv` (only with
+    /// [`Workers::Pool`]: otherwise it is a worker itself, and a
+    /// notification would be a system call for nobody, made here under
+    /// the state lock).
+    fn notify_caller(&self) {
+        if self.caller_waits {
+            #[cfg(test)]
+            self.caller_notifies.fetch_add(1, Ordering::Relaxed);
+            let _g = lock(&self.workers_left);
+            self.caller_cv.notify_all();
+        }
     }
 
     /// After a state change, under the lock: unparks the waiters that may
@@ -750,7 +800,12 @@ impl<S: CandidateSource> Shared<S> {
     /// Runs one pending round, or one deferred first round that is
     /// needed again, if there is one; returns whether it did.
     fn help(&self, slot: &Slot) -> bool {
-        let mut st = lock(&self.state);
+        // Nothing pending or deferred: nothing to take, without the lock
+        // (a worker that adds to either comes back here itself).
+        if !self.queued.load(Ordering::Acquire) {
+            return false;
+        }
+        let mut st = self.lock_state();
         if let Some((idx, r, n, cand)) = self.take_round(slot, &mut st) {
             drop(st);
             let pass = self.run_rounds(slot, idx, r, n, &cand);
@@ -830,7 +885,8 @@ impl<S: CandidateSource> Shared<S> {
     /// On success `k` is registered as running.
     fn gate(&self, slot: &Slot, k: u64) -> bool {
         loop {
-            let mut st = lock(&self.state);
+            let mut st = self.lock_state();
+            st.open.insert(k);
             st.waiting.remove(&k);
             if self.stop.load(Ordering::Relaxed) {
                 st.open.remove(&k);
@@ -839,9 +895,7 @@ impl<S: CandidateSource> Shared<S> {
             let confirmed_below = st.confirmed.range(..k).count();
             if confirmed_below >= self.count {
                 st.open.remove(&k);
-                st.prune();
-                self.wake(&st);
-                drop(st);
+                self.settle(&mut st);
                 return false;
             }
             // `k` is open, so the lowest unresolved index is at most `k`.
@@ -873,25 +927,12 @@ impl<S: CandidateSource> Shared<S> {
         }
     }
 
-    /// Gives up a claimed index without a verdict (the source rejected it
-    /// unbuilt or cheaply, or it lies beyond what can matter).
-    fn release(&self, k: u64) {
-        let mut st = lock(&self.state);
-        st.open.remove(&k);
-        st.prune();
-        self.wake(&st);
-        drop(st);
-    }
-
-    /// Builds claimed candidate `k`, or releases it when the source's
-    /// cheap tests reject it.
+    /// Builds claimed candidate `k`; `None` when the source's cheap tests
+    /// reject it (it was never registered as open: nothing to undo).
     fn build(&self, k: u64, scratch: &mut Integer) -> Option<S::Cand> {
         let cand = self.source.candidate(&self.seed, k, scratch);
-        match cand {
-            Some(_) => {
-                self.survivors.fetch_add(1, Ordering::Relaxed);
-            }
-            None => self.release(k),
+        if cand.is_some() {
+            self.survivors.fetch_add(1, Ordering::Relaxed);
         }
         cand
     }
@@ -918,20 +959,43 @@ impl<S: CandidateSource> Shared<S> {
         given_up: bool,
         scratch: &mut Integer,
     ) {
-        let mut st = lock(&self.state);
+        let mut st = self.lock_state();
+        self.record_first(&mut st, k, cand, pass, given_up, scratch);
+        self.settle(&mut st);
+    }
+
+    /// [`Shared::first_verdict`] for a group's candidates, under one
+    /// taking of the lock.
+    fn first_verdicts(&self, verdicts: Vec<(u64, S::Cand, bool, bool)>, scratch: &mut [Integer]) {
+        let mut st = self.lock_state();
+        for ((k, cand, pass, given_up), s) in verdicts.into_iter().zip(scratch.iter_mut()) {
+            self.record_first(&mut st, k, cand, pass, given_up, s);
+        }
+        self.settle(&mut st);
+    }
+
+    /// Records one first-round verdict (see [`Shared::first_verdict`])
+    /// under the lock.
+    fn record_first(
+        &self,
+        st: &mut State<S::Cand>,
+        k: u64,
+        cand: S::Cand,
+        pass: bool,
+        given_up: bool,
+        scratch: &mut Integer,
+    ) {
         if given_up && !self.stop.load(Ordering::Relaxed) && k <= self.bound.load(Ordering::Acquire)
         {
             st.speculative.remove(&k);
             st.deferred.insert(k, cand);
-            st.prune();
-            self.wake(&st);
             return;
         }
         st.open.remove(&k);
         if pass {
             let cand = Arc::new(cand);
             if self.rounds <= 1 {
-                self.confirm(&mut st, k, cand);
+                self.confirm(st, k, cand);
             } else {
                 st.pending.insert(
                     k,
@@ -941,16 +1005,25 @@ impl<S: CandidateSource> Shared<S> {
                         passed: 1,
                     },
                 );
-                if let Some(p) = self.provisional_bound(&st) {
+                if let Some(p) = self.provisional_bound(st) {
                     self.give_up_above(p, true);
                 }
             }
         } else {
             self.source.recycle(cand, scratch);
         }
+    }
+
+    /// After a change of the state, before the lock is released: forgets
+    /// what is resolved, notes whether `help` may find work, and wakes the
+    /// waiters that may go on.
+    fn settle(&self, st: &mut State<S::Cand>) {
         st.prune();
-        self.wake(&st);
-        drop(st);
+        self.queued.store(
+            !st.pending.is_empty() || !st.deferred.is_empty(),
+            Ordering::Release,
+        );
+        self.wake(st);
     }
 
     /// For a worker whose candidate `k` passed the gate, with a source
@@ -973,14 +1046,14 @@ impl<S: CandidateSource> Shared<S> {
                 || k2 > self.limit
                 || self.stop.load(Ordering::Relaxed)
             {
-                self.release(k2);
                 return Partner::None;
             }
             if let Some(cand) = self.build(k2, scratch) {
                 break (k2, cand);
             }
         };
-        let mut st = lock(&self.state);
+        let mut st = self.lock_state();
+        st.open.insert(k2);
         let below = st.passed_below(k2);
         // The worker's own candidate is open and below k2.
         let low = st.lowest_unresolved().unwrap_or(k2);
@@ -1042,11 +1115,14 @@ impl<S: CandidateSource> Shared<S> {
             }
         };
         let later_scratch = group.len();
-        for (((k, cand), (pass, given_up)), s) in
-            group.into_iter().zip(verdicts).zip(scratch.iter_mut())
-        {
-            self.first_verdict(k, cand, pass, given_up, s);
-        }
+        self.first_verdicts(
+            group
+                .into_iter()
+                .zip(verdicts)
+                .map(|((k, cand), (pass, given_up))| (k, cand, pass, given_up))
+                .collect(),
+            scratch,
+        );
         if let Some((k2, cand2)) = later {
             let s = &mut scratch[later_scratch];
             if self.gate(slot, k2) {
@@ -1060,7 +1136,10 @@ impl<S: CandidateSource> Shared<S> {
 
     /// Claims the next viable index: every index below it is claimed (the
     /// skipped ones are rejected by the source's sieve without a test), so
-    /// the claim order is the index order, as the contract needs.
+    /// the claim order is the index order, as the contract needs. Without
+    /// the state lock: a claim is registered as open only once its
+    /// candidate survives the cheap tests (see `State::open`), so the many
+    /// candidates those tests reject never touch the lock.
     fn claim(&self) -> u64 {
         loop {
             let cur = self.next.load(Ordering::Acquire);
@@ -1069,9 +1148,6 @@ impl<S: CandidateSource> Shared<S> {
             } else {
                 self.source.next_viable(cur, &self.claims_over).max(cur)
             };
-            // Register under the lock, so that the set of open indices never
-            // misses a claimed one.
-            let mut st = lock(&self.state);
             if self
                 .next
                 .compare_exchange(
@@ -1082,7 +1158,6 @@ impl<S: CandidateSource> Shared<S> {
                 )
                 .is_ok()
             {
-                st.open.insert(v);
                 self.candidates
                     .fetch_add(v.saturating_sub(cur).saturating_add(1), Ordering::Relaxed);
                 return v;
@@ -1117,11 +1192,6 @@ impl<S: CandidateSource> Shared<S> {
         {
             // Every lower index is claimed; pending rounds below the
             // bound are taken by whoever is still running.
-            let mut st = lock(&self.state);
-            st.open.remove(&k);
-            st.prune();
-            self.wake(&st);
-            drop(st);
             while self.help(slot) {}
             return false;
         }
@@ -1142,6 +1212,10 @@ pub(crate) struct Generation<'g, 'o> {
     stats: Stats,
     primes_found: usize,
     primes_needed: usize,
+    /// The last search's takings of its state lock and notifications of
+    /// the calling thread (tests).
+    #[cfg(test)]
+    last_coordination: (u64, u64),
 }
 
 impl<'g, 'o> Generation<'g, 'o> {
@@ -1162,6 +1236,8 @@ impl<'g, 'o> Generation<'g, 'o> {
             stats: Stats::default(),
             primes_found: 0,
             primes_needed,
+            #[cfg(test)]
+            last_coordination: (0, 0),
         }
     }
 
@@ -1188,6 +1264,7 @@ impl<'g, 'o> Generation<'g, 'o> {
             first_index,
             count,
             self.workers.threads(),
+            matches!(self.workers, Workers::Pool(_)),
         ));
         let started = Instant::now();
         // Starting the workers wakes the pool's sleeping threads with a
@@ -1212,6 +1289,13 @@ impl<'g, 'o> Generation<'g, 'o> {
             Workers::WithCaller(pool) => self.work_with(&shared, pool, started),
         };
         self.stats.add(&snapshot_stats(&shared, started));
+        #[cfg(test)]
+        {
+            self.last_coordination = (
+                shared.state_locks.load(Ordering::Relaxed),
+                shared.caller_notifies.load(Ordering::Relaxed),
+            );
+        }
         outcome?;
         let found = collect(&shared)?;
         self.primes_found += found.len();
@@ -1512,9 +1596,8 @@ fn run_worker<S: CandidateSource>(sh: &Shared<S>, i: usize) {
         sh.panicked.store(true, Ordering::Release);
         sh.halt();
     }
-    let mut left = lock(&sh.workers_left);
-    *left -= 1;
-    sh.caller_cv.notify_all();
+    *lock(&sh.workers_left) -= 1;
+    sh.notify_caller();
 }
 
 /// Waits until every worker of `shared` has ended its job (wiped its
@@ -2108,6 +2191,70 @@ mod tests {
         ));
         drop(generation);
         assert_eq!(found.get(), Some(4));
+    }
+
+    /// A source whose cheap tests reject 63 of 64 candidates: candidate
+    /// `i` survives when `i % 64 == 0` and is "prime" when `i % 320 == 0`;
+    /// two rounds.
+    struct Sparse;
+
+    impl CandidateSource for Sparse {
+        type Cand = u64;
+        fn candidate(&self, _: &Seed, index: u64, _: &mut Integer) -> Option<u64> {
+            (index % 64 == 0).then_some(index)
+        }
+        fn rounds(&self) -> u32 {
+            2
+        }
+        fn round(&self, _: &Seed, _: u64, _: u32, c: &u64, _: &AtomicBool) -> Verdict {
+            Verdict::one(c % 320 == 0)
+        }
+        fn prime(&self, c: &u64) -> Integer {
+            Integer::from(*c)
+        }
+    }
+
+    /// The candidates the cheap tests reject never take the search's
+    /// lock (it was two takings each, claim and release, and a third for
+    /// the look for pending rounds): with 63 of 64 rejected, a search
+    /// takes it a few times per survivor — exactly accountable at one
+    /// thread, and well below once per candidate at any thread count. The
+    /// calling thread is notified (a system call, under the lock) only
+    /// when it waits for the workers (a pool of its own): never when it
+    /// is the one worker.
+    #[test]
+    fn rejected_candidates_do_not_take_the_lock() {
+        for threads in [0u32, 1, 2, 5] {
+            let pool = Workers::for_test(threads);
+            let seed = Seed::from_bytes(&[9u8; 32]).unwrap();
+            let mut opts = Options::default();
+            let mut generation = Generation::new(&pool, seed, &mut opts, 4);
+            let found = generation.search(Sparse, 1, 4).unwrap();
+            let idx: Vec<u64> = found.iter().map(|f| f.index).collect();
+            assert_eq!(idx, [320, 640, 960, 1280], "threads={threads}");
+            let st = generation.stats();
+            let (locks, notifies) = generation.last_coordination;
+            assert!(st.candidates >= 1280, "threads={threads}: {st:?}");
+            assert!(
+                locks < st.candidates / 4,
+                "threads={threads}: {locks} takings of the lock for {} candidates",
+                st.candidates
+            );
+            if threads <= 1 {
+                // Per survivor: the gate and its verdict; per pass, the
+                // look that takes its second round and its verdict; one
+                // look at the end.
+                assert!(
+                    locks <= 2 * st.survivors + 2 * 4 + 1,
+                    "threads={threads}: {locks} takings for {} survivors",
+                    st.survivors
+                );
+            }
+            match threads {
+                0 => assert_eq!(notifies, 0, "the one worker is the caller"),
+                _ => assert!(notifies > 0, "threads={threads}: the caller waits"),
+            }
+        }
     }
 
     /// The engine's exponentiation counter is exactly the sum of what the
