@@ -180,21 +180,8 @@ pub(crate) fn fermat_base2_secret(
     rs: &[&[u64]],
     stop: &AtomicBool,
 ) -> Option<[u64; LANES]> {
-    let first = ns.first()?;
-    let bits = 64 * first.len() - first.last().map_or(64, |t| t.leading_zeros() as usize);
+    let bits = group_bits(ns, rs)?;
     let k = fermat_digits(u32::try_from(bits).ok()?)?;
-    if ns.len() > LANES
-        || rs.len() != ns.len()
-        || ns.iter().any(|n| {
-            n.len() != first.len()
-                || n[0] & 1 == 0
-                || n.last().map(|t| t.leading_zeros()) != first.last().map(|t| t.leading_zeros())
-        })
-        || rs.iter().any(|r| r.len() < first.len())
-        || bits < 3
-    {
-        return None;
-    }
     #[cfg(all(target_arch = "x86_64", pf_avx512))]
     {
         // SAFETY: `fermat_digits` checked AVX-512 F and IFMA.
@@ -223,13 +210,82 @@ pub(crate) fn fermat_base2_secret(
                 _ => None,
             }
         };
-        crate::secure::clear_registers();
-        v.map(|mut v| {
-            for x in v.iter_mut().skip(ns.len()) {
-                *x = 0;
-            }
-            v
+        finish(v, ns.len())
+    }
+    #[cfg(not(all(target_arch = "x86_64", pf_avx512)))]
+    {
+        let _ = (stop, k);
+        None
+    }
+}
+
+/// The bit length of a group the Fermat lanes may take: one to eight odd
+/// numbers of one bit length (at least 3) and limb count, with an R mod n
+/// of at least that length each.
+fn group_bits(ns: &[&[u64]], rs: &[&[u64]]) -> Option<usize> {
+    let first = ns.first()?;
+    let bits = 64 * first.len() - first.last().map_or(64, |t| t.leading_zeros() as usize);
+    let ok = ns.len() <= LANES
+        && rs.len() == ns.len()
+        && ns.iter().all(|n| {
+            n.len() == first.len()
+                && n[0] & 1 == 1
+                && n.last().map(|t| t.leading_zeros()) == first.last().map(|t| t.leading_zeros())
         })
+        && rs.iter().all(|r| r.len() >= first.len())
+        && bits >= 3;
+    ok.then_some(bits)
+}
+
+/// A group's verdicts as the lanes left them, the vector registers
+/// cleared and the lanes past the group's `len` numbers set to 0.
+#[cfg(all(target_arch = "x86_64", pf_avx512))]
+fn finish(v: Option<[u64; LANES]>, len: usize) -> Option<[u64; LANES]> {
+    crate::secure::clear_registers();
+    v.map(|mut v| {
+        for x in v.iter_mut().skip(len) {
+            *x = 0;
+        }
+        v
+    })
+}
+
+/// The most digits [`fermat_base2_secret_banded`] takes: numbers up to
+/// 2076 bits (DH-2048's q, RSA-4096's primes).
+pub(crate) const BANDED_MAX: usize = 40;
+
+/// The digit count of [`fermat_base2_secret_banded`] for odd numbers of
+/// `bits` bits: the fewest 52-bit digits with 2^(52k) ≥ 16n, rounded up to
+/// a multiple of 8, when that is 32 or 40 (numbers of 1245 to 2076 bits);
+/// `None` elsewhere or without AVX-512 IFMA.
+pub(crate) fn banded_digits(bits: u32) -> Option<usize> {
+    let k = (bits as usize + 4).div_ceil(52);
+    let k = k.next_multiple_of(8);
+    (crate::arith::ifma::available() && (32..=BANDED_MAX).contains(&k) && bits >= 1245).then_some(k)
+}
+
+/// [`fermat_base2_secret`] for numbers of [`banded_digits`]: the same
+/// test, contract and constant-time shape, by a product that keeps a band
+/// of its accumulator in registers (`imp::sqr_banded`). `rs[l]` is
+/// 2^(52k) mod n_l for k = `banded_digits(b)`.
+pub(crate) fn fermat_base2_secret_banded(
+    ns: &[&[u64]],
+    rs: &[&[u64]],
+    stop: &AtomicBool,
+) -> Option<[u64; LANES]> {
+    let bits = group_bits(ns, rs)?;
+    let k = banded_digits(u32::try_from(bits).ok()?)?;
+    #[cfg(all(target_arch = "x86_64", pf_avx512))]
+    {
+        // SAFETY: `banded_digits` checked AVX-512 F and IFMA.
+        let v = unsafe {
+            match k {
+                32 => imp::fermat_banded::<32>(ns, rs, bits, stop),
+                40 => imp::fermat_banded::<40>(ns, rs, bits, stop),
+                _ => None,
+            }
+        };
+        finish(v, ns.len())
     }
     #[cfg(not(all(target_arch = "x86_64", pf_avx512)))]
     {
@@ -490,26 +546,215 @@ mod imp {
             let bit = _mm512_and_si512(_mm512_srlv_epi64(words[i / 64], shift), low_bit);
             x = amm_rows_body!(&x, &x, &m, bit, K);
         }
-        // x < 2n is the Montgomery form of 2^(n − 1): 1 exactly where it
-        // is R mod n or R mod n + n.
+        let out = fermat_verdict::<K>(&x, &one, &m.n);
+        wipe(&mut x);
+        wipe(&mut one);
+        wipe(&mut m);
+        wipe(&mut words);
+        (!stopped).then_some(out)
+    }
+
+    /// Row `$u` of a block of eight (see [`sqr_banded`]) over the block's
+    /// first band: its products at positions `$c` (from `$u` to 7, digit
+    /// `$c − $u`), its reduction factor from position `$u`, the factor's
+    /// products, and position `$u`'s carry into the next.
+    macro_rules! first_band_row {
+        ($acc:ident, $b:ident, $q:ident, $x:ident, $n:ident, $k0:ident, $zero:ident;
+         $u:literal; $($c:literal)*) => {
+            $(
+                $acc[$c] = _mm512_madd52lo_epu64($acc[$c], $b[$u], $x[$c - $u]);
+                $acc[$c + 1] = _mm512_madd52hi_epu64($acc[$c + 1], $b[$u], $x[$c - $u]);
+            )*
+            $q[$u] = _mm512_madd52lo_epu64($zero, $acc[$u], $k0);
+            $(
+                $acc[$c] = _mm512_madd52lo_epu64($acc[$c], $q[$u], $n[$c - $u]);
+                $acc[$c + 1] = _mm512_madd52hi_epu64($acc[$c + 1], $q[$u], $n[$c - $u]);
+            )*
+            $acc[$u + 1] = _mm512_add_epi64($acc[$u + 1], _mm512_srli_epi64::<52>($acc[$u]));
+        };
+    }
+
+    /// Row `$u` of a block of eight over one later band: at each of the
+    /// band's positions `$c` (0 to 7 above the band's foot), digit
+    /// `$base + $c − $u` of the operand times b and of n times q.
+    macro_rules! band_row {
+        ($acc:ident, $b:ident, $q:ident, $x:ident, $n:ident, $base:ident; $u:literal;
+         $($c:literal)*) => {
+            let (bu, qu) = ($b[$u], $q[$u]);
+            $(
+                let a = $x[$base + $c - $u];
+                let m = $n[$base + $c - $u];
+                $acc[$c] = _mm512_madd52lo_epu64($acc[$c], bu, a);
+                $acc[$c + 1] = _mm512_madd52hi_epu64($acc[$c + 1], bu, a);
+                $acc[$c] = _mm512_madd52lo_epu64($acc[$c], qu, m);
+                $acc[$c + 1] = _mm512_madd52hi_epu64($acc[$c + 1], qu, m);
+            )*
+        };
+    }
+
+    /// A block's eight rows `$u` over one later band.
+    macro_rules! band_rows {
+        ($acc:ident, $b:ident, $q:ident, $x:ident, $n:ident, $base:ident; $($u:literal)*) => {
+            $(
+                band_row!($acc, $b, $q, $x, $n, $base; $u; 0 1 2 3 4 5 6 7);
+            )*
+        };
+    }
+
+    /// Digits of [`fermat_banded`]'s operands in memory: K up to
+    /// [`BANDED_MAX`] and eight zero digits above (the last band's rows
+    /// read them).
+    const PADDED: usize = super::BANDED_MAX + 8;
+
+    /// Positions of [`sqr_banded`]'s accumulator: 2K + 1 for K up to
+    /// [`BANDED_MAX`], and the last band's top.
+    const BANDED_POSITIONS: usize = 2 * super::BANDED_MAX + 9;
+
+    /// x·x·R⁻¹ mod n in every lane (R = 2^(52K), K a multiple of 8 up to
+    /// [`BANDED_MAX`]), doubled in the lanes where `double` is 1, for
+    /// x < 4n with R ≥ 16n: below 2n before the doubling, its digits
+    /// normalised, written over x's K digits (the digits above stay 0).
+    ///
+    /// The rows of [`amm_rows`], eight at a time, and each block of eight
+    /// rows in bands of eight accumulator positions: too many digits for
+    /// the registers to hold the operands and the accumulator, so a band
+    /// keeps the block's eight multipliers b_i = x_i, its eight
+    /// reduction factors q_i and nine positions in registers and reads
+    /// the operand and modulus digits it needs once each. The block's
+    /// first band runs row by row: q_i = p_i·(−n⁻¹) mod 2^52 needs row
+    /// i − 1's contributions to position i. Positions and indices are
+    /// constants or loop counters: nothing depends on the numbers.
+    #[target_feature(enable = "avx512f,avx512ifma")]
+    fn sqr_banded<const K: usize>(
+        x: &mut [__m512i; PADDED],
+        n: &[__m512i; PADDED],
+        k0: __m512i,
+        double: __m512i,
+        p: &mut [__m512i; BANDED_POSITIONS],
+    ) {
+        let zero = _mm512_setzero_si512();
+        for v in p.iter_mut().take(2 * K + 9) {
+            *v = zero;
+        }
+        for i0 in (0..K).step_by(8) {
+            let b: [__m512i; 8] = std::array::from_fn(|u| x[i0 + u]);
+            let mut q = [zero; 8];
+            let mut acc: [__m512i; 9] = std::array::from_fn(|c| p[i0 + c]);
+            // Rows i0 to i0 + 7 over the block's first band, written out
+            // (the positions are constants: the band stays in registers).
+            first_band_row!(acc, b, q, x, n, k0, zero; 0; 0 1 2 3 4 5 6 7);
+            first_band_row!(acc, b, q, x, n, k0, zero; 1; 1 2 3 4 5 6 7);
+            first_band_row!(acc, b, q, x, n, k0, zero; 2; 2 3 4 5 6 7);
+            first_band_row!(acc, b, q, x, n, k0, zero; 3; 3 4 5 6 7);
+            first_band_row!(acc, b, q, x, n, k0, zero; 4; 4 5 6 7);
+            first_band_row!(acc, b, q, x, n, k0, zero; 5; 5 6 7);
+            first_band_row!(acc, b, q, x, n, k0, zero; 6; 6 7);
+            first_band_row!(acc, b, q, x, n, k0, zero; 7; 7);
+            p[i0 + 8] = acc[8];
+            for s in (i0 + 8..i0 + 8 + K).step_by(8) {
+                let mut acc: [__m512i; 9] = std::array::from_fn(|c| p[s + c]);
+                // Position s + c of row i0 + u takes digit s + c − (i0 + u):
+                // 1 to 15 digits above s − i0 − 8 (those from K on are 0).
+                let base = s - i0;
+                band_rows!(acc, b, q, x, n, base; 0 1 2 3 4 5 6 7);
+                p[s..s + 9].copy_from_slice(&acc);
+            }
+        }
+        let mask = _mm512_set1_epi64(MASK as i64);
+        let mut carry = zero;
+        for j in 0..K {
+            let v = _mm512_add_epi64(_mm512_sllv_epi64(p[K + j], double), carry);
+            carry = _mm512_srli_epi64::<52>(v);
+            x[j] = _mm512_and_si512(v, mask);
+        }
+    }
+
+    /// [`super::fermat_base2_secret`] for numbers of K digits (a multiple
+    /// of 8, from 32 to [`BANDED_MAX`]) and `bits` bits, by
+    /// [`sqr_banded`]; operands, accumulator and exponent in memory, all
+    /// wiped at the end.
+    #[target_feature(enable = "avx512f,avx512ifma")]
+    pub(super) fn fermat_banded<const K: usize>(
+        ns: &[&[u64]],
+        rs: &[&[u64]],
+        bits: usize,
+        stop: &AtomicBool,
+    ) -> Option<[u64; LANES]> {
+        let len = ns[0].len();
+        let lane = |l: usize| if l < ns.len() { l } else { 0 };
+        let zero = _mm512_setzero_si512();
+        let mut n = [zero; PADDED];
+        n[..K].copy_from_slice(&spread::<K>(ns));
+        let mut k0s = [0u64; LANES];
+        for (l, k0) in k0s.iter_mut().enumerate() {
+            *k0 = crate::arith::inverse_mod_2_64(ns[lane(l)][0]).wrapping_neg() & MASK;
+        }
+        // SAFETY: eight words, read unaligned.
+        let mut k0 = unsafe { _mm512_loadu_si512(k0s.as_ptr().cast()) };
+        k0s.zeroize();
+        let rs_in: Vec<&[u64]> = rs.iter().map(|r| &r[..len]).collect();
+        let mut one: Lanes<K> = spread::<K>(&rs_in);
+        let mut x = [zero; PADDED];
+        x[..K].copy_from_slice(&one);
+        let mut words = [zero; super::BANDED_MAX * 52 / 64 + 1];
+        let mut w = [0u64; LANES];
+        for (i, reg) in words.iter_mut().enumerate().take(len) {
+            for (l, wl) in w.iter_mut().enumerate() {
+                *wl = ns[lane(l)][i] & if i == 0 { !1 } else { !0 };
+            }
+            // SAFETY: eight words, read unaligned.
+            *reg = unsafe { _mm512_loadu_si512(w.as_ptr().cast()) };
+        }
+        w.zeroize();
+        let mut p = [zero; BANDED_POSITIONS];
+        let low_bit = _mm512_set1_epi64(1);
+        let mut stopped = false;
+        for i in (0..bits).rev() {
+            if i % 64 == 0 && stop.load(Ordering::Relaxed) {
+                crate::work::given_up((bits - 1 - i) as u64, bits as u64);
+                stopped = true;
+                break;
+            }
+            let shift = _mm512_set1_epi64((i % 64) as i64);
+            let bit = _mm512_and_si512(_mm512_srlv_epi64(words[i / 64], shift), low_bit);
+            sqr_banded::<K>(&mut x, &n, k0, bit, &mut p);
+        }
+        let mut xk: Lanes<K> = std::array::from_fn(|j| x[j]);
+        let mut m = Modulus::<K> {
+            n: std::array::from_fn(|j| n[j]),
+            k0,
+        };
+        let out = fermat_verdict::<K>(&xk, &one, &m.n);
+        wipe(&mut x);
+        wipe(&mut xk);
+        wipe(&mut n);
+        wipe(&mut one);
+        wipe(&mut m);
+        wipe(&mut k0);
+        wipe(&mut words);
+        wipe(&mut p);
+        (!stopped).then_some(out)
+    }
+
+    /// The Fermat test's verdict per lane: x < 2n is the Montgomery form
+    /// of 2^(n − 1), which is 1 exactly where x is R mod n (`one`) or
+    /// R mod n + n.
+    #[target_feature(enable = "avx512f")]
+    fn fermat_verdict<const K: usize>(x: &Lanes<K>, one: &Lanes<K>, n: &Lanes<K>) -> [u64; LANES] {
         let mut plus_n = [_mm512_setzero_si512(); K];
         let mask = _mm512_set1_epi64(MASK as i64);
         let mut carry = _mm512_setzero_si512();
         for j in 0..K {
-            let v = _mm512_add_epi64(_mm512_add_epi64(one[j], m.n[j]), carry);
+            let v = _mm512_add_epi64(_mm512_add_epi64(one[j], n[j]), carry);
             carry = _mm512_srli_epi64::<52>(v);
             plus_n[j] = _mm512_and_si512(v, mask);
         }
-        let pass = _mm512_or_si512(equal::<K>(&x, &one), equal::<K>(&x, &plus_n));
+        let pass = _mm512_or_si512(equal::<K>(x, one), equal::<K>(x, &plus_n));
         let mut out = [0u64; LANES];
         // SAFETY: eight words, written unaligned.
         unsafe { _mm512_storeu_si512(out.as_mut_ptr().cast(), pass) };
-        wipe(&mut x);
-        wipe(&mut one);
         wipe(&mut plus_n);
-        wipe(&mut m);
-        wipe(&mut words);
-        (!stopped).then_some(out)
+        out
     }
 
     /// x mod n in every lane, for x < 2n: x − n where that does not
@@ -992,17 +1237,11 @@ mod tests {
     /// same sequence of instruction addresses, single-stepped (a branch on
     /// an exponent bit, on a lane's value or on the verdict would change
     /// it). valgrind cannot run AVX-512 code.
-    #[cfg(all(target_os = "linux", target_arch = "x86_64"))]
-    #[test]
-    fn the_fermat_lanes_take_one_path_for_every_n() {
-        use crate::arith::ifma::tests::{assert_one_path, traces_of};
-        if !crate::arith::ifma::available() {
-            crate::capability::skip("ifma", "the Fermat lanes need AVX-512 IFMA");
-            return;
-        }
-        let never = AtomicBool::new(false);
-        let bits = 256u32;
-        let mut rng = ChaCha20Rng::seed_from_u64(0x6665);
+    /// Three groups of eight odd numbers of `bits` bits for the one-path
+    /// tests: primes, composites (the last a base-2 Fermat pseudoprime)
+    /// and numbers with sparse and dense bits.
+    fn one_path_groups(bits: u32, seed: u64) -> [Vec<Integer>; 3] {
+        let mut rng = ChaCha20Rng::seed_from_u64(seed);
         let odd = |rng: &mut ChaCha20Rng| {
             let mut x = random(bits, rng);
             x.set_bit(bits - 1, true);
@@ -1013,7 +1252,7 @@ mod tests {
             .map(|_| Integer::from(odd(&mut rng).next_prime_ref()))
             .filter(|p| p.significant_bits() == bits)
             .collect();
-        // 2^255 + 2^40 + 1 … (sparse) and 2^256 − 2^100 − 1 … (dense).
+        // 2^(b−1) + 2^40 + 1 … (sparse) and 2^b − 2^100 − 1 … (dense).
         let top = Integer::from(Integer::ONE << (bits - 1));
         let mut shapes: Vec<Integer> = (0..4u32)
             .map(|i| Integer::from(&top + (1u64 << (40 + i))) + 1u32)
@@ -1029,7 +1268,70 @@ mod tests {
         assert_eq!(pseudo.significant_bits(), bits);
         composites.push(pseudo);
         assert_eq!((primes.len(), composites.len()), (LANES, LANES));
-        let groups = [primes, composites, shapes];
+        [primes, composites, shapes]
+    }
+
+    /// The banded Fermat test takes one path whatever the numbers: eight
+    /// primes, eight composites (one a base-2 Fermat pseudoprime) and
+    /// eight numbers with sparse and dense bits, of 1539 bits (32 digits),
+    /// run the same sequence of instruction addresses, single-stepped
+    /// through the set-up, the squarings and doublings before the first
+    /// look at the stop flag (set from the start: the whole test would be
+    /// millions of steps), and the wipes. That the test is right is
+    /// `prime::fermat`'s agreement with mpz_powm up to 2076 bits.
+    #[cfg(all(target_os = "linux", target_arch = "x86_64"))]
+    #[test]
+    fn the_banded_fermat_lanes_take_one_path_for_every_n() {
+        use crate::arith::ifma::tests::{assert_one_path, traces_of};
+        if !crate::arith::ifma::available() {
+            crate::capability::skip("ifma", "the banded Fermat lanes need AVX-512 IFMA");
+            return;
+        }
+        // Two squarings before the first look at the stop flag (at bit
+        // 1536): single steps are slow.
+        let bits = 1539u32;
+        let k = banded_digits(bits).expect("taken");
+        assert_eq!(k, 32);
+        let groups = one_path_groups(bits, 0x6266);
+        let rs: Vec<Vec<Vec<u64>>> = groups
+            .iter()
+            .map(|g| {
+                g.iter()
+                    .map(|n| {
+                        let r = Integer::from(Integer::ONE << (52 * k as u32)) % n;
+                        let mut l = r.as_limbs().to_vec();
+                        l.resize(n.as_limbs().len(), 0);
+                        l
+                    })
+                    .collect()
+            })
+            .collect();
+        let stop = AtomicBool::new(true);
+        let run = |i: usize| {
+            let ns: Vec<&[u64]> = groups[i].iter().map(|n| n.as_limbs()).collect();
+            let r: Vec<&[u64]> = rs[i].iter().map(|r| r.as_slice()).collect();
+            fermat_base2_secret_banded(&ns, &r, &stop)
+        };
+        assert_eq!(run(0), None, "stopped at the first look");
+        let Some(traces) = traces_of(3, &|i| {
+            std::hint::black_box(run(i));
+        }) else {
+            return;
+        };
+        assert_one_path(&traces, 10_000, "1539 bits, eight banded Fermat lanes");
+    }
+
+    #[cfg(all(target_os = "linux", target_arch = "x86_64"))]
+    #[test]
+    fn the_fermat_lanes_take_one_path_for_every_n() {
+        use crate::arith::ifma::tests::{assert_one_path, traces_of};
+        if !crate::arith::ifma::available() {
+            crate::capability::skip("ifma", "the Fermat lanes need AVX-512 IFMA");
+            return;
+        }
+        let never = AtomicBool::new(false);
+        let bits = 256u32;
+        let groups = one_path_groups(bits, 0x6665);
         let rs: Vec<Vec<Vec<u64>>> = groups
             .iter()
             .map(|g| g.iter().map(fermat_r).collect())

@@ -290,7 +290,8 @@ pub fn validate(bits: u32, generator: u32, flags: u32) -> Result<(u64, u64)> {
 /// costs more than it saves: DH-2048 at 2^27 took 3.2–3.7 % more CPU than
 /// at 2^26 (16 seeds, Intel Xeon with IFMA, 2026-12-06), DH-3072 at 2^28
 /// and 2^29 were even. Where q's first test runs eight at once in the
-/// lanes of one register (`arith::lanes`, q up to 1244 bits), each test
+/// lanes of one register (`arith::lanes`, q up to 1244 bits by rows
+/// written out; bands up to 2076 leave DH-2048's bound as it was), each test
 /// costs about 0.6 of the interleaved one, and DH-1024 at 2^22 took 4–7 %
 /// less CPU than at 2^23 (60 seeds, twice, Intel Xeon with IFMA,
 /// 2026-12-06; 2^21 sat between).
@@ -442,7 +443,7 @@ impl CandidateSource for DhSource {
     /// Round 0's test on q can run on two to eight candidates at once
     /// (AVX-512 IFMA): eight in the lanes of one register where they take
     /// q's size (`prime::fermat::fermat_base2_secret_lanes_or_stop`, up to
-    /// 1244 bits: DH-1024), else two to four interleaved
+    /// 2076 bits: DH-2048), else two to four interleaved
     /// (`prime::fermat::strong_base2_public_lanes_or_stop`).
     fn first_round_lanes(&self) -> usize {
         crate::prime::fermat::secret_first_test_lanes(self.q_bits)
@@ -461,7 +462,7 @@ impl CandidateSource for DhSource {
         // base-2 pseudoprime, which the Euler test on p and the
         // Miller–Rabin rounds on q still reject: the parameters of a seed
         // are the same either way.
-        let verdicts = if crate::arith::lanes::fermat_digits(self.q_bits).is_some() {
+        let verdicts = if crate::prime::fermat::fermat_in_lanes(self.q_bits) {
             crate::prime::fermat::fermat_base2_secret_lanes_or_stop(&qs, stop)
         } else {
             strong_base2_public_lanes_or_stop(&qs, stop)

@@ -90,8 +90,9 @@ fn secret_pow2_mod(bit: usize, limbs: &[u64], out: &mut [u64; 128]) {
 /// [`fermat_base2_secret_or_stop`] on two to eight secret odd numbers of
 /// the same size at once, for a search that has that many candidates to
 /// test, on CPUs with AVX-512 IFMA: up to eight of one bit length from 205
-/// to 1244 bits in the lanes of one register, one number per lane
-/// (`arith::lanes::fermat_base2_secret`); else two to four from 9 limbs
+/// to 2076 bits in the lanes of one register, one number per lane
+/// (`arith::lanes::fermat_base2_secret`, from 1245 bits
+/// `arith::lanes::fermat_base2_secret_banded`); else two to four from 9 limbs
 /// up to about 3300 bits, their steps interleaved
 /// (`arith::ifma::fermat_base2_secret_lanes`).
 /// [`secret_first_test_lanes`] says how many suit a size. Constant time
@@ -128,12 +129,18 @@ fn with_pow2_mods<T>(limbs: &[&[u64]], bit: usize, f: impl FnOnce(&[&[u64]]) -> 
 }
 
 /// [`fermat_base2_secret_lanes_or_stop`] in the lanes of one register
-/// (`arith::lanes::fermat_base2_secret`: up to eight numbers of one bit
-/// length, each modulo its own n) where it applies: `Some(verdicts)`,
+/// (`arith::lanes::fermat_base2_secret`, and from 1245 to 2076 bits
+/// `arith::lanes::fermat_base2_secret_banded`: up to eight numbers of one
+/// bit length, each modulo its own n) where it applies: `Some(verdicts)`,
 /// `Some(None)` once `stop` is set, `None` where it does not apply.
 fn fermat_base2_secret_in_lanes(ns: &[&Integer], stop: &AtomicBool) -> Option<Option<Vec<bool>>> {
     let bits = ns.first()?.significant_bits();
-    let k = crate::arith::lanes::fermat_digits(bits)?;
+    // Up to 1244 bits the rows written out keep the product in registers;
+    // from 1245 to 2076 bits the banded product keeps a band of it there.
+    let (k, banded) = match crate::arith::lanes::fermat_digits(bits) {
+        Some(k) => (k, false),
+        None => (crate::arith::lanes::banded_digits(bits)?, true),
+    };
     if !(2..=crate::arith::lanes::LANES).contains(&ns.len())
         || ns
             .iter()
@@ -143,7 +150,11 @@ fn fermat_base2_secret_in_lanes(ns: &[&Integer], stop: &AtomicBool) -> Option<Op
     }
     let limbs: Vec<&[u64]> = ns.iter().map(|n| n.as_limbs()).collect();
     let v = with_pow2_mods(&limbs, 52 * k, |rs| {
-        crate::arith::lanes::fermat_base2_secret(&limbs, rs, stop)
+        if banded {
+            crate::arith::lanes::fermat_base2_secret_banded(&limbs, rs, stop)
+        } else {
+            crate::arith::lanes::fermat_base2_secret(&limbs, rs, stop)
+        }
     });
     Some(v.map(|v| v[..ns.len()].iter().map(|&x| x == 1).collect()))
 }
@@ -153,11 +164,19 @@ fn fermat_base2_secret_in_lanes(ns: &[&Integer], stop: &AtomicBool) -> Option<Op
 /// where the lanes of one register take them
 /// (`arith::lanes::fermat_digits`), else [`first_test_lanes`].
 pub fn secret_first_test_lanes(bits: u32) -> usize {
-    if crate::arith::lanes::fermat_digits(bits).is_some() {
+    if fermat_in_lanes(bits) {
         crate::arith::lanes::LANES
     } else {
         first_test_lanes(bits)
     }
+}
+
+/// Whether the lanes of one register take base-2 Fermat tests on odd
+/// numbers of `bits` bits on this CPU, eight at once (205 to 2076 bits,
+/// with AVX-512 IFMA).
+pub(crate) fn fermat_in_lanes(bits: u32) -> bool {
+    crate::arith::lanes::fermat_digits(bits).is_some()
+        || crate::arith::lanes::banded_digits(bits).is_some()
 }
 
 /// The limbs of a group the IFMA tests may take: two to four odd numbers
@@ -431,9 +450,12 @@ pub(crate) mod tests {
         }
     }
 
-    /// The eight-lane test (`arith::lanes::fermat_base2_secret`) agrees
-    /// with mpz_powm at every size it takes, from its smallest (205 bits)
-    /// to its largest (1244), in groups of two to eight: primes, plain
+    /// The eight-lane test (`arith::lanes::fermat_base2_secret`, and
+    /// `fermat_base2_secret_banded` from 1245 bits) agrees with mpz_powm
+    /// from its smallest size (205 bits) to the rows' largest (1244), on
+    /// both sides of the banded product's digit counts (32 digits up to
+    /// 1660 bits, 40 up to 2076) and at its largest, in groups of two to
+    /// eight: primes, plain
     /// composites, and base-2 Fermat pseudoprimes that are not prime
     /// ([`fermat_pseudoprime`]), each in every lane position; lanes differ
     /// in n, so a lane that read another's modulus or exponent would fail.
@@ -460,8 +482,11 @@ pub(crate) mod tests {
             n
         };
         let mut checked = 0;
-        for bits in [205u32, 256, 465, 512, 700, 1023, 1024, 1100, 1244] {
-            assert!(crate::arith::lanes::fermat_digits(bits).is_some(), "{bits}");
+        for bits in [
+            205u32, 256, 465, 512, 700, 1023, 1024, 1100, 1244, 1245, 1536, 1660, 1661, 2047, 2048,
+            2076,
+        ] {
+            assert!(fermat_in_lanes(bits), "{bits}");
             let mut ns: Vec<Integer> = (0..6).map(|_| next(bits)).collect();
             ns.push(Integer::from(next(bits).next_prime_ref()));
             ns.retain(|n| n.significant_bits() == bits);
@@ -488,8 +513,14 @@ pub(crate) mod tests {
         assert_eq!(
             crate::arith::lanes::fermat_digits(1245),
             None,
-            "the lanes stop at 24 digits"
+            "the rows stop at 24 digits"
         );
+        assert_eq!(crate::arith::lanes::banded_digits(1245), Some(32));
+        assert_eq!(crate::arith::lanes::banded_digits(1661), Some(40));
+        assert_eq!(crate::arith::lanes::banded_digits(2076), Some(40));
+        assert!(!fermat_in_lanes(2077), "the bands stop at 40 digits");
+        let (a, b) = (next(2048), next(2047));
+        assert!(fermat_base2_secret_in_lanes(&[&a, &b], &never).is_none());
         assert_eq!(
             crate::arith::lanes::fermat_digits(204),
             None,
