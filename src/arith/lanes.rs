@@ -17,7 +17,11 @@
 //!   primes), each modulo its own n; one squaring per bit of n, doubled
 //!   in the lanes whose exponent bit is 1 by a per-lane shift of the
 //!   result's digits (0 or 1) as they are normalised, so no lane's bit
-//!   decides a branch or an address.
+//!   decides a branch or an address. From 1245 to 2076 bits (RSA-3072
+//!   and RSA-4096's primes, DH-2048's q) [`fermat_base2_secret_banded`]
+//!   runs the same test with the squaring in bands of eight accumulator
+//!   positions (`imp::sqr_banded`): 32 or 40 digits do not fit the
+//!   registers at once.
 //! - [`mr_rounds_secret`]: up to eight Miller–Rabin rounds of one
 //!   candidate (256 to 1245 bits), one per lane, all modulo the same n.
 //!   Every lane raises its base to the same exponent (from n − 1, see
@@ -150,8 +154,8 @@ pub(crate) fn mr_rounds_secret(
 
 /// The digit counts [`fermat_base2_secret`] takes: odd numbers of 205 to
 /// 1244 bits (RSA-512 to RSA-2048 primes), whose accumulator and operands
-/// fit the 32 vector registers well enough; above, the digit-spread
-/// layout of `arith::ifma` does better.
+/// fit the 32 vector registers well enough; above, up to 2076 bits, the
+/// banded squaring ([`fermat_base2_secret_banded`]) does better.
 pub(crate) const FERMAT_DIGITS: std::ops::RangeInclusive<usize> = 5..=MAX_DIGITS;
 
 /// The digit count k of the base-2 Fermat test in lanes for odd numbers
