@@ -18,7 +18,7 @@
 //!   in the lanes whose exponent bit is 1 by a per-lane shift of the
 //!   result's digits (0 or 1) as they are normalised, so no lane's bit
 //!   decides a branch or an address. From 1245 to 2076 bits (RSA-3072
-//!   and RSA-4096's primes, DH-2048's q) [`fermat_base2_secret_banded`]
+//!   and RSA-4096's primes, DH-2048's q) [`fermat_base2_secret`]
 //!   runs the same test with the squaring in bands of eight accumulator
 //!   positions (`imp::sqr_banded`): 32 or 40 digits do not fit the
 //!   registers at once.
@@ -155,7 +155,7 @@ pub(crate) fn mr_rounds_secret(
 /// The digit counts [`fermat_base2_secret`] takes: odd numbers of 205 to
 /// 1244 bits (RSA-512 to RSA-2048 primes), whose accumulator and operands
 /// fit the 32 vector registers well enough; above, up to 2076 bits, the
-/// banded squaring ([`fermat_base2_secret_banded`]) does better.
+/// banded squaring (`imp::sqr_banded`) does better.
 pub(crate) const FERMAT_DIGITS: std::ops::RangeInclusive<usize> = 5..=MAX_DIGITS;
 
 /// The digit count k of the base-2 Fermat test in lanes for odd numbers
@@ -167,11 +167,21 @@ pub(crate) fn fermat_digits(bits: u32) -> Option<usize> {
     (crate::arith::ifma::available() && FERMAT_DIGITS.contains(&k)).then_some(k)
 }
 
+/// The digit count of [`fermat_base2_secret`] for odd numbers of `bits`
+/// bits: [`fermat_digits`] up to 1244 bits (rows written out),
+/// [`banded_digits`] from 1245 to 2076 (bands); `None` elsewhere or
+/// without AVX-512 IFMA.
+pub(crate) fn lanes_digits(bits: u32) -> Option<usize> {
+    fermat_digits(bits).or_else(|| banded_digits(bits))
+}
+
 /// The base-2 Fermat test on up to eight *secret* odd numbers at once,
 /// one per lane, each modulo its own n: lane l of the result is 1 when
 /// 2^(n_l − 1) ≡ 1 (mod n_l), 0 when not (lanes past `ns`: 0). All of
-/// `ns` have the same bit length b, with [`fermat_digits`]`(b)` = k;
+/// `ns` have the same bit length b, with [`lanes_digits`]`(b)` = k;
 /// `rs[l]` is 2^(52k) mod n_l, computed by the caller in constant time.
+/// Up to 24 digits the squaring is written out row by row (`imp::fermat`),
+/// at 32 and 40 digits in bands (`imp::fermat_banded`).
 /// `None` when that does not hold or `stop` was set (looked at every 64
 /// exponent bits).
 ///
@@ -185,10 +195,10 @@ pub(crate) fn fermat_base2_secret(
     stop: &AtomicBool,
 ) -> Option<[u64; LANES]> {
     let bits = group_bits(ns, rs)?;
-    let k = fermat_digits(u32::try_from(bits).ok()?)?;
+    let k = lanes_digits(u32::try_from(bits).ok()?)?;
     #[cfg(all(target_arch = "x86_64", pf_avx512))]
     {
-        // SAFETY: `fermat_digits` checked AVX-512 F and IFMA.
+        // SAFETY: `lanes_digits` checked AVX-512 F and IFMA.
         let v = unsafe {
             match k {
                 5 => imp::fermat::<5>(ns, rs, bits, stop),
@@ -211,6 +221,8 @@ pub(crate) fn fermat_base2_secret(
                 22 => imp::fermat::<22>(ns, rs, bits, stop),
                 23 => imp::fermat::<23>(ns, rs, bits, stop),
                 24 => imp::fermat::<24>(ns, rs, bits, stop),
+                32 => imp::fermat_banded::<32>(ns, rs, bits, stop),
+                40 => imp::fermat_banded::<40>(ns, rs, bits, stop),
                 _ => None,
             }
         };
@@ -254,11 +266,11 @@ fn finish(v: Option<[u64; LANES]>, len: usize) -> Option<[u64; LANES]> {
     })
 }
 
-/// The most digits [`fermat_base2_secret_banded`] takes: numbers up to
+/// The most digits [`fermat_base2_secret`] takes in bands: numbers up to
 /// 2076 bits (DH-2048's q, RSA-4096's primes).
 pub(crate) const BANDED_MAX: usize = 40;
 
-/// The digit count of [`fermat_base2_secret_banded`] for odd numbers of
+/// The digit count of [`fermat_base2_secret`]'s bands for odd numbers of
 /// `bits` bits: the fewest 52-bit digits with 2^(52k) ≥ 16n, rounded up to
 /// a multiple of 8, when that is 32 or 40 (numbers of 1245 to 2076 bits);
 /// `None` elsewhere or without AVX-512 IFMA.
@@ -266,36 +278,6 @@ pub(crate) fn banded_digits(bits: u32) -> Option<usize> {
     let k = (bits as usize + 4).div_ceil(52);
     let k = k.next_multiple_of(8);
     (crate::arith::ifma::available() && (32..=BANDED_MAX).contains(&k) && bits >= 1245).then_some(k)
-}
-
-/// [`fermat_base2_secret`] for numbers of [`banded_digits`]: the same
-/// test, contract and constant-time shape, by a product that keeps a band
-/// of its accumulator in registers (`imp::sqr_banded`). `rs[l]` is
-/// 2^(52k) mod n_l for k = `banded_digits(b)`.
-pub(crate) fn fermat_base2_secret_banded(
-    ns: &[&[u64]],
-    rs: &[&[u64]],
-    stop: &AtomicBool,
-) -> Option<[u64; LANES]> {
-    let bits = group_bits(ns, rs)?;
-    let k = banded_digits(u32::try_from(bits).ok()?)?;
-    #[cfg(all(target_arch = "x86_64", pf_avx512))]
-    {
-        // SAFETY: `banded_digits` checked AVX-512 F and IFMA.
-        let v = unsafe {
-            match k {
-                32 => imp::fermat_banded::<32>(ns, rs, bits, stop),
-                40 => imp::fermat_banded::<40>(ns, rs, bits, stop),
-                _ => None,
-            }
-        };
-        finish(v, ns.len())
-    }
-    #[cfg(not(all(target_arch = "x86_64", pf_avx512)))]
-    {
-        let _ = (stop, k);
-        None
-    }
 }
 
 /// Words of one group of eight trial-division batches in the table that
@@ -1314,7 +1296,7 @@ mod tests {
         let run = |i: usize| {
             let ns: Vec<&[u64]> = groups[i].iter().map(|n| n.as_limbs()).collect();
             let r: Vec<&[u64]> = rs[i].iter().map(|r| r.as_slice()).collect();
-            fermat_base2_secret_banded(&ns, &r, &stop)
+            fermat_base2_secret(&ns, &r, &stop)
         };
         assert_eq!(run(0), None, "stopped at the first look");
         let Some(traces) = traces_of(3, &|i| {

@@ -92,7 +92,7 @@ fn secret_pow2_mod(bit: usize, limbs: &[u64], out: &mut [u64; 128]) {
 /// test, on CPUs with AVX-512 IFMA: up to eight of one bit length from 205
 /// to 2076 bits in the lanes of one register, one number per lane
 /// (`arith::lanes::fermat_base2_secret`, from 1245 bits
-/// `arith::lanes::fermat_base2_secret_banded`); else two to four from 9 limbs
+/// `arith::lanes::fermat_base2_secret` in bands); else two to four from 9 limbs
 /// up to about 3300 bits, their steps interleaved
 /// (`arith::ifma::fermat_base2_secret_lanes`).
 /// [`secret_first_test_lanes`] says how many suit a size. Constant time
@@ -129,18 +129,13 @@ fn with_pow2_mods<T>(limbs: &[&[u64]], bit: usize, f: impl FnOnce(&[&[u64]]) -> 
 }
 
 /// [`fermat_base2_secret_lanes_or_stop`] in the lanes of one register
-/// (`arith::lanes::fermat_base2_secret`, and from 1245 to 2076 bits
-/// `arith::lanes::fermat_base2_secret_banded`: up to eight numbers of one
-/// bit length, each modulo its own n) where it applies: `Some(verdicts)`,
+/// (`arith::lanes::fermat_base2_secret`, rows written out up to 1244
+/// bits and bands up to 2076: up to eight numbers of one bit length, each
+/// modulo its own n) where it applies: `Some(verdicts)`,
 /// `Some(None)` once `stop` is set, `None` where it does not apply.
 fn fermat_base2_secret_in_lanes(ns: &[&Integer], stop: &AtomicBool) -> Option<Option<Vec<bool>>> {
     let bits = ns.first()?.significant_bits();
-    // Up to 1244 bits the rows written out keep the product in registers;
-    // from 1245 to 2076 bits the banded product keeps a band of it there.
-    let (k, banded) = match crate::arith::lanes::fermat_digits(bits) {
-        Some(k) => (k, false),
-        None => (crate::arith::lanes::banded_digits(bits)?, true),
-    };
+    let k = crate::arith::lanes::lanes_digits(bits)?;
     if !(2..=crate::arith::lanes::LANES).contains(&ns.len())
         || ns
             .iter()
@@ -150,11 +145,7 @@ fn fermat_base2_secret_in_lanes(ns: &[&Integer], stop: &AtomicBool) -> Option<Op
     }
     let limbs: Vec<&[u64]> = ns.iter().map(|n| n.as_limbs()).collect();
     let v = with_pow2_mods(&limbs, 52 * k, |rs| {
-        if banded {
-            crate::arith::lanes::fermat_base2_secret_banded(&limbs, rs, stop)
-        } else {
-            crate::arith::lanes::fermat_base2_secret(&limbs, rs, stop)
-        }
+        crate::arith::lanes::fermat_base2_secret(&limbs, rs, stop)
     });
     Some(v.map(|v| v[..ns.len()].iter().map(|&x| x == 1).collect()))
 }
@@ -175,8 +166,7 @@ pub fn secret_first_test_lanes(bits: u32) -> usize {
 /// numbers of `bits` bits on this CPU, eight at once (205 to 2076 bits,
 /// with AVX-512 IFMA).
 pub(crate) fn fermat_in_lanes(bits: u32) -> bool {
-    crate::arith::lanes::fermat_digits(bits).is_some()
-        || crate::arith::lanes::banded_digits(bits).is_some()
+    crate::arith::lanes::lanes_digits(bits).is_some()
 }
 
 /// The limbs of a group the IFMA tests may take: two to four odd numbers
@@ -451,7 +441,7 @@ pub(crate) mod tests {
     }
 
     /// The eight-lane test (`arith::lanes::fermat_base2_secret`, and
-    /// `fermat_base2_secret_banded` from 1245 bits) agrees with mpz_powm
+    /// its bands from 1245 bits) agrees with mpz_powm
     /// from its smallest size (205 bits) to the rows' largest (1244), on
     /// both sides of the banded product's digit counts (32 digits up to
     /// 1660 bits, 40 up to 2076) and at its largest, in groups of two to
