@@ -17,10 +17,10 @@
 //!   primes), each modulo its own n; one squaring per bit of n, doubled
 //!   in the lanes whose exponent bit is 1 by a per-lane shift of the
 //!   result's digits (0 or 1) as they are normalised, so no lane's bit
-//!   decides a branch or an address. From 1245 to 2076 bits (RSA-3072
-//!   and RSA-4096's primes, DH-2048's q) [`fermat_base2_secret`]
+//!   decides a branch or an address. From 1245 to 4156 bits (RSA-3072
+//!   to RSA-8192's primes, DH-1536 to DH-4096's q) [`fermat_base2_secret`]
 //!   runs the same test with the squaring in bands of eight accumulator
-//!   positions (`imp::sqr_banded`): 32 or 40 digits do not fit the
+//!   positions (`imp::sqr_banded`): 26 to 80 digits do not fit the
 //!   registers at once.
 //! - [`mr_rounds_secret`]: up to eight Miller–Rabin rounds of one
 //!   candidate (256 to 1245 bits), one per lane, all modulo the same n.
@@ -154,7 +154,7 @@ pub(crate) fn mr_rounds_secret(
 
 /// The digit counts [`fermat_base2_secret`] takes: odd numbers of 205 to
 /// 1244 bits (RSA-512 to RSA-2048 primes), whose accumulator and operands
-/// fit the 32 vector registers well enough; above, up to 2076 bits, the
+/// fit the 32 vector registers well enough; above, up to 4156 bits, the
 /// banded squaring (`imp::sqr_banded`) does better.
 pub(crate) const FERMAT_DIGITS: std::ops::RangeInclusive<usize> = 5..=MAX_DIGITS;
 
@@ -169,7 +169,7 @@ pub(crate) fn fermat_digits(bits: u32) -> Option<usize> {
 
 /// The digit count of [`fermat_base2_secret`] for odd numbers of `bits`
 /// bits: [`fermat_digits`] up to 1244 bits (rows written out),
-/// [`banded_digits`] from 1245 to 2076 (bands); `None` elsewhere or
+/// [`banded_digits`] from 1245 to 4156 (bands); `None` elsewhere or
 /// without AVX-512 IFMA.
 pub(crate) fn lanes_digits(bits: u32) -> Option<usize> {
     fermat_digits(bits).or_else(|| banded_digits(bits))
@@ -181,7 +181,7 @@ pub(crate) fn lanes_digits(bits: u32) -> Option<usize> {
 /// `ns` have the same bit length b, with [`lanes_digits`]`(b)` = k;
 /// `rs[l]` is 2^(52k) mod n_l, computed by the caller in constant time.
 /// Up to 24 digits the squaring is written out row by row (`imp::fermat`),
-/// at 32 and 40 digits in bands (`imp::fermat_banded`).
+/// from 26 to 80 digits (even counts) in bands (`imp::fermat_banded`).
 /// `None` when that does not hold or `stop` was set (looked at every 64
 /// exponent bits).
 ///
@@ -221,8 +221,12 @@ pub(crate) fn fermat_base2_secret(
                 22 => imp::fermat::<22>(ns, rs, bits, stop),
                 23 => imp::fermat::<23>(ns, rs, bits, stop),
                 24 => imp::fermat::<24>(ns, rs, bits, stop),
-                32 => imp::fermat_banded::<32>(ns, rs, bits, stop),
-                40 => imp::fermat_banded::<40>(ns, rs, bits, stop),
+                26..=BANDED_MAX if k % 2 == 0 => match k % 8 {
+                    0 => imp::fermat_banded::<0>(k, ns, rs, bits, stop),
+                    2 => imp::fermat_banded::<2>(k, ns, rs, bits, stop),
+                    4 => imp::fermat_banded::<4>(k, ns, rs, bits, stop),
+                    _ => imp::fermat_banded::<6>(k, ns, rs, bits, stop),
+                },
                 _ => None,
             }
         };
@@ -267,17 +271,17 @@ fn finish(v: Option<[u64; LANES]>, len: usize) -> Option<[u64; LANES]> {
 }
 
 /// The most digits [`fermat_base2_secret`] takes in bands: numbers up to
-/// 2076 bits (DH-2048's q, RSA-4096's primes).
-pub(crate) const BANDED_MAX: usize = 40;
+/// 4156 bits (DH-4096's q, RSA-8192's primes).
+pub(crate) const BANDED_MAX: usize = 80;
 
 /// The digit count of [`fermat_base2_secret`]'s bands for odd numbers of
 /// `bits` bits: the fewest 52-bit digits with 2^(52k) ≥ 16n, rounded up to
-/// a multiple of 8, when that is 32 or 40 (numbers of 1245 to 2076 bits);
-/// `None` elsewhere or without AVX-512 IFMA.
+/// an even count, from 26 to [`BANDED_MAX`] (numbers of 1245 to 4156
+/// bits); `None` elsewhere or without AVX-512 IFMA.
 pub(crate) fn banded_digits(bits: u32) -> Option<usize> {
     let k = (bits as usize + 4).div_ceil(52);
-    let k = k.next_multiple_of(8);
-    (crate::arith::ifma::available() && (32..=BANDED_MAX).contains(&k) && bits >= 1245).then_some(k)
+    let k = k.next_multiple_of(2);
+    (crate::arith::ifma::available() && (26..=BANDED_MAX).contains(&k) && bits >= 1245).then_some(k)
 }
 
 /// Words of one group of eight trial-division batches in the table that
@@ -380,21 +384,28 @@ mod imp {
     /// Lane l holds the digits of `xs[l]` (`xs[0]` where l ≥ xs.len()).
     #[target_feature(enable = "avx512f")]
     fn spread<const K: usize>(xs: &[&[u64]]) -> Lanes<K> {
+        let mut v = [_mm512_setzero_si512(); K];
+        spread_into(xs, &mut v);
+        v
+    }
+
+    /// [`spread`] into `out`, as many digits as it is long.
+    #[target_feature(enable = "avx512f")]
+    fn spread_into(xs: &[&[u64]], out: &mut [__m512i]) {
+        let k = out.len();
         let mut d = [[0u64; 160]; LANES];
         for (l, dl) in d.iter_mut().enumerate() {
-            crate::arith::ifma::digits_into(xs[if l < xs.len() { l } else { 0 }], K, dl);
+            crate::arith::ifma::digits_into(xs[if l < xs.len() { l } else { 0 }], k, dl);
         }
-        let v = std::array::from_fn(|j| {
+        for (j, o) in out.iter_mut().enumerate() {
             let mut col: [u64; LANES] = std::array::from_fn(|l| d[l][j]);
             // SAFETY: reads the eight words of `col`, unaligned.
-            let v = unsafe { _mm512_loadu_si512(col.as_ptr().cast()) };
+            *o = unsafe { _mm512_loadu_si512(col.as_ptr().cast()) };
             col.zeroize();
-            v
-        });
+        }
         for dl in d.iter_mut() {
             dl.zeroize();
         }
-        v
     }
 
     /// The rows of [`amm_rows`] (see there), written out: `$p` the
@@ -532,7 +543,7 @@ mod imp {
             let bit = _mm512_and_si512(_mm512_srlv_epi64(words[i / 64], shift), low_bit);
             x = amm_rows_body!(&x, &x, &m, bit, K);
         }
-        let out = fermat_verdict::<K>(&x, &one, &m.n);
+        let out = fermat_verdict(&x, &one, &m.n);
         wipe(&mut x);
         wipe(&mut one);
         wipe(&mut m);
@@ -540,8 +551,9 @@ mod imp {
         (!stopped).then_some(out)
     }
 
-    /// Row `$u` of a block of eight (see [`sqr_banded`]) over the block's
-    /// first band: its products at positions `$c` (from `$u` to 7, digit
+    /// Row `$u` of a block (see [`sqr_banded`]) over the block's first
+    /// band: its products at positions `$c` (from `$u` to the block's last
+    /// row, digit
     /// `$c − $u`), its reduction factor from position `$u`, the factor's
     /// products, and position `$u`'s carry into the next.
     macro_rules! first_band_row {
@@ -587,31 +599,117 @@ mod imp {
         };
     }
 
+    /// [`band_row`] on a band where some of the digits are past the
+    /// number's K (the last one or two of a block): the products of those
+    /// digits (zeros) left out. `$d` is K − base, a constant for the
+    /// function's tail (see [`sqr_banded`]): pair (u, c) takes the digit
+    /// at base + c − u, below K exactly when c − u < `$d`, so the
+    /// conditions fold away.
+    macro_rules! edge_band_row {
+        ($acc:ident, $b:ident, $q:ident, $x:ident, $n:ident, $base:ident, $d:expr; $u:literal;
+         $($c:literal)*) => {
+            let (bu, qu) = ($b[$u], $q[$u]);
+            $(
+                if ($c as isize) - ($u as isize) < $d {
+                    let a = $x[$base + $c - $u];
+                    let m = $n[$base + $c - $u];
+                    $acc[$c] = _mm512_madd52lo_epu64($acc[$c], bu, a);
+                    $acc[$c + 1] = _mm512_madd52hi_epu64($acc[$c + 1], bu, a);
+                    $acc[$c] = _mm512_madd52lo_epu64($acc[$c], qu, m);
+                    $acc[$c + 1] = _mm512_madd52hi_epu64($acc[$c + 1], qu, m);
+                }
+            )*
+        };
+    }
+
+    /// [`edge_band_row`] for each of a block's rows `$u`.
+    macro_rules! edge_band_rows {
+        ($acc:ident, $b:ident, $q:ident, $x:ident, $n:ident, $base:ident, $d:expr; $($u:literal)*) => {
+            $(
+                edge_band_row!($acc, $b, $q, $x, $n, $base, $d; $u; 0 1 2 3 4 5 6 7);
+            )*
+        };
+    }
+
+    /// One block of `$t` rows from `$i0` (see [`sqr_banded`]) of a
+    /// number of `$k` digits: the first band row by row (rows `$u` at
+    /// their positions `$c`, below `$t`), then the later bands of eight
+    /// positions from `$i0 + $t` with rows `$r`, the last one or two with
+    /// `$d` = K − base (see [`edge_band_row`]).
+    macro_rules! banded_block {
+        ($p:ident, $x:ident, $n:ident, $k0:ident, $zero:ident, $i0:expr, $k:expr, $t:literal,
+         $d:expr; $([$u:literal; $($c:literal)*])*; $($r:literal)*) => {{
+            let i0 = $i0;
+            let b: [__m512i; 8] = std::array::from_fn(|u| $x[i0 + u]);
+            let mut q = [$zero; 8];
+            let mut acc: [__m512i; 9] = std::array::from_fn(|c| $p[i0 + c]);
+            // The block's first band, written out (the positions are
+            // constants: the band stays in registers).
+            $(
+                first_band_row!(acc, b, q, $x, $n, $k0, $zero; $u; $($c)*);
+            )*
+            $p[i0 + $t] = acc[$t];
+            // Position s + c of row i0 + u takes digit s + c − (i0 + u),
+            // from 1 up: below K on the bands up to base K − 8, past K on
+            // some pairs of the one or two bands after (the edge, at
+            // base K − d and, where d + t > 8, K − d + 8).
+            let d: isize = $d;
+            let edge = $k - d as usize;
+            for s in (i0 + $t..i0 + edge).step_by(8) {
+                let mut acc: [__m512i; 9] = std::array::from_fn(|c| $p[s + c]);
+                let base = s - i0;
+                band_rows!(acc, b, q, $x, $n, base; $($r)*);
+                $p[s..s + 9].copy_from_slice(&acc);
+            }
+            {
+                let base = edge;
+                let s = i0 + base;
+                let mut acc: [__m512i; 9] = std::array::from_fn(|c| $p[s + c]);
+                edge_band_rows!(acc, b, q, $x, $n, base, d; $($r)*);
+                $p[s..s + 9].copy_from_slice(&acc);
+            }
+            if d + $t > 8 {
+                let base = edge + 8;
+                let s = i0 + base;
+                let mut acc: [__m512i; 9] = std::array::from_fn(|c| $p[s + c]);
+                edge_band_rows!(acc, b, q, $x, $n, base, d - 8; $($r)*);
+                $p[s..s + 9].copy_from_slice(&acc);
+            }
+        }};
+    }
+
     /// Digits of [`fermat_banded`]'s operands in memory: K up to
-    /// [`BANDED_MAX`] and eight zero digits above (the last band's rows
-    /// read them).
+    /// [`BANDED_MAX`] and eight zero digits above (the last block's
+    /// multipliers read up to digit K + 5).
     const PADDED: usize = super::BANDED_MAX + 8;
 
     /// Positions of [`sqr_banded`]'s accumulator: 2K + 1 for K up to
-    /// [`BANDED_MAX`], and the last band's top.
+    /// [`BANDED_MAX`], and the last band's top (at most 2K + 8).
     const BANDED_POSITIONS: usize = 2 * super::BANDED_MAX + 9;
 
-    /// x·x·R⁻¹ mod n in every lane (R = 2^(52K), K a multiple of 8 up to
-    /// [`BANDED_MAX`]), doubled in the lanes where `double` is 1, for
-    /// x < 4n with R ≥ 16n: below 2n before the doubling, its digits
-    /// normalised, written over x's K digits (the digits above stay 0).
+    /// x·x·R⁻¹ mod n in every lane (R = 2^(52k), k even, from 26 to
+    /// [`BANDED_MAX`], with k mod 8 = R8), doubled in the lanes where
+    /// `double` is 1, for x < 4n with R ≥ 16n: below 2n before the
+    /// doubling, its digits normalised, written over x's k digits (the
+    /// digits above stay 0).
     ///
-    /// The rows of [`amm_rows`], eight at a time, and each block of eight
-    /// rows in bands of eight accumulator positions: too many digits for
-    /// the registers to hold the operands and the accumulator, so a band
-    /// keeps the block's eight multipliers b_i = x_i, its eight
-    /// reduction factors q_i and nine positions in registers and reads
-    /// the operand and modulus digits it needs once each. The block's
-    /// first band runs row by row: q_i = p_i·(−n⁻¹) mod 2^52 needs row
-    /// i − 1's contributions to position i. Positions and indices are
-    /// constants or loop counters: nothing depends on the numbers.
+    /// The rows of [`amm_rows`], eight at a time (the last block R8 rows
+    /// where R8 is not 0), and each block of rows in bands of eight
+    /// accumulator positions: too many digits for the registers to hold
+    /// the operands and the accumulator, so a band keeps the block's
+    /// multipliers b_i = x_i, its reduction factors q_i and nine positions
+    /// in registers and reads the operand and modulus digits it needs once
+    /// each. The block's first band runs row by row: q_i = p_i·(−n⁻¹) mod
+    /// 2^52 needs row i − 1's contributions to position i. The last one
+    /// or two bands of a block reach past digit k − 1; their pairs that
+    /// would read a zero digit are left out, by their shape, which depends
+    /// on R8 only (K − the first edge band's base: R8 in the blocks of
+    /// eight, 0 in the last block of R8 rows), so one function serves
+    /// every k of a residue. Positions and indices are constants or loop
+    /// counters over k: nothing depends on the numbers.
     #[target_feature(enable = "avx512f,avx512ifma")]
-    fn sqr_banded<const K: usize>(
+    fn sqr_banded<const R8: usize>(
+        k: usize,
         x: &mut [__m512i; PADDED],
         n: &[__m512i; PADDED],
         k0: __m512i,
@@ -619,48 +717,44 @@ mod imp {
         p: &mut [__m512i; BANDED_POSITIONS],
     ) {
         let zero = _mm512_setzero_si512();
-        for v in p.iter_mut().take(2 * K + 9) {
+        for v in p.iter_mut().take(2 * k + 9) {
             *v = zero;
         }
-        for i0 in (0..K).step_by(8) {
-            let b: [__m512i; 8] = std::array::from_fn(|u| x[i0 + u]);
-            let mut q = [zero; 8];
-            let mut acc: [__m512i; 9] = std::array::from_fn(|c| p[i0 + c]);
-            // Rows i0 to i0 + 7 over the block's first band, written out
-            // (the positions are constants: the band stays in registers).
-            first_band_row!(acc, b, q, x, n, k0, zero; 0; 0 1 2 3 4 5 6 7);
-            first_band_row!(acc, b, q, x, n, k0, zero; 1; 1 2 3 4 5 6 7);
-            first_band_row!(acc, b, q, x, n, k0, zero; 2; 2 3 4 5 6 7);
-            first_band_row!(acc, b, q, x, n, k0, zero; 3; 3 4 5 6 7);
-            first_band_row!(acc, b, q, x, n, k0, zero; 4; 4 5 6 7);
-            first_band_row!(acc, b, q, x, n, k0, zero; 5; 5 6 7);
-            first_band_row!(acc, b, q, x, n, k0, zero; 6; 6 7);
-            first_band_row!(acc, b, q, x, n, k0, zero; 7; 7);
-            p[i0 + 8] = acc[8];
-            for s in (i0 + 8..i0 + 8 + K).step_by(8) {
-                let mut acc: [__m512i; 9] = std::array::from_fn(|c| p[s + c]);
-                // Position s + c of row i0 + u takes digit s + c − (i0 + u):
-                // 1 to 15 digits above s − i0 − 8 (those from K on are 0).
-                let base = s - i0;
-                band_rows!(acc, b, q, x, n, base; 0 1 2 3 4 5 6 7);
-                p[s..s + 9].copy_from_slice(&acc);
-            }
+        let full = k - R8;
+        for i0 in (0..full).step_by(8) {
+            banded_block!(p, x, n, k0, zero, i0, k, 8, R8 as isize;
+                [0; 0 1 2 3 4 5 6 7] [1; 1 2 3 4 5 6 7] [2; 2 3 4 5 6 7] [3; 3 4 5 6 7]
+                [4; 4 5 6 7] [5; 5 6 7] [6; 6 7] [7; 7];
+                0 1 2 3 4 5 6 7);
+        }
+        // The last block's rows where k is not a multiple of eight (R8 is
+        // a constant: one arm is compiled, the same for every number).
+        match R8 {
+            2 => banded_block!(p, x, n, k0, zero, full, k, 2, 0;
+                [0; 0 1] [1; 1]; 0 1),
+            4 => banded_block!(p, x, n, k0, zero, full, k, 4, 0;
+                [0; 0 1 2 3] [1; 1 2 3] [2; 2 3] [3; 3]; 0 1 2 3),
+            6 => banded_block!(p, x, n, k0, zero, full, k, 6, 0;
+                [0; 0 1 2 3 4 5] [1; 1 2 3 4 5] [2; 2 3 4 5] [3; 3 4 5] [4; 4 5] [5; 5];
+                0 1 2 3 4 5),
+            _ => {}
         }
         let mask = _mm512_set1_epi64(MASK as i64);
         let mut carry = zero;
-        for j in 0..K {
-            let v = _mm512_add_epi64(_mm512_sllv_epi64(p[K + j], double), carry);
+        for j in 0..k {
+            let v = _mm512_add_epi64(_mm512_sllv_epi64(p[k + j], double), carry);
             carry = _mm512_srli_epi64::<52>(v);
             x[j] = _mm512_and_si512(v, mask);
         }
     }
 
-    /// [`super::fermat_base2_secret`] for numbers of K digits (a multiple
-    /// of 8, from 32 to [`BANDED_MAX`]) and `bits` bits, by
+    /// [`super::fermat_base2_secret`] for numbers of k digits (even, from
+    /// 26 to [`BANDED_MAX`], k mod 8 = R8) and `bits` bits, by
     /// [`sqr_banded`]; operands, accumulator and exponent in memory, all
     /// wiped at the end.
     #[target_feature(enable = "avx512f,avx512ifma")]
-    pub(super) fn fermat_banded<const K: usize>(
+    pub(super) fn fermat_banded<const R8: usize>(
+        k: usize,
         ns: &[&[u64]],
         rs: &[&[u64]],
         bits: usize,
@@ -670,7 +764,7 @@ mod imp {
         let lane = |l: usize| if l < ns.len() { l } else { 0 };
         let zero = _mm512_setzero_si512();
         let mut n = [zero; PADDED];
-        n[..K].copy_from_slice(&spread::<K>(ns));
+        spread_into(ns, &mut n[..k]);
         let mut k0s = [0u64; LANES];
         for (l, k0) in k0s.iter_mut().enumerate() {
             *k0 = crate::arith::inverse_mod_2_64(ns[lane(l)][0]).wrapping_neg() & MASK;
@@ -679,9 +773,9 @@ mod imp {
         let mut k0 = unsafe { _mm512_loadu_si512(k0s.as_ptr().cast()) };
         k0s.zeroize();
         let rs_in: Vec<&[u64]> = rs.iter().map(|r| &r[..len]).collect();
-        let mut one: Lanes<K> = spread::<K>(&rs_in);
-        let mut x = [zero; PADDED];
-        x[..K].copy_from_slice(&one);
+        let mut one = [zero; PADDED];
+        spread_into(&rs_in, &mut one[..k]);
+        let mut x = one;
         let mut words = [zero; super::BANDED_MAX * 52 / 64 + 1];
         let mut w = [0u64; LANES];
         for (i, reg) in words.iter_mut().enumerate().take(len) {
@@ -703,39 +797,34 @@ mod imp {
             }
             let shift = _mm512_set1_epi64((i % 64) as i64);
             let bit = _mm512_and_si512(_mm512_srlv_epi64(words[i / 64], shift), low_bit);
-            sqr_banded::<K>(&mut x, &n, k0, bit, &mut p);
+            sqr_banded::<R8>(k, &mut x, &n, k0, bit, &mut p);
         }
-        let mut xk: Lanes<K> = std::array::from_fn(|j| x[j]);
-        let mut m = Modulus::<K> {
-            n: std::array::from_fn(|j| n[j]),
-            k0,
-        };
-        let out = fermat_verdict::<K>(&xk, &one, &m.n);
+        let out = fermat_verdict(&x[..k], &one[..k], &n[..k]);
         wipe(&mut x);
-        wipe(&mut xk);
         wipe(&mut n);
         wipe(&mut one);
-        wipe(&mut m);
         wipe(&mut k0);
         wipe(&mut words);
         wipe(&mut p);
         (!stopped).then_some(out)
     }
 
-    /// The Fermat test's verdict per lane: x < 2n is the Montgomery form
-    /// of 2^(n − 1), which is 1 exactly where x is R mod n (`one`) or
-    /// R mod n + n.
+    /// The Fermat test's verdict per lane: x < 2n (k digits, as long as
+    /// `one` and `n`; at most [`PADDED`]) is the Montgomery form of
+    /// 2^(n − 1), which is 1 exactly where x is R mod n (`one`) or R mod
+    /// n + n.
     #[target_feature(enable = "avx512f")]
-    fn fermat_verdict<const K: usize>(x: &Lanes<K>, one: &Lanes<K>, n: &Lanes<K>) -> [u64; LANES] {
-        let mut plus_n = [_mm512_setzero_si512(); K];
+    fn fermat_verdict(x: &[__m512i], one: &[__m512i], n: &[__m512i]) -> [u64; LANES] {
+        let mut plus_n = [_mm512_setzero_si512(); PADDED];
+        let plus_n_k = &mut plus_n[..x.len()];
         let mask = _mm512_set1_epi64(MASK as i64);
         let mut carry = _mm512_setzero_si512();
-        for j in 0..K {
-            let v = _mm512_add_epi64(_mm512_add_epi64(one[j], n[j]), carry);
+        for ((pj, oj), nj) in plus_n_k.iter_mut().zip(one).zip(n) {
+            let v = _mm512_add_epi64(_mm512_add_epi64(*oj, *nj), carry);
             carry = _mm512_srli_epi64::<52>(v);
-            plus_n[j] = _mm512_and_si512(v, mask);
+            *pj = _mm512_and_si512(v, mask);
         }
-        let pass = _mm512_or_si512(equal::<K>(x, one), equal::<K>(x, &plus_n));
+        let pass = _mm512_or_si512(equal(x, one), equal(x, plus_n_k));
         let mut out = [0u64; LANES];
         // SAFETY: eight words, written unaligned.
         unsafe { _mm512_storeu_si512(out.as_mut_ptr().cast(), pass) };
@@ -770,11 +859,11 @@ mod imp {
 
     /// 1 in the lanes where x (reduced) equals c, else 0.
     #[target_feature(enable = "avx512f")]
-    fn equal<const K: usize>(x: &Lanes<K>, c: &Lanes<K>) -> __m512i {
+    fn equal(x: &[__m512i], c: &[__m512i]) -> __m512i {
         let zero = _mm512_setzero_si512();
         let mut acc = zero;
-        for j in 0..K {
-            acc = _mm512_or_si512(acc, _mm512_xor_si512(x[j], c[j]));
+        for (xj, cj) in x.iter().zip(c) {
+            acc = _mm512_or_si512(acc, _mm512_xor_si512(*xj, *cj));
         }
         // (acc | −acc) has its top bit set unless acc = 0.
         let nonzero = _mm512_srli_epi64::<63>(_mm512_or_si512(acc, _mm512_sub_epi64(zero, acc)));
@@ -1257,28 +1346,58 @@ mod tests {
         [primes, composites, shapes]
     }
 
-    /// The banded Fermat test takes one path whatever the numbers: eight
-    /// primes, eight composites (one a base-2 Fermat pseudoprime) and
-    /// eight numbers with sparse and dense bits, of 1539 bits (32 digits),
-    /// run the same sequence of instruction addresses, single-stepped
-    /// through the set-up, the squarings and doublings before the first
-    /// look at the stop flag (set from the start: the whole test would be
-    /// millions of steps), and the wipes. That the test is right is
-    /// `prime::fermat`'s agreement with mpz_powm up to 2076 bits.
+    /// The banded Fermat test takes one path whatever the numbers: for
+    /// each of its four compiled shapes (digit counts 0, 2, 4 and 6 mod 8:
+    /// 1603 bits at 32 digits, 1283 at 26, 1411 at 28, 1539 at 30, each
+    /// with blocks of eight rows, a last block of two, four or six rows
+    /// where there is one, and the edge bands), eight primes, eight
+    /// composites (one a base-2 Fermat pseudoprime) and eight numbers with
+    /// sparse and dense bits run the same sequence of instruction
+    /// addresses, single-stepped through the set-up, the squarings and
+    /// doublings before the first look at the stop flag (set from the
+    /// start: the whole test would be millions of steps; each size is 3
+    /// bits above a multiple of 64, so two squarings run), and the wipes.
+    /// That the test is right is `prime::fermat`'s agreement with mpz_powm
+    /// up to 4156 bits.
     #[cfg(all(target_os = "linux", target_arch = "x86_64"))]
     #[test]
     fn the_banded_fermat_lanes_take_one_path_for_every_n() {
+        banded_one_path(1539, 30);
+    }
+
+    /// [`the_banded_fermat_lanes_take_one_path_for_every_n`] at 32 digits.
+    #[cfg(all(target_os = "linux", target_arch = "x86_64"))]
+    #[test]
+    fn the_banded_fermat_lanes_take_one_path_at_32_digits() {
+        banded_one_path(1603, 32);
+    }
+
+    /// [`the_banded_fermat_lanes_take_one_path_for_every_n`] at 26 digits.
+    #[cfg(all(target_os = "linux", target_arch = "x86_64"))]
+    #[test]
+    fn the_banded_fermat_lanes_take_one_path_at_26_digits() {
+        banded_one_path(1283, 26);
+    }
+
+    /// [`the_banded_fermat_lanes_take_one_path_for_every_n`] at 28 digits.
+    #[cfg(all(target_os = "linux", target_arch = "x86_64"))]
+    #[test]
+    fn the_banded_fermat_lanes_take_one_path_at_28_digits() {
+        banded_one_path(1411, 28);
+    }
+
+    /// The single-stepped comparison of
+    /// [`the_banded_fermat_lanes_take_one_path_for_every_n`] for numbers
+    /// of `bits` bits, `k` digits.
+    #[cfg(all(target_os = "linux", target_arch = "x86_64"))]
+    fn banded_one_path(bits: u32, k: usize) {
         use crate::arith::ifma::tests::{assert_one_path, traces_of};
         if !crate::arith::ifma::available() {
             crate::capability::skip("ifma", "the banded Fermat lanes need AVX-512 IFMA");
             return;
         }
-        // Two squarings before the first look at the stop flag (at bit
-        // 1536): single steps are slow.
-        let bits = 1539u32;
-        let k = banded_digits(bits).expect("taken");
-        assert_eq!(k, 32);
-        let groups = one_path_groups(bits, 0x6266);
+        assert_eq!(banded_digits(bits), Some(k), "{bits} bits");
+        let groups = one_path_groups(bits, 0x6266 + u64::from(bits));
         let rs: Vec<Vec<Vec<u64>>> = groups
             .iter()
             .map(|g| {
@@ -1304,7 +1423,11 @@ mod tests {
         }) else {
             return;
         };
-        assert_one_path(&traces, 10_000, "1539 bits, eight banded Fermat lanes");
+        assert_one_path(
+            &traces,
+            10_000,
+            &format!("{bits} bits, eight banded Fermat lanes of {k} digits"),
+        );
     }
 
     #[cfg(all(target_os = "linux", target_arch = "x86_64"))]

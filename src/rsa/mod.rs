@@ -1186,10 +1186,10 @@ mod tests {
         ] {
             let source = RsaSource::new(k, 2, 65537, 2 * k);
             assert_eq!(source.rounds_at_once, want, "{k}-bit primes");
-            // The first tests: eight at once in the lanes up to 2076 bits
+            // The first tests: eight at once in the lanes up to 4156 bits
             // (rows written out up to 1244, bands above), two to four
             // interleaved above.
-            let first = if k <= 2076 {
+            let first = if k <= 4156 {
                 8
             } else {
                 crate::arith::ifma::lanes(k)
