@@ -291,10 +291,12 @@ pub fn validate(bits: u32, generator: u32, flags: u32) -> Result<(u64, u64)> {
 /// at 2^26 (16 seeds, Intel Xeon with IFMA, 2026-12-06), DH-3072 at 2^28
 /// and 2^29 were even. Where q's first test runs eight at once in the
 /// lanes of one register (`arith::lanes`, q up to 1244 bits by rows
-/// written out; bands up to 2076 leave DH-2048's bound as it was), each test
-/// costs about 0.6 of the interleaved one, and DH-1024 at 2^22 took 4–7 %
-/// less CPU than at 2^23 (60 seeds, twice, Intel Xeon with IFMA,
-/// 2026-12-06; 2^21 sat between).
+/// written out), each test costs about 0.6 of the interleaved one, and
+/// DH-1024 at 2^22 took 4–7 % less CPU than at 2^23 (60 seeds, twice,
+/// Intel Xeon with IFMA, 2026-12-06; 2^21 sat between). With q in bands
+/// (up to 4156 bits) the larger bounds stay: DH-2048 at 2^25 took 4–8 %
+/// more CPU than at 2^26 (40 seeds, twice), DH-3072 at 2^28 and 2^29 were
+/// even (16 seeds, twice; Intel Xeon with IFMA, 2026-12-07).
 pub fn sieve_bound(bits: u32) -> u32 {
     match bits {
         0..=511 => 1 << 16,
