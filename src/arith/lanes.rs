@@ -553,9 +553,8 @@ mod imp {
 
     /// Row `$u` of a block (see [`sqr_banded`]) over the block's first
     /// band: its products at positions `$c` (from `$u` to the block's last
-    /// row, digit
-    /// `$c − $u`), its reduction factor from position `$u`, the factor's
-    /// products, and position `$u`'s carry into the next.
+    /// row, digit `$c − $u`), its reduction factor from position `$u`, the
+    /// factor's products, and position `$u`'s carry into the next.
     macro_rules! first_band_row {
         ($acc:ident, $b:ident, $q:ident, $x:ident, $n:ident, $k0:ident, $zero:ident;
          $u:literal; $($c:literal)*) => {
@@ -572,40 +571,16 @@ mod imp {
         };
     }
 
-    /// Row `$u` of a block of eight over one later band: at each of the
+    /// Row `$u` of a block over one later band: at each of the
     /// band's positions `$c` (0 to 7 above the band's foot), digit
-    /// `$base + $c − $u` of the operand times b and of n times q.
+    /// `$base + $c − $u` of the operand times b and of n times q. On a
+    /// band past the number's top (the last one or two of a block) the
+    /// pairs whose digit is past it (zeros) are left out: `$d` is K −
+    /// base, and pair (u, c) reads a digit below K exactly when c − u <
+    /// `$d`; the other bands pass 8, which every pair meets. `$d` is a
+    /// constant once the function is made for its tail (see
+    /// [`sqr_banded`]), so the conditions fold away.
     macro_rules! band_row {
-        ($acc:ident, $b:ident, $q:ident, $x:ident, $n:ident, $base:ident; $u:literal;
-         $($c:literal)*) => {
-            let (bu, qu) = ($b[$u], $q[$u]);
-            $(
-                let a = $x[$base + $c - $u];
-                let m = $n[$base + $c - $u];
-                $acc[$c] = _mm512_madd52lo_epu64($acc[$c], bu, a);
-                $acc[$c + 1] = _mm512_madd52hi_epu64($acc[$c + 1], bu, a);
-                $acc[$c] = _mm512_madd52lo_epu64($acc[$c], qu, m);
-                $acc[$c + 1] = _mm512_madd52hi_epu64($acc[$c + 1], qu, m);
-            )*
-        };
-    }
-
-    /// A block's eight rows `$u` over one later band.
-    macro_rules! band_rows {
-        ($acc:ident, $b:ident, $q:ident, $x:ident, $n:ident, $base:ident; $($u:literal)*) => {
-            $(
-                band_row!($acc, $b, $q, $x, $n, $base; $u; 0 1 2 3 4 5 6 7);
-            )*
-        };
-    }
-
-    /// [`band_row`] on a band where some of the digits are past the
-    /// number's K (the last one or two of a block): the products of those
-    /// digits (zeros) left out. `$d` is K − base, a constant for the
-    /// function's tail (see [`sqr_banded`]): pair (u, c) takes the digit
-    /// at base + c − u, below K exactly when c − u < `$d`, so the
-    /// conditions fold away.
-    macro_rules! edge_band_row {
         ($acc:ident, $b:ident, $q:ident, $x:ident, $n:ident, $base:ident, $d:expr; $u:literal;
          $($c:literal)*) => {
             let (bu, qu) = ($b[$u], $q[$u]);
@@ -622,11 +597,11 @@ mod imp {
         };
     }
 
-    /// [`edge_band_row`] for each of a block's rows `$u`.
-    macro_rules! edge_band_rows {
+    /// A block's rows `$u` over one later band.
+    macro_rules! band_rows {
         ($acc:ident, $b:ident, $q:ident, $x:ident, $n:ident, $base:ident, $d:expr; $($u:literal)*) => {
             $(
-                edge_band_row!($acc, $b, $q, $x, $n, $base, $d; $u; 0 1 2 3 4 5 6 7);
+                band_row!($acc, $b, $q, $x, $n, $base, $d; $u; 0 1 2 3 4 5 6 7);
             )*
         };
     }
@@ -635,7 +610,7 @@ mod imp {
     /// number of `$k` digits: the first band row by row (rows `$u` at
     /// their positions `$c`, below `$t`), then the later bands of eight
     /// positions from `$i0 + $t` with rows `$r`, the last one or two with
-    /// `$d` = K − base (see [`edge_band_row`]).
+    /// `$d` = K − base (see [`band_row`]).
     macro_rules! banded_block {
         ($p:ident, $x:ident, $n:ident, $k0:ident, $zero:ident, $i0:expr, $k:expr, $t:literal,
          $d:expr; $([$u:literal; $($c:literal)*])*; $($r:literal)*) => {{
@@ -658,21 +633,21 @@ mod imp {
             for s in (i0 + $t..i0 + edge).step_by(8) {
                 let mut acc: [__m512i; 9] = std::array::from_fn(|c| $p[s + c]);
                 let base = s - i0;
-                band_rows!(acc, b, q, $x, $n, base; $($r)*);
+                band_rows!(acc, b, q, $x, $n, base, 8; $($r)*);
                 $p[s..s + 9].copy_from_slice(&acc);
             }
             {
                 let base = edge;
                 let s = i0 + base;
                 let mut acc: [__m512i; 9] = std::array::from_fn(|c| $p[s + c]);
-                edge_band_rows!(acc, b, q, $x, $n, base, d; $($r)*);
+                band_rows!(acc, b, q, $x, $n, base, d; $($r)*);
                 $p[s..s + 9].copy_from_slice(&acc);
             }
             if d + $t > 8 {
                 let base = edge + 8;
                 let s = i0 + base;
                 let mut acc: [__m512i; 9] = std::array::from_fn(|c| $p[s + c]);
-                edge_band_rows!(acc, b, q, $x, $n, base, d - 8; $($r)*);
+                band_rows!(acc, b, q, $x, $n, base, d - 8; $($r)*);
                 $p[s..s + 9].copy_from_slice(&acc);
             }
         }};
