@@ -408,6 +408,38 @@ mod imp {
         }
     }
 
+    /// −n_l⁻¹ mod 2^52 in lane l for each n of `ns` (`ns[0]`'s where l ≥
+    /// ns.len()): the Montgomery factor of the Fermat lanes.
+    #[target_feature(enable = "avx512f")]
+    fn lane_k0s(ns: &[&[u64]]) -> __m512i {
+        let mut k0s = [0u64; LANES];
+        for (l, k0) in k0s.iter_mut().enumerate() {
+            let n = ns[if l < ns.len() { l } else { 0 }];
+            *k0 = crate::arith::inverse_mod_2_64(n[0]).wrapping_neg() & MASK;
+        }
+        // SAFETY: eight words, read unaligned.
+        let v = unsafe { _mm512_loadu_si512(k0s.as_ptr().cast()) };
+        k0s.zeroize();
+        v
+    }
+
+    /// The Fermat lanes' exponents n − 1 by 64-bit words into `words`
+    /// (register i holds word i of each lane's n − 1, `ns[0]`'s where l ≥
+    /// ns.len()), as many as the numbers have limbs (bit 0 of n − 1 is 0:
+    /// the last step never doubles).
+    #[target_feature(enable = "avx512f")]
+    fn exponent_words(ns: &[&[u64]], words: &mut [__m512i]) {
+        let mut w = [0u64; LANES];
+        for (i, reg) in words.iter_mut().enumerate().take(ns[0].len()) {
+            for (l, wl) in w.iter_mut().enumerate() {
+                *wl = ns[if l < ns.len() { l } else { 0 }][i] & if i == 0 { !1 } else { !0 };
+            }
+            // SAFETY: eight words, read unaligned.
+            *reg = unsafe { _mm512_loadu_si512(w.as_ptr().cast()) };
+        }
+        w.zeroize();
+    }
+
     /// The rows of [`amm_rows`] (see there), written out: `$p` the
     /// accumulator, `$a`, `$b` the operands, `$m` the modulus, `$k` the
     /// digit count; row `$i` over the digits `$j`.
@@ -503,34 +535,19 @@ mod imp {
         stop: &AtomicBool,
     ) -> Option<[u64; LANES]> {
         let len = ns[0].len();
-        let lane = |l: usize| if l < ns.len() { l } else { 0 };
         let mut m = Modulus::<K> {
             n: spread::<K>(ns),
             k0: _mm512_setzero_si512(),
         };
-        let mut k0s = [0u64; LANES];
-        for (l, k0) in k0s.iter_mut().enumerate() {
-            *k0 = crate::arith::inverse_mod_2_64(ns[lane(l)][0]).wrapping_neg() & MASK;
-        }
-        // SAFETY: eight words, read unaligned.
-        m.k0 = unsafe { _mm512_loadu_si512(k0s.as_ptr().cast()) };
-        k0s.zeroize();
+        m.k0 = lane_k0s(ns);
         let rs_in: Vec<&[u64]> = rs.iter().map(|r| &r[..len]).collect();
         let mut one = spread::<K>(&rs_in);
         // x = 1 in Montgomery form (R mod n, below n).
         let mut x = one;
         // The exponent n − 1 by 64-bit words, a word of each lane per
-        // register (bit 0 of n − 1 is 0: the last step never doubles).
+        // register.
         let mut words = [_mm512_setzero_si512(); 20];
-        let mut w = [0u64; LANES];
-        for (i, reg) in words.iter_mut().enumerate().take(len) {
-            for (l, wl) in w.iter_mut().enumerate() {
-                *wl = ns[lane(l)][i] & if i == 0 { !1 } else { !0 };
-            }
-            // SAFETY: eight words, read unaligned.
-            *reg = unsafe { _mm512_loadu_si512(w.as_ptr().cast()) };
-        }
-        w.zeroize();
+        exponent_words(ns, &mut words);
         let low_bit = _mm512_set1_epi64(1);
         let mut stopped = false;
         for i in (0..bits).rev() {
@@ -736,31 +753,16 @@ mod imp {
         stop: &AtomicBool,
     ) -> Option<[u64; LANES]> {
         let len = ns[0].len();
-        let lane = |l: usize| if l < ns.len() { l } else { 0 };
         let zero = _mm512_setzero_si512();
         let mut n = [zero; PADDED];
         spread_into(ns, &mut n[..k]);
-        let mut k0s = [0u64; LANES];
-        for (l, k0) in k0s.iter_mut().enumerate() {
-            *k0 = crate::arith::inverse_mod_2_64(ns[lane(l)][0]).wrapping_neg() & MASK;
-        }
-        // SAFETY: eight words, read unaligned.
-        let mut k0 = unsafe { _mm512_loadu_si512(k0s.as_ptr().cast()) };
-        k0s.zeroize();
+        let mut k0 = lane_k0s(ns);
         let rs_in: Vec<&[u64]> = rs.iter().map(|r| &r[..len]).collect();
         let mut one = [zero; PADDED];
         spread_into(&rs_in, &mut one[..k]);
         let mut x = one;
         let mut words = [zero; super::BANDED_MAX * 52 / 64 + 1];
-        let mut w = [0u64; LANES];
-        for (i, reg) in words.iter_mut().enumerate().take(len) {
-            for (l, wl) in w.iter_mut().enumerate() {
-                *wl = ns[lane(l)][i] & if i == 0 { !1 } else { !0 };
-            }
-            // SAFETY: eight words, read unaligned.
-            *reg = unsafe { _mm512_loadu_si512(w.as_ptr().cast()) };
-        }
-        w.zeroize();
+        exponent_words(ns, &mut words);
         let mut p = [zero; BANDED_POSITIONS];
         let low_bit = _mm512_set1_epi64(1);
         let mut stopped = false;
