@@ -17,10 +17,10 @@
 //!   primes), each modulo its own n; one squaring per bit of n, doubled
 //!   in the lanes whose exponent bit is 1 by a per-lane shift of the
 //!   result's digits (0 or 1) as they are normalised, so no lane's bit
-//!   decides a branch or an address. From 1245 to 4156 bits (RSA-3072
-//!   to RSA-8192's primes, DH-1536 to DH-4096's q) [`fermat_base2_secret`]
+//!   decides a branch or an address. From 1245 to 8192 bits (RSA-3072
+//!   to RSA-16384's primes, DH-1536 to DH-8192's q) [`fermat_base2_secret`]
 //!   runs the same test with the squaring in bands of eight accumulator
-//!   positions (`imp::sqr_banded`): 26 to 80 digits do not fit the
+//!   positions (`imp::sqr_banded`): 26 to 158 digits do not fit the
 //!   registers at once.
 //! - [`mr_rounds_secret`]: up to eight Miller–Rabin rounds of one
 //!   candidate (256 to 1245 bits), one per lane, all modulo the same n.
@@ -154,7 +154,7 @@ pub(crate) fn mr_rounds_secret(
 
 /// The digit counts [`fermat_base2_secret`] takes: odd numbers of 205 to
 /// 1244 bits (RSA-512 to RSA-2048 primes), whose accumulator and operands
-/// fit the 32 vector registers well enough; above, up to 4156 bits, the
+/// fit the 32 vector registers well enough; above, up to 8192 bits, the
 /// banded squaring (`imp::sqr_banded`) does better.
 pub(crate) const FERMAT_DIGITS: std::ops::RangeInclusive<usize> = 5..=MAX_DIGITS;
 
@@ -169,7 +169,7 @@ pub(crate) fn fermat_digits(bits: u32) -> Option<usize> {
 
 /// The digit count of [`fermat_base2_secret`] for odd numbers of `bits`
 /// bits: [`fermat_digits`] up to 1244 bits (rows written out),
-/// [`banded_digits`] from 1245 to 4156 (bands); `None` elsewhere or
+/// [`banded_digits`] from 1245 to 8192 (bands); `None` elsewhere or
 /// without AVX-512 IFMA.
 pub(crate) fn lanes_digits(bits: u32) -> Option<usize> {
     fermat_digits(bits).or_else(|| banded_digits(bits))
@@ -181,7 +181,7 @@ pub(crate) fn lanes_digits(bits: u32) -> Option<usize> {
 /// `ns` have the same bit length b, with [`lanes_digits`]`(b)` = k;
 /// `rs[l]` is 2^(52k) mod n_l, computed by the caller in constant time.
 /// Up to 24 digits the squaring is written out row by row (`imp::fermat`),
-/// from 26 to 80 digits (even counts) in bands (`imp::fermat_banded`).
+/// from 26 to 158 digits (even counts) in bands (`imp::fermat_banded`).
 /// `None` when that does not hold or `stop` was set (looked at every 64
 /// exponent bits).
 ///
@@ -270,18 +270,25 @@ fn finish(v: Option<[u64; LANES]>, len: usize) -> Option<[u64; LANES]> {
     })
 }
 
-/// The most digits [`fermat_base2_secret`] takes in bands: numbers up to
-/// 4156 bits (DH-4096's q, RSA-8192's primes).
-pub(crate) const BANDED_MAX: usize = 80;
+/// The most bits [`fermat_base2_secret`] takes in bands: 128 limbs
+/// (DH-8192's q, RSA-16384's primes), the most the callers' R mod n
+/// buffers and [`imp`]'s exponent words hold.
+pub(crate) const BANDED_BITS: u32 = 8192;
+
+/// The most digits [`fermat_base2_secret`] takes in bands: those of
+/// [`BANDED_BITS`] bits.
+pub(crate) const BANDED_MAX: usize = 158;
+
+const _: () = assert!((BANDED_BITS as usize + 4).div_ceil(52).div_ceil(2) * 2 == BANDED_MAX);
 
 /// The digit count of [`fermat_base2_secret`]'s bands for odd numbers of
 /// `bits` bits: the fewest 52-bit digits with 2^(52k) ≥ 16n, rounded up to
-/// an even count, from 26 to [`BANDED_MAX`] (numbers of 1245 to 4156
-/// bits); `None` elsewhere or without AVX-512 IFMA.
+/// an even count, from 26 to [`BANDED_MAX`] (numbers of 1245 to
+/// [`BANDED_BITS`] bits); `None` elsewhere or without AVX-512 IFMA.
 pub(crate) fn banded_digits(bits: u32) -> Option<usize> {
     let k = (bits as usize + 4).div_ceil(52);
     let k = k.next_multiple_of(2);
-    (crate::arith::ifma::available() && (26..=BANDED_MAX).contains(&k) && bits >= 1245).then_some(k)
+    (crate::arith::ifma::available() && (1245..=BANDED_BITS).contains(&bits)).then_some(k)
 }
 
 /// Words of one group of eight trial-division batches in the table that
@@ -761,7 +768,7 @@ mod imp {
         let mut one = [zero; PADDED];
         spread_into(&rs_in, &mut one[..k]);
         let mut x = one;
-        let mut words = [zero; super::BANDED_MAX * 52 / 64 + 1];
+        let mut words = [zero; super::BANDED_BITS as usize / 64];
         exponent_words(ns, &mut words);
         let mut p = [zero; BANDED_POSITIONS];
         let low_bit = _mm512_set1_epi64(1);
@@ -1335,7 +1342,7 @@ mod tests {
     /// start: the whole test would be millions of steps; each size is 3
     /// bits above a multiple of 64, so two squarings run), and the wipes.
     /// That the test is right is `prime::fermat`'s agreement with mpz_powm
-    /// up to 4156 bits.
+    /// up to 8192 bits.
     #[cfg(all(target_os = "linux", target_arch = "x86_64"))]
     #[test]
     fn the_banded_fermat_lanes_take_one_path_for_every_n() {
@@ -1361,6 +1368,88 @@ mod tests {
     #[test]
     fn the_banded_fermat_lanes_take_one_path_at_28_digits() {
         banded_one_path(1411, 28);
+    }
+
+    /// What the stack below a caller holds after the bands' largest test
+    /// (8192 bits, 158 digits, from the search's entry
+    /// `prime::fermat::fermat_base2_secret_lanes_or_stop`: the R mod n
+    /// values, then operand, modulus, R mod n, accumulator and exponent
+    /// words in the test's frame) lies within the
+    /// [`crate::secure::STACK_WIPE`] bytes that a search's stack wipe
+    /// covers, with room to spare for the search's own frames above it:
+    /// the stack below is painted, the test runs (stopped after its first
+    /// 63 squarings: its frame is all there from the first), and the
+    /// lowest word no longer painted gives the depth. The frame's arrays
+    /// must show (more than 40 KiB), or the painting saw nothing.
+    #[cfg(all(target_os = "linux", target_arch = "x86_64"))]
+    #[test]
+    fn the_largest_banded_test_stays_within_the_stack_wipe() {
+        if !crate::arith::ifma::available() {
+            crate::capability::skip("ifma", "the banded Fermat lanes need AVX-512 IFMA");
+            return;
+        }
+        const PAINT: u64 = 0x9a1e_d5ea_7c0f_fee5;
+        const WORDS: usize = 48 * 1024;
+        /// Paints `WORDS` words of stack below the caller, returns their
+        /// lowest address.
+        #[inline(never)]
+        fn paint() -> usize {
+            let mut pad = [0u64; WORDS];
+            for w in pad.iter_mut() {
+                // SAFETY: a write to a local.
+                unsafe { std::ptr::write_volatile(w, PAINT) };
+            }
+            std::hint::black_box(&mut pad);
+            pad.as_ptr() as usize
+        }
+        /// The lowest address in `[low, low + 8·WORDS)` no longer painted.
+        #[inline(never)]
+        fn lowest_touched(low: usize) -> Option<usize> {
+            (0..WORDS).map(|i| low + 8 * i).find(|&a| {
+                // SAFETY: the painted span lies within this thread's
+                // mapped stack, below the live frames (the 2 MiB thread
+                // stack is far larger than it).
+                unsafe { std::ptr::read_volatile(a as *const u64) != PAINT }
+            })
+        }
+        std::thread::Builder::new()
+            .stack_size(2 << 20)
+            .spawn(|| {
+                let bits = 8192u32;
+                assert_eq!(banded_digits(bits), Some(158), "8192 bits in bands");
+                let mut rng = ChaCha20Rng::seed_from_u64(0x0053_7461_636b);
+                let ns: Vec<Integer> = (0..LANES)
+                    .map(|_| {
+                        let mut x = random(bits, &mut rng);
+                        x.set_bit(bits - 1, true);
+                        x.set_bit(0, true);
+                        x
+                    })
+                    .collect();
+                let refs: Vec<&Integer> = ns.iter().collect();
+                let here = std::hint::black_box(0u8);
+                let here = std::ptr::addr_of!(here) as usize;
+                let low = paint();
+                let stop = AtomicBool::new(true);
+                assert_eq!(
+                    crate::prime::fermat::fermat_base2_secret_lanes_or_stop(&refs, &stop),
+                    None,
+                    "stopped"
+                );
+                let deepest = lowest_touched(low).expect("the test's frames");
+                let depth = here - deepest;
+                assert!(depth > 40 * 1024, "the painting saw {depth} bytes only");
+                assert!(
+                    depth <= crate::secure::STACK_WIPE / 2,
+                    "the banded test at 8192 bits reaches {depth} bytes below its caller, \
+                     more than half of the stack wipe ({} bytes)",
+                    crate::secure::STACK_WIPE
+                );
+                eprintln!("banded test at 8192 bits: {depth} bytes of stack below its caller");
+            })
+            .unwrap()
+            .join()
+            .unwrap();
     }
 
     /// The single-stepped comparison of

@@ -445,7 +445,7 @@ impl CandidateSource for DhSource {
     /// Round 0's test on q can run on two to eight candidates at once
     /// (AVX-512 IFMA): eight in the lanes of one register where they take
     /// q's size (`prime::fermat::fermat_base2_secret_lanes_or_stop`, up to
-    /// 4156 bits: DH-4096), else two to four interleaved
+    /// 8192 bits: DH-8192), else two to four interleaved
     /// (`prime::fermat::strong_base2_public_lanes_or_stop`).
     fn first_round_lanes(&self) -> usize {
         crate::prime::fermat::secret_first_test_lanes(self.q_bits)

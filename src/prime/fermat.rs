@@ -90,11 +90,11 @@ fn secret_pow2_mod(bit: usize, limbs: &[u64], out: &mut [u64; 128]) {
 /// [`fermat_base2_secret_or_stop`] on two to eight secret odd numbers of
 /// the same size at once, for a search that has that many candidates to
 /// test, on CPUs with AVX-512 IFMA: up to eight of one bit length from 205
-/// to 4156 bits in the lanes of one register, one number per lane
+/// to 8192 bits in the lanes of one register, one number per lane
 /// (`arith::lanes::fermat_base2_secret`, from 1245 bits in bands); else
 /// two to four from 9 limbs up to about 3300 bits, their steps
 /// interleaved (`arith::ifma::fermat_base2_secret_lanes`: since the lanes
-/// take every size from 205 to 4156 bits, only for a group the lanes
+/// take every size from 205 to 8192 bits, only for a group the lanes
 /// decline, such as one of mixed lengths).
 /// [`secret_first_test_lanes`] says how many suit a size. Constant time
 /// as the single test; `None` where that does not apply (the caller tests
@@ -131,7 +131,7 @@ fn with_pow2_mods<T>(limbs: &[&[u64]], bit: usize, f: impl FnOnce(&[&[u64]]) -> 
 
 /// [`fermat_base2_secret_lanes_or_stop`] in the lanes of one register
 /// (`arith::lanes::fermat_base2_secret`, rows written out up to 1244
-/// bits and bands up to 4156: up to eight numbers of one bit length, each
+/// bits and bands up to 8192: up to eight numbers of one bit length, each
 /// modulo its own n) where it applies: `Some(verdicts)`,
 /// `Some(None)` once `stop` is set, `None` where it does not apply.
 fn fermat_base2_secret_in_lanes(ns: &[&Integer], stop: &AtomicBool) -> Option<Option<Vec<bool>>> {
@@ -164,7 +164,7 @@ pub fn secret_first_test_lanes(bits: u32) -> usize {
 }
 
 /// Whether the lanes of one register take base-2 Fermat tests on odd
-/// numbers of `bits` bits on this CPU, eight at once (205 to 4156 bits,
+/// numbers of `bits` bits on this CPU, eight at once (205 to 8192 bits,
 /// with AVX-512 IFMA).
 pub(crate) fn fermat_in_lanes(bits: u32) -> bool {
     crate::arith::lanes::lanes_digits(bits).is_some()
@@ -446,14 +446,17 @@ pub(crate) mod tests {
     /// size (205 bits) to the rows' largest (1244), and on the bands at
     /// both sides of their digit counts (even counts from 26: 1245 and
     /// 1300 bits at 26 digits, 1350 at 28, 1536 at 30, 1660 at 32, 1661
-    /// at 34, 2076 at 40, 2077 at 42, 3071 at 60, 4095 at 80) and at their
-    /// largest (4156 bits), so every shape of the last block (two, four,
-    /// six or eight rows) and of the edge bands runs; in groups of two to
-    /// eight: primes, plain composites, and up to 2076 bits base-2 Fermat
-    /// pseudoprimes that are not prime ([`fermat_pseudoprime`]; larger
-    /// ones take too long to find), each in every lane position; lanes
-    /// differ in n, so a lane that read another's modulus or exponent
-    /// would fail. A group of mixed bit lengths is declined.
+    /// at 34, 2076 at 40, 2077 at 42, 3071 at 60, 4095 at 80, 6143 and 6144
+    /// at 120, 8191 at 158) and at their largest (8192 bits), so every
+    /// shape of the last block (two, four, six or eight rows) and of the
+    /// edge bands runs; in groups of two to eight (above 4156 bits, of
+    /// three and eight, and the prime a named group's p or q: a search for
+    /// one would take longer than the test): primes,
+    /// plain composites, and up to 2076 bits base-2 Fermat pseudoprimes
+    /// that are not prime ([`fermat_pseudoprime`]; larger ones take too
+    /// long to find), each in every lane position; lanes differ in n, so a
+    /// lane that read another's modulus or exponent would fail. A group of
+    /// mixed bit lengths is declined.
     #[test]
     fn the_tests_in_lanes_agree_with_powm() {
         if !crate::arith::ifma::available() {
@@ -478,11 +481,27 @@ pub(crate) mod tests {
         let mut checked = 0;
         for bits in [
             205u32, 256, 465, 512, 700, 1023, 1024, 1100, 1244, 1245, 1300, 1350, 1536, 1660, 1661,
-            1800, 2047, 2048, 2076, 2077, 2500, 3071, 3072, 4095, 4096, 4156,
+            1800, 2047, 2048, 2076, 2077, 2500, 3071, 3072, 4095, 4096, 4156, 6143, 6144, 8191,
+            8192,
         ] {
             assert!(fermat_in_lanes(bits), "{bits}");
             let mut ns: Vec<Integer> = (0..6).map(|_| next(bits)).collect();
-            ns.push(Integer::from(next(bits).next_prime_ref()));
+            ns.push(match bits {
+                6143 | 6144 | 8191 | 8192 => {
+                    let group = if bits > 8000 {
+                        crate::dh::named::Group::Ffdhe8192
+                    } else {
+                        crate::dh::named::Group::Ffdhe6144
+                    };
+                    let params = group.params();
+                    if bits % 2 == 0 {
+                        params.p.clone()
+                    } else {
+                        params.q.clone().expect("a safe prime's q")
+                    }
+                }
+                _ => Integer::from(next(bits).next_prime_ref()),
+            });
             ns.retain(|n| n.significant_bits() == bits);
             if bits <= 2076 {
                 let ps = fermat_pseudoprime(bits);
@@ -493,7 +512,12 @@ pub(crate) mod tests {
             let want: Vec<bool> = ns.iter().map(reference).collect();
             assert!(want.iter().any(|&w| w) && want.iter().any(|&w| !w));
             // Every number in every lane position, groups of two to eight.
-            for size in 2..=8usize {
+            let sizes: &[usize] = if bits <= 4156 {
+                &[2, 3, 4, 5, 6, 7, 8]
+            } else {
+                &[3, 8]
+            };
+            for &size in sizes {
                 for start in 0..ns.len() {
                     let at = |i: usize| (start + i) % ns.len();
                     let group: Vec<&Integer> = (0..size).map(|i| &ns[at(i)]).collect();
@@ -525,10 +549,18 @@ pub(crate) mod tests {
             (3071, 60),
             (4095, 80),
             (4156, 80),
+            (4157, 82),
+            (6143, 120),
+            (8131, 158),
+            (8191, 158),
+            (8192, 158),
         ] {
             assert_eq!(crate::arith::lanes::banded_digits(bits), Some(k), "{bits}");
         }
-        assert!(!fermat_in_lanes(4157), "the bands stop at 80 digits");
+        assert!(
+            !fermat_in_lanes(8193),
+            "the bands stop at 8192 bits (128 limbs)"
+        );
         let (a, b) = (next(2048), next(2047));
         assert!(fermat_base2_secret_in_lanes(&[&a, &b], &never).is_none());
         assert_eq!(

@@ -1183,13 +1183,14 @@ mod tests {
             (2048, 4),
             (3072, 2),
             (4096, 1),
+            (8192, 1),
         ] {
             let source = RsaSource::new(k, 2, 65537, 2 * k);
             assert_eq!(source.rounds_at_once, want, "{k}-bit primes");
-            // The first tests: eight at once in the lanes up to 4156 bits
+            // The first tests: eight at once in the lanes up to 8192 bits
             // (rows written out up to 1244, bands above), two to four
             // interleaved above.
-            let first = if k <= 4156 {
+            let first = if k <= 8192 {
                 8
             } else {
                 crate::arith::ifma::lanes(k)

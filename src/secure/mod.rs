@@ -21,6 +21,8 @@ pub(crate) use regs::probe;
 pub(crate) use regs::{clear_before_kernel, clear_registers};
 pub(crate) use rng::SecretStream;
 pub(crate) use secret_vec::{SecretVec, SharedWords};
+#[cfg(test)]
+pub(crate) use stack::STACK_WIPE;
 pub(crate) use stack::{run_shielded, wipe_stack, with_wiped_stack};
 
 /// Whether the secret arena is usable in this process (reserving it on the
