@@ -171,8 +171,9 @@ pub(crate) fn rounds_at_once(bits: u32) -> usize {
     }
 }
 
-/// Whether [`strong_base2_pair`] and [`fermat_base2_secret_pair`] take two
-/// odd numbers of `bits` bits.
+/// Whether the interleaved public tests ([`strong_base2_lanes`]) and the
+/// secret rounds and powers two or more at once take odd numbers of
+/// `bits` bits.
 pub(crate) fn pairs(bits: u32) -> bool {
     let limbs = (bits as usize).div_ceil(64);
     available() && LIMBS.contains(&limbs) && registers(bits) <= PAIR_REGISTERS
@@ -204,16 +205,15 @@ pub(crate) fn strong_base2_lanes(
     }
 }
 
-/// The most numbers [`strong_base2_lanes`] and
-/// [`fermat_base2_secret_lanes`] take at once.
+/// The most numbers [`strong_base2_lanes`] takes at once.
 pub(crate) const MAX_LANES: usize = 4;
 
-/// How many first tests (the secret Fermat test, the public strong test)
-/// on odd numbers of `bits` bits to run at once on this CPU: 1 where
-/// [`pairs`] does not take them, else the count that was cheapest per
-/// number (`powm_cost`, best of 5, two runs, the Intel Xeon of
-/// 2026-12-05 with AVX-512 IFMA; per number against two at once, secret /
-/// public): at 1024 bits (3 registers) four 0.76–0.77 / 0.80 (three
+/// How many public first tests ([`strong_base2_lanes`]) on odd numbers
+/// of `bits` bits to run at once on this CPU: 1 where [`pairs`] does not
+/// take them, else the count that was cheapest per number (`powm_cost`,
+/// best of 5, two runs, the Intel Xeon of 2026-12-05 with AVX-512 IFMA;
+/// per number against two at once, for the secret Fermat test that then
+/// ran interleaved too / the public test): at 1024 bits (3 registers) four 0.76–0.77 / 0.80 (three
 /// 0.88), at 1536 (4) three 0.87 / 0.87 (four 0.93–0.96), at 2048 (5) four
 /// 0.88–0.93 / 0.89–0.92 (three 1.00–1.06), at 3072 (8) a pair (three
 /// 1.04–1.05, four 1.12–1.26). A pair's chains leave gaps in the
@@ -704,38 +704,6 @@ pub(crate) fn fermat_base2_secret(n: &[u64], r_mod_n: &[u64], stop: &AtomicBool)
     }
 }
 
-/// [`fermat_base2_secret`] on two to [`MAX_LANES`] secret odd numbers of
-/// the same bit length at once, their steps interleaved in one loop (see
-/// [`lanes`]); `None` when stopped, or when this CPU or their sizes are
-/// not covered (the bit lengths are public: every candidate of an RSA
-/// search has the same). Each lane's doubling is chosen by a mask from its
-/// own n, as in the single test; the loop's length, every index and every
-/// branch depend on the public sizes and the count only.
-pub(crate) fn fermat_base2_secret_lanes(
-    ns: &[&[u64]],
-    rs: &[&[u64]],
-    stop: &AtomicBool,
-) -> Option<Vec<u64>> {
-    let (k, v) = plan_lanes(ns, rs)?;
-    if ns.iter().any(|n| bit_length(n) != bit_length(ns[0])) {
-        return None;
-    }
-    #[cfg(all(target_arch = "x86_64", pf_avx512))]
-    {
-        match ns.len() {
-            2 => by_registers!(@ v, 2, fermat_slices(ns, rs, k, stop), 2 3 4 5 6 7 8),
-            3 => by_registers!(@ v, 3, fermat_slices(ns, rs, k, stop), 2 3 4 5 6 7 8),
-            4 => by_registers!(@ v, 4, fermat_slices(ns, rs, k, stop), 2 3 4 5 6 7 8),
-            _ => None,
-        }
-    }
-    #[cfg(not(all(target_arch = "x86_64", pf_avx512)))]
-    {
-        let _ = (stop, v, k);
-        None
-    }
-}
-
 /// (n − 1)·2^t into `out` (n's length and one limb more) for odd n and t
 /// ≤ 3; a shift's time does not depend on its count, and the branches
 /// look at positions only.
@@ -782,6 +750,7 @@ pub(crate) fn minus_one_into(n: &[u64], r_mod_n: &[u64], out: &mut [u64]) {
 }
 
 /// The bit length of the limbs n (top limb non-zero).
+#[cfg(all(target_arch = "x86_64", pf_avx512))]
 fn bit_length(n: &[u64]) -> usize {
     64 * n.len() - n.last().map_or(64, |t| t.leading_zeros() as usize)
 }
@@ -878,20 +847,6 @@ unsafe fn fermat1<const V: usize>(
 ) -> Option<u64> {
     // SAFETY: the features were checked by the caller.
     unsafe { fermat::<V, 1>([n], [r_mod_n], k, stop) }.map(|[v]| v)
-}
-
-/// [`fermat`] on L numbers given as slices (of that length).
-#[cfg(all(target_arch = "x86_64", pf_avx512))]
-#[target_feature(enable = "avx512f,avx512ifma")]
-unsafe fn fermat_slices<const V: usize, const L: usize>(
-    ns: &[&[u64]],
-    rs: &[&[u64]],
-    k: usize,
-    stop: &AtomicBool,
-) -> Option<Vec<u64>> {
-    let (ns, rs) = (ns.try_into().ok()?, rs.try_into().ok()?);
-    // SAFETY: the features were checked by the caller.
-    unsafe { fermat::<V, L>(ns, rs, k, stop) }.map(|v| v.to_vec())
 }
 
 /// 1 when the digits x (k of them, x < 2n) are congruent to the limbs t
@@ -1753,97 +1708,6 @@ pub(crate) mod tests {
         fermat_base2_secret(n.as_limbs(), &r_mod(n), stop)
     }
 
-    fn secret_group(ns: &[&Integer], stop: &AtomicBool) -> Option<Vec<u64>> {
-        let limbs: Vec<&[u64]> = ns.iter().map(|n| n.as_limbs()).collect();
-        let rs: Vec<Vec<u64>> = ns.iter().map(|n| r_mod(n)).collect();
-        let rs: Vec<&[u64]> = rs.iter().map(|r| &r[..]).collect();
-        fermat_base2_secret_lanes(&limbs, &rs, stop)
-    }
-
-    fn secret_pair(a: &Integer, b: &Integer, stop: &AtomicBool) -> Option<[u64; 2]> {
-        secret_group(&[a, b], stop).map(|v| [v[0], v[1]])
-    }
-
-    /// The secret pair gives each number the single test's verdict: random
-    /// odd numbers, primes, all-ones, the smallest number of a size, and
-    /// Carmichael numbers in either lane, at every register count pairs
-    /// take; `None` for different bit lengths, for sizes above the pairs'
-    /// limit and once stopped.
-    #[test]
-    fn secret_groups_agree_with_the_single_test() {
-        if !available() {
-            crate::capability::skip(
-                "ifma",
-                "no AVX-512 IFMA on this CPU: the IFMA pairs are not exercised",
-            );
-            return;
-        }
-        let never = AtomicBool::new(false);
-        let mut rng = ChaCha20Rng::seed_from_u64(0x5ec2_9a12);
-        let mut covered = 0;
-        for bits in (577u32..=3400)
-            .step_by(97)
-            .chain([1024, 1536, 2048, 3072, 3328])
-        {
-            let top = Integer::from(Integer::ONE << (bits - 1));
-            let odd = |rng: &mut ChaCha20Rng| random(bits, rng) | 1u32 | &top;
-            let prime = loop {
-                let p = (random(bits - 1, &mut rng) | &top).next_prime();
-                if p.significant_bits() == bits {
-                    break p;
-                }
-            };
-            let ones = Integer::from(Integer::ONE << bits) - 1u32;
-            let low = Integer::from(&top + 1u32);
-            let cases = [
-                (odd(&mut rng), odd(&mut rng)),
-                (prime.clone(), odd(&mut rng)),
-                (odd(&mut rng), prime.clone()),
-                (ones.clone(), prime.clone()),
-                (low, ones),
-            ];
-            let pairs_of = cases.iter().map(|(a, b)| vec![a.clone(), b.clone()]);
-            for ns in pairs_of.chain(wider_groups(&cases)) {
-                let refs: Vec<&Integer> = ns.iter().collect();
-                let got = secret_group(&refs, &never);
-                if pairs(bits) {
-                    let want: Vec<u64> = ns.iter().map(|n| secret(n, &never).unwrap()).collect();
-                    assert_eq!(got, Some(want), "{bits} bits: {ns:x?}");
-                    covered += 1;
-                } else {
-                    assert_eq!(got, None, "{bits} bits");
-                }
-            }
-            if pairs(bits) {
-                assert_eq!(secret_pair(&prime, &prime, &never), Some([1, 1]));
-            }
-        }
-        assert!(covered > 300, "{covered}");
-        let mut rng = ChaCha20Rng::seed_from_u64(0xca42);
-        for bits in [200u32, 250, 340] {
-            let n = carmichael(bits, &mut rng);
-            let mut m = random(n.significant_bits(), &mut rng) | 1u32;
-            m.set_bit(n.significant_bits() - 1, true);
-            let (vn, vm) = (secret(&n, &never).unwrap(), secret(&m, &never).unwrap());
-            assert_eq!(vn, 1);
-            assert_eq!(secret_pair(&n, &m, &never), Some([vn, vm]));
-            assert_eq!(secret_pair(&m, &n, &never), Some([vm, vn]));
-        }
-        // Different bit lengths (same digit count), a size above the
-        // pairs' limit, and a set flag.
-        let a = Integer::from(Integer::ONE << 1023u32).next_prime();
-        let b = Integer::from(Integer::ONE << 1022u32).next_prime();
-        assert_eq!(digits(a.as_limbs()), digits(b.as_limbs()));
-        assert_eq!(secret_pair(&a, &b, &never), None);
-        assert_eq!(secret_group(&[&a, &a, &a, &b], &never), None);
-        let c = Integer::from(Integer::ONE << 4095u32).next_prime();
-        assert_eq!(secret_pair(&c, &c, &never), None);
-        assert_eq!(secret_group(&[&a], &never), None);
-        assert_eq!(secret_group(&[&a; 5], &never), None);
-        assert_eq!(secret_pair(&a, &a, &AtomicBool::new(true)), None);
-        assert_eq!(secret_group(&[&a; 3], &AtomicBool::new(true)), None);
-    }
-
     /// The secret Fermat test agrees with 2^(n−1) mod n == 1 by mpz_powm
     /// on random odd numbers, primes and Carmichael numbers (which pass
     /// it), at the sizes it takes.
@@ -2188,36 +2052,6 @@ pub(crate) mod tests {
             Some(1)
         );
         assert_one_path(&traces, 100_000, "521 bits");
-    }
-
-    /// The same for two at once: two pairs whose lanes both differ (each
-    /// trace single-steps for about a minute).
-    #[cfg(all(target_os = "linux", target_arch = "x86_64"))]
-    #[test]
-    fn secret_fermat_pairs_take_one_path_for_every_n() {
-        let never = AtomicBool::new(false);
-        let ns = path_inputs();
-        let rs: Vec<Vec<u64>> = ns.iter().map(r_mod).collect();
-        let lanes = [(0, 1), (2, 0)];
-        let Some(traces) = traces_of(2, &|i| {
-            let (a, b) = lanes[i];
-            std::hint::black_box(fermat_base2_secret_lanes(
-                &[ns[a].as_limbs(), ns[b].as_limbs()],
-                &[&rs[a], &rs[b]],
-                &never,
-            ));
-        }) else {
-            return;
-        };
-        // What was traced is the real pair test (not a refusal): the
-        // prime lane passes.
-        let pair = fermat_base2_secret_lanes(
-            &[ns[0].as_limbs(), ns[1].as_limbs()],
-            &[&rs[0], &rs[1]],
-            &never,
-        );
-        assert_eq!(pair.map(|v| v[0]), Some(1));
-        assert_one_path(&traces, 200_000, "521 bits, pairs");
     }
 
     /// The step that accumulates in place (from [`IN_PLACE_FROM`] registers

@@ -88,31 +88,15 @@ fn secret_pow2_mod(bit: usize, limbs: &[u64], out: &mut [u64; 128]) {
 }
 
 /// [`fermat_base2_secret_or_stop`] on two to eight secret odd numbers of
-/// the same size at once, for a search that has that many candidates to
-/// test, on CPUs with AVX-512 IFMA: up to eight of one bit length from 205
-/// to 8192 bits in the lanes of one register, one number per lane
-/// (`arith::lanes::fermat_base2_secret`, from 1245 bits in bands); else
-/// two to four from 9 limbs up to about 3300 bits, their steps
-/// interleaved (`arith::ifma::fermat_base2_secret_lanes`: since the lanes
-/// take every size from 205 to 8192 bits, only for a group the lanes
-/// decline, such as one of mixed lengths).
-/// [`secret_first_test_lanes`] says how many suit a size. Constant time
-/// as the single test; `None` where that does not apply (the caller tests
-/// them one by one) or once `stop` is set.
+/// one bit length from 205 to 8192 bits at once, for a search that has
+/// that many candidates to test, on CPUs with AVX-512 IFMA: in the lanes of
+/// one register, one number per lane (`arith::lanes::fermat_base2_secret`,
+/// from 1245 bits in bands). [`secret_first_test_lanes`] says how many
+/// suit a size. Constant time as the single test; `None` where that does
+/// not apply (numbers of other sizes or of mixed lengths, or no IFMA: the
+/// caller tests them one by one) or once `stop` is set.
 pub fn fermat_base2_secret_lanes_or_stop(ns: &[&Integer], stop: &AtomicBool) -> Option<Vec<bool>> {
-    if let Some(v) = fermat_base2_secret_in_lanes(ns, stop) {
-        return v;
-    }
-    let limbs = group_limbs(ns)?;
-    let len = limbs[0].len();
-    if limbs.iter().any(|l| l.len() != len) {
-        return None;
-    }
-    let bit = 52 * ifma::digits(limbs[0]);
-    let v = with_pow2_mods(&limbs, bit, |rs| {
-        ifma::fermat_base2_secret_lanes(&limbs, rs, stop)
-    });
-    v.map(|v| v.into_iter().map(|x| x == 1).collect())
+    fermat_base2_secret_in_lanes(ns, stop).flatten()
 }
 
 /// `f` with 2^bit mod each of up to eight secret odd numbers `limbs` (by
@@ -154,12 +138,12 @@ fn fermat_base2_secret_in_lanes(ns: &[&Integer], stop: &AtomicBool) -> Option<Op
 /// How many secret first tests ([`fermat_base2_secret_lanes_or_stop`]) on
 /// odd numbers of `bits` bits a search runs at once on this CPU: eight
 /// where the lanes of one register take them
-/// (`arith::lanes::fermat_digits`), else [`first_test_lanes`].
+/// (`arith::lanes::lanes_digits`), else one.
 pub fn secret_first_test_lanes(bits: u32) -> usize {
     if fermat_in_lanes(bits) {
         crate::arith::lanes::LANES
     } else {
-        first_test_lanes(bits)
+        1
     }
 }
 
@@ -170,8 +154,9 @@ pub(crate) fn fermat_in_lanes(bits: u32) -> bool {
     crate::arith::lanes::lanes_digits(bits).is_some()
 }
 
-/// The limbs of a group the IFMA tests may take: two to four odd numbers
-/// of at least 5, each of `ifma::LIMBS` limbs, on a CPU with IFMA.
+/// The limbs of a group the interleaved public test may take: two to four
+/// odd numbers of at least 5, each of `ifma::LIMBS` limbs, on a CPU with
+/// IFMA.
 fn group_limbs<'a>(ns: &[&'a Integer]) -> Option<Vec<&'a [u64]>> {
     if !ifma::available()
         || !(2..=ifma::MAX_LANES).contains(&ns.len())
@@ -186,9 +171,9 @@ fn group_limbs<'a>(ns: &[&'a Integer]) -> Option<Vec<&'a [u64]>> {
         .then_some(limbs)
 }
 
-/// How many first tests ([`fermat_base2_secret_lanes_or_stop`],
-/// [`strong_base2_public_lanes_or_stop`]) on odd numbers of `bits` bits a
-/// search runs at once on this CPU: 1 where they do not apply.
+/// How many public first tests ([`strong_base2_public_lanes_or_stop`]) on
+/// odd numbers of `bits` bits a search runs at once on this CPU: 1 where
+/// they do not apply.
 pub fn first_test_lanes(bits: u32) -> usize {
     ifma::lanes(bits)
 }

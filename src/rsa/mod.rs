@@ -1188,13 +1188,9 @@ mod tests {
             let source = RsaSource::new(k, 2, 65537, 2 * k);
             assert_eq!(source.rounds_at_once, want, "{k}-bit primes");
             // The first tests: eight at once in the lanes up to 8192 bits
-            // (rows written out up to 1244, bands above), two to four
-            // interleaved above.
-            let first = if k <= 8192 {
-                8
-            } else {
-                crate::arith::ifma::lanes(k)
-            };
+            // (rows written out up to 1244, bands above), every prime an
+            // RSA key has.
+            let first = 8;
             assert_eq!(source.first_lanes, first, "{k}-bit primes' first tests");
             assert!(
                 want <= 2 || want == 8 || source.rounds % want != 1,
