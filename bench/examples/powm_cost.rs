@@ -105,13 +105,14 @@ fn main() {
             println!(
                 "{bits:>5} bits: first tests at once, ms per number for 2 / 3 / 4: secret Fermat \
                  {:.4} / {:.4} / {:.4}, public strong test {:.4} / {:.4} / {:.4}; a search takes \
-                 {} at once (best of 5, {count} each)",
+                 {} secret / {} public at once (best of 5, {count} each)",
                 best[6] * 1e3,
                 best[7] * 1e3,
                 best[8] * 1e3,
                 best[5] * 1e3,
                 best[9] * 1e3,
                 best[10] * 1e3,
+                primeforge::prime::fermat::secret_first_test_lanes(bits),
                 primeforge::prime::fermat::first_test_lanes(bits),
             );
         }
