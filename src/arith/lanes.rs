@@ -508,6 +508,32 @@ mod imp {
         }};
     }
 
+    /// The Fermat lanes' loop over the exponent n − 1 (`$words`: word i of
+    /// each lane's n − 1 in register i), from bit `$bits` − 1 down: `$body`
+    /// with `$bit` 1 in the lanes whose exponent bit is 1, 0 elsewhere (a
+    /// per-lane shift of the lane's word, no branch or index on a lane's
+    /// value), the stop flag looked at every 64 bits. True when stopped
+    /// (the work given up reported). A macro, so that each body stays
+    /// inlined in its `target_feature` function.
+    macro_rules! over_exponent_bits {
+        ($bits:expr, $words:expr, $stop:expr, |$bit:ident| $body:block) => {{
+            let bits: usize = $bits;
+            let low_bit = _mm512_set1_epi64(1);
+            let mut stopped = false;
+            for i in (0..bits).rev() {
+                if i % 64 == 0 && $stop.load(Ordering::Relaxed) {
+                    crate::work::given_up((bits - 1 - i) as u64, bits as u64);
+                    stopped = true;
+                    break;
+                }
+                let shift = _mm512_set1_epi64((i % 64) as i64);
+                let $bit = _mm512_and_si512(_mm512_srlv_epi64($words[i / 64], shift), low_bit);
+                $body
+            }
+            stopped
+        }};
+    }
+
     /// Positions of [`amm_rows`]'s accumulator: 2k + 1 for k up to 24.
     const POSITIONS: usize = 49;
 
@@ -555,18 +581,9 @@ mod imp {
         // register.
         let mut words = [_mm512_setzero_si512(); 20];
         exponent_words(ns, &mut words);
-        let low_bit = _mm512_set1_epi64(1);
-        let mut stopped = false;
-        for i in (0..bits).rev() {
-            if i % 64 == 0 && stop.load(Ordering::Relaxed) {
-                crate::work::given_up((bits - 1 - i) as u64, bits as u64);
-                stopped = true;
-                break;
-            }
-            let shift = _mm512_set1_epi64((i % 64) as i64);
-            let bit = _mm512_and_si512(_mm512_srlv_epi64(words[i / 64], shift), low_bit);
+        let stopped = over_exponent_bits!(bits, words, stop, |bit| {
             x = amm_rows_body!(&x, &x, &m, bit, K);
-        }
+        });
         let out = fermat_verdict(&x, &one, &m.n);
         wipe(&mut x);
         wipe(&mut one);
@@ -771,18 +788,9 @@ mod imp {
         let mut words = [zero; super::BANDED_BITS as usize / 64];
         exponent_words(ns, &mut words);
         let mut p = [zero; BANDED_POSITIONS];
-        let low_bit = _mm512_set1_epi64(1);
-        let mut stopped = false;
-        for i in (0..bits).rev() {
-            if i % 64 == 0 && stop.load(Ordering::Relaxed) {
-                crate::work::given_up((bits - 1 - i) as u64, bits as u64);
-                stopped = true;
-                break;
-            }
-            let shift = _mm512_set1_epi64((i % 64) as i64);
-            let bit = _mm512_and_si512(_mm512_srlv_epi64(words[i / 64], shift), low_bit);
+        let stopped = over_exponent_bits!(bits, words, stop, |bit| {
             sqr_banded::<R8>(k, &mut x, &n, k0, bit, &mut p);
-        }
+        });
         let out = fermat_verdict(&x[..k], &one[..k], &n[..k]);
         wipe(&mut x);
         wipe(&mut n);
