@@ -296,7 +296,13 @@ pub fn validate(bits: u32, generator: u32, flags: u32) -> Result<(u64, u64)> {
 /// Intel Xeon with IFMA, 2026-12-06; 2^21 sat between). With q in bands
 /// (up to 4156 bits) the larger bounds stay: DH-2048 at 2^25 took 4–8 %
 /// more CPU than at 2^26 (40 seeds, twice), DH-3072 at 2^28 and 2^29 were
-/// even (16 seeds, twice; Intel Xeon with IFMA, 2026-12-07).
+/// even (16 seeds, twice; Intel Xeon with IFMA, 2026-12-07). From 6144
+/// bits the bound is the deepest the sieve takes (2^31), and the model
+/// still puts the optimum above it with q's test in bands (half the cost
+/// of the single test it replaced): the primes from 2^30 to 2^31 (about
+/// 49 million, about 1 s of set-up) strike about 7 % of a search's
+/// exponentiations, some 8 s of DH-6144's mean of about two minutes on one
+/// thread (three seeds, Intel Xeon with IFMA, 2026-12-07).
 pub fn sieve_bound(bits: u32) -> u32 {
     match bits {
         0..=511 => 1 << 16,
