@@ -772,28 +772,25 @@ pub(crate) fn digits_into(limbs: &[u64], k: usize, out: &mut [u64]) {
     }
 }
 
-/// The secret Fermat test on L numbers of one bit length and digit count
-/// at once: `Some` of each verdict (1 or 0), `None` once `stop` is set.
+/// The secret Fermat test on n (k digits, `r_mod_n` = R mod n): `Some`
+/// of the verdict (1 or 0), `None` once `stop` is set.
 #[cfg(all(target_arch = "x86_64", pf_avx512))]
 #[target_feature(enable = "avx512f,avx512ifma")]
-unsafe fn fermat<const V: usize, const L: usize>(
-    ns: [&[u64]; L],
-    rs: [&[u64]; L],
+unsafe fn fermat1<const V: usize>(
+    n: &[u64],
+    r_mod_n: &[u64],
     k: usize,
     stop: &AtomicBool,
-) -> Option<[u64; L]> {
-    let bits = bit_length(ns[0]);
+) -> Option<u64> {
+    let bits = bit_length(n);
     // SAFETY: the features were checked by the caller.
-    let mut lanes: [Lane<V>; L] = std::array::from_fn(|l| unsafe { Lane::new(ns[l], rs[l], k) });
+    let mut lane: [Lane<V>; 1] = [unsafe { Lane::new(n, r_mod_n, k) }];
     // The exponent n − 1: n's bits with bit 0 (1 in n, 0 in n − 1) left out.
     // SAFETY: as above.
-    let stopped = !unsafe { pow2_loop::<V, L>(&mut lanes, ns, bits, 1, k, stop) };
+    let stopped = !unsafe { pow2_loop::<V, 1>(&mut lane, [n], bits, 1, k, stop) };
     // x < 2n is congruent to 2^(n−1)·R: it passes when x ≡ R (mod n).
-    let verdict =
-        (!stopped).then(|| std::array::from_fn(|l| congruent(&lanes[l].x, k, rs[l], ns[l])));
-    for lane in lanes.iter_mut() {
-        lane.wipe();
-    }
+    let verdict = (!stopped).then(|| congruent(&lane[0].x, k, r_mod_n, n));
+    lane[0].wipe();
     verdict
 }
 
@@ -834,19 +831,6 @@ unsafe fn pow2_loop<const V: usize, const L: usize>(
         unsafe { amm::<V, L, false>(lanes, k) };
     }
     true
-}
-
-/// [`fermat`] on one number.
-#[cfg(all(target_arch = "x86_64", pf_avx512))]
-#[target_feature(enable = "avx512f,avx512ifma")]
-unsafe fn fermat1<const V: usize>(
-    n: &[u64],
-    r_mod_n: &[u64],
-    k: usize,
-    stop: &AtomicBool,
-) -> Option<u64> {
-    // SAFETY: the features were checked by the caller.
-    unsafe { fermat::<V, 1>([n], [r_mod_n], k, stop) }.map(|[v]| v)
 }
 
 /// 1 when the digits x (k of them, x < 2n) are congruent to the limbs t
