@@ -43,12 +43,14 @@ use std::sync::atomic::Ordering;
 #[cfg(all(target_arch = "x86_64", pf_avx512))]
 const MASK: u64 = (1 << 52) - 1;
 
-/// Whether this CPU runs the test (AVX-512 F and IFMA).
+/// Whether this CPU runs the test (AVX-512 F and IFMA; and VL, which
+/// every CPU with IFMA has, for `arith::lanes`'s four-lane variant).
 pub(crate) fn available() -> bool {
     #[cfg(all(target_arch = "x86_64", pf_avx512))]
     {
         std::arch::is_x86_feature_detected!("avx512f")
             && std::arch::is_x86_feature_detected!("avx512ifma")
+            && std::arch::is_x86_feature_detected!("avx512vl")
     }
     #[cfg(not(all(target_arch = "x86_64", pf_avx512)))]
     {
@@ -59,7 +61,7 @@ pub(crate) fn available() -> bool {
 #[cfg(all(target_arch = "x86_64", pf_avx512))]
 /// k digits of 52 bits (normalised) ORed into the zeroed limbs `out`; the
 /// branches look at positions only, never at values.
-fn limbs_into(d: &[u64], out: &mut [u64]) {
+pub(crate) fn limbs_into(d: &[u64], out: &mut [u64]) {
     for (j, &dj) in d.iter().enumerate() {
         let bit = 52 * j;
         let (w, o) = (bit / 64, bit % 64);

@@ -90,7 +90,7 @@ pub(crate) fn applies(n: &[u64]) -> bool {
 /// taken or `stop` was set (looked at every 64 exponent bits). `r_mod_n`
 /// and `r2_mod_n` are R and R² mod n for R = 2^(52k), k =
 /// `arith::ifma::digits(n)`, in n's length, computed by the caller in
-/// constant time.
+/// constant time. [`exps_secret`] with every lane a round of this n.
 pub(crate) fn mr_rounds_secret(
     n: &[u64],
     bases: &[&[u64]],
@@ -98,57 +98,234 @@ pub(crate) fn mr_rounds_secret(
     r2_mod_n: &[u64],
     stop: &AtomicBool,
 ) -> Option<[u64; LANES]> {
-    if !applies(n)
-        || bases.is_empty()
-        || bases.len() > LANES
-        || bases.iter().any(|b| b.len() > n.len())
-        || r_mod_n.len() < n.len()
-        || r2_mod_n.len() < n.len()
-    {
-        return None;
-    }
+    let lanes: Vec<LaneExp<'_>> = bases
+        .iter()
+        .map(|base| LaneExp {
+            n,
+            r: r_mod_n,
+            r2: r2_mod_n,
+            base,
+            power: None,
+        })
+        .collect();
+    exps_secret(&lanes, &mut [], stop)
+}
+
+/// One lane of [`exps_secret`]: a Miller–Rabin round of `n` to `base`, or
+/// `base`^`power` mod n. `r` and `r2` are R and R² mod n for R =
+/// 2^(52k), k = `arith::ifma::digits(n)`, at least n's length, computed by
+/// the caller in constant time.
+pub(crate) struct LaneExp<'a> {
+    /// The odd modulus (limbs, top one non-zero).
+    pub n: &'a [u64],
+    /// R mod n.
+    pub r: &'a [u64],
+    /// R² mod n.
+    pub r2: &'a [u64],
+    /// The base: 2 ≤ base ≤ n − 2 for a round, below n for a power; at
+    /// most n's length.
+    pub base: &'a [u64],
+    /// `None`: a round; `Some(e)`: the power base^e, e at most n's length
+    /// and bit length.
+    pub power: Option<&'a [u64]>,
+}
+
+/// Miller–Rabin rounds and modular powers, all on *secret* numbers, one
+/// per lane, up to [`LANES`] at once, each lane with its own modulus,
+/// base and exponent: the rounds of several candidates and the pairwise
+/// test's CRT powers in one pass. Lane l of the result is 1 where lane l
+/// is a round its n passes (n is a strong probable prime to its base), 0
+/// where it fails or is a power (lanes past `lanes`: 0); the powers go to
+/// `outs` in order, one per power lane, each of its n's length. All n
+/// have one limb count of [`LIMBS`] and one digit count, each n odd with
+/// v2(n − 1) ≤ `gmp::sec::MAX_S` where it has a round. Up to four lanes
+/// run in 256-bit registers (`imp4`), more in 512-bit ones (`imp`).
+/// `None` when the lanes are not taken, `outs` does not fit, or `stop`
+/// was set (looked at every 64 exponent bits).
+///
+/// Constant time as [`mr_rounds_secret`] was for one n: the loop runs over
+/// the largest n's bit count plus 3 in fixed 4-bit windows, each lane's
+/// window read from its exponent by a per-lane shift and its table entry
+/// by a scan of all sixteen with masks; per lane, s and t set masks, not
+/// branches. Which lanes are rounds and which powers is not secret.
+pub(crate) fn exps_secret(
+    lanes: &[LaneExp<'_>],
+    outs: &mut [&mut [u64]],
+    stop: &AtomicBool,
+) -> Option<[u64; LANES]> {
+    let (len, k, bits) = exps_shape(lanes, outs)?;
     #[cfg(all(target_arch = "x86_64", pf_avx512))]
     {
-        let k = crate::arith::ifma::digits(n);
-        // SAFETY: `applies` checked AVX-512 F and IFMA.
-        let v = unsafe {
-            match k {
-                4 => imp::rounds::<4>(n, bases, r_mod_n, r2_mod_n, stop),
-                5 => imp::rounds::<5>(n, bases, r_mod_n, r2_mod_n, stop),
-                6 => imp::rounds::<6>(n, bases, r_mod_n, r2_mod_n, stop),
-                7 => imp::rounds::<7>(n, bases, r_mod_n, r2_mod_n, stop),
-                8 => imp::rounds::<8>(n, bases, r_mod_n, r2_mod_n, stop),
-                9 => imp::rounds::<9>(n, bases, r_mod_n, r2_mod_n, stop),
-                10 => imp::rounds::<10>(n, bases, r_mod_n, r2_mod_n, stop),
-                11 => imp::rounds::<11>(n, bases, r_mod_n, r2_mod_n, stop),
-                12 => imp::rounds::<12>(n, bases, r_mod_n, r2_mod_n, stop),
-                13 => imp::rounds::<13>(n, bases, r_mod_n, r2_mod_n, stop),
-                14 => imp::rounds::<14>(n, bases, r_mod_n, r2_mod_n, stop),
-                15 => imp::rounds::<15>(n, bases, r_mod_n, r2_mod_n, stop),
-                16 => imp::rounds::<16>(n, bases, r_mod_n, r2_mod_n, stop),
-                17 => imp::rounds::<17>(n, bases, r_mod_n, r2_mod_n, stop),
-                18 => imp::rounds::<18>(n, bases, r_mod_n, r2_mod_n, stop),
-                19 => imp::rounds::<19>(n, bases, r_mod_n, r2_mod_n, stop),
-                20 => imp::rounds::<20>(n, bases, r_mod_n, r2_mod_n, stop),
-                21 => imp::rounds::<21>(n, bases, r_mod_n, r2_mod_n, stop),
-                22 => imp::rounds::<22>(n, bases, r_mod_n, r2_mod_n, stop),
-                23 => imp::rounds::<23>(n, bases, r_mod_n, r2_mod_n, stop),
-                24 => imp::rounds::<24>(n, bases, r_mod_n, r2_mod_n, stop),
-                _ => None,
-            }
-        };
+        let job = Prepared::new(lanes, len);
+        let mut digits = crate::secure::SecretVec::<u64>::zeroed(LANES * MAX_DIGITS);
+        let four = lanes.len() <= 4;
+        macro_rules! run {
+            ($($k:literal)*) => {
+                match (k, four) {
+                    $(
+                        // SAFETY: `exps_shape` checked AVX-512 F, VL and
+                        // IFMA (`ifma::available`).
+                        ($k, true) => unsafe {
+                            imp4::exps::<$k>(&job, bits, &mut digits, stop).map(|v| {
+                                let mut w = [0u64; LANES];
+                                w[..4].copy_from_slice(&v);
+                                w
+                            })
+                        },
+                        // SAFETY: as above.
+                        ($k, false) => unsafe { imp::exps::<$k>(&job, bits, &mut digits, stop) },
+                    )*
+                    _ => None,
+                }
+            };
+        }
+        let v = run!(4 5 6 7 8 9 10 11 12 13 14 15 16 17 18 19 20 21 22 23 24);
         crate::secure::clear_registers();
-        v.map(|mut v| {
-            for x in v.iter_mut().skip(bases.len()) {
-                *x = 0;
-            }
-            v
-        })
+        let mut v = v?;
+        for x in v.iter_mut().skip(lanes.len()) {
+            *x = 0;
+        }
+        let powers = lanes.iter().enumerate().filter(|(_, l)| l.power.is_some());
+        for ((l, _), out) in powers.zip(outs.iter_mut()) {
+            out[..len].fill(0);
+            crate::arith::ifma::limbs_into(&digits[l * k..(l + 1) * k], &mut out[..len]);
+            v[l] = 0;
+        }
+        Some(v)
     }
     #[cfg(not(all(target_arch = "x86_64", pf_avx512)))]
     {
-        let _ = stop;
+        let _ = (stop, len, k, bits);
         None
+    }
+}
+
+/// The limb count, digit count and largest bit length of a group
+/// [`exps_secret`] takes; `None` where it does not (see there).
+fn exps_shape(lanes: &[LaneExp<'_>], outs: &[&mut [u64]]) -> Option<(usize, usize, usize)> {
+    let first = lanes.first()?;
+    let len = first.n.len();
+    let k = crate::arith::ifma::digits(first.n);
+    let taken = |l: &LaneExp<'_>| {
+        let n = l.n;
+        LIMBS.contains(&n.len())
+            && n.len() == len
+            && crate::arith::ifma::digits(n) == k
+            && n[0] & 1 == 1
+            && n.last().is_some_and(|&t| t != 0)
+            && l.r.len() >= len
+            && l.r2.len() >= len
+            && l.base.len() <= len
+            && match l.power {
+                None => (n[0] ^ 1).trailing_zeros() <= crate::gmp::sec::MAX_S,
+                Some(e) => e.len() <= len && bit_length(e) <= bit_length(n),
+            }
+    };
+    let powers = lanes.iter().filter(|l| l.power.is_some()).count();
+    let ok = crate::arith::ifma::available()
+        && lanes.len() <= LANES
+        && k <= MAX_DIGITS
+        && lanes.iter().all(taken)
+        && outs.len() == powers
+        && outs.iter().all(|o| o.len() >= len);
+    let bits = lanes.iter().map(|l| bit_length(l.n)).max()?;
+    ok.then_some((len, k, bits))
+}
+
+/// The bit length of the limbs x (0 for none or all zero).
+fn bit_length(x: &[u64]) -> usize {
+    let top = x.iter().rposition(|&w| w != 0);
+    top.map_or(0, |i| 64 * i + 64 - x[i].leading_zeros() as usize)
+}
+
+/// [`exps_secret`]'s lanes as the kernels read them: the numbers' limbs
+/// by reference, and per lane −1 in Montgomery form (n − R mod n), the
+/// exponent by words ((n − 1)·2^t for a round, t ≡ −s mod 4, so that
+/// base^d·R comes right after the product of a window; the power's
+/// exponent for a power) and the round's watch (s + t, t; 1 for a round,
+/// 0 for a power), all in the secret arena and wiped when dropped.
+#[cfg(all(target_arch = "x86_64", pf_avx512))]
+struct Prepared<'a> {
+    count: usize,
+    len: usize,
+    ns: Vec<&'a [u64]>,
+    rs: Vec<&'a [u64]>,
+    r2s: Vec<&'a [u64]>,
+    bases: Vec<&'a [u64]>,
+    /// Lane i's −1 at words [20i, 20i + len).
+    minus: crate::secure::SecretVec<u64>,
+    /// Lane i's exponent at words [21i, 21i + 21).
+    exps: crate::secure::SecretVec<u64>,
+    /// Lane i's s + t, t and round flag at words 3i, 3i + 1, 3i + 2.
+    watch: crate::secure::SecretVec<u64>,
+}
+
+#[cfg(all(target_arch = "x86_64", pf_avx512))]
+impl<'a> Prepared<'a> {
+    fn new(lanes: &[LaneExp<'a>], len: usize) -> Prepared<'a> {
+        use crate::secure::SecretVec;
+        let count = lanes.len();
+        let mut job = Prepared {
+            count,
+            len,
+            ns: lanes.iter().map(|l| l.n).collect(),
+            rs: lanes.iter().map(|l| &l.r[..len]).collect(),
+            r2s: lanes.iter().map(|l| &l.r2[..len]).collect(),
+            bases: lanes.iter().map(|l| l.base).collect(),
+            minus: SecretVec::zeroed(20 * count),
+            exps: SecretVec::zeroed(21 * count),
+            watch: SecretVec::zeroed(3 * count),
+        };
+        for (i, l) in lanes.iter().enumerate() {
+            crate::arith::ifma::minus_one_into(l.n, l.r, &mut job.minus[20 * i..20 * i + len]);
+            let e = &mut job.exps[21 * i..21 * i + 21];
+            match l.power {
+                None => {
+                    let s = (l.n[0] ^ 1).trailing_zeros();
+                    let t = (4 - (s & 3)) & 3;
+                    crate::arith::ifma::shifted_minus_one_into(l.n, t, &mut e[..=len]);
+                    job.watch[3 * i..3 * i + 3].copy_from_slice(&[
+                        u64::from(s + t),
+                        u64::from(t),
+                        1,
+                    ]);
+                }
+                Some(p) => e[..p.len()].copy_from_slice(p),
+            }
+        }
+        job
+    }
+
+    /// The caller's lane that kernel lane l runs (lane 0's past them).
+    fn lane(&self, l: usize) -> usize {
+        if l < self.count {
+            l
+        } else {
+            0
+        }
+    }
+
+    /// Kernel lane l's exponent by words.
+    fn exponent(&self, l: usize) -> &[u64] {
+        let i = self.lane(l);
+        &self.exps[21 * i..21 * i + 21]
+    }
+
+    /// Kernel lane l's watch: s + t, t, and 1 for a round (0 for a power).
+    fn watch(&self, l: usize) -> [u64; 3] {
+        let i = self.lane(l);
+        [
+            self.watch[3 * i],
+            self.watch[3 * i + 1],
+            self.watch[3 * i + 2],
+        ]
+    }
+
+    /// The lanes' −1 in Montgomery form, in n's length.
+    fn minus_ones(&self) -> Vec<&[u64]> {
+        (0..self.count)
+            .map(|i| &self.minus[20 * i..20 * i + self.len])
+            .collect()
     }
 }
 
@@ -348,93 +525,98 @@ fn dq() -> bool {
     }
 }
 
+// The lanes' Montgomery multiplication, written out for both register
+// widths: the intrinsics are the names `imp` and `imp4` give them
+// (`madd52lo`, `add64`, ...), and `V`, `Lanes`, `Modulus`, `POSITIONS` and
+// `MASK` are theirs.
+
+/// The rows of [`amm_rows`] (see there), written out: `$p` the
+/// accumulator, `$a`, `$b` the operands, `$m` the modulus, `$k` the
+/// digit count; row `$i` over the digits `$j`.
+#[cfg(all(target_arch = "x86_64", pf_avx512))]
+macro_rules! amm_row {
+    ($p:ident, $a:ident, $b:ident, $m:ident, $zero:ident, $k:ident; $i:literal; $($j:literal)*) => {
+        if $i < $k {
+            let bi = $b[$i];
+            $(
+                if $j < $k {
+                    $p[$i + $j] = madd52lo($p[$i + $j], bi, $a[$j]);
+                    $p[$i + $j + 1] = madd52hi($p[$i + $j + 1], bi, $a[$j]);
+                }
+            )*
+            let q = madd52lo($zero, $p[$i], $m.k0);
+            $(
+                if $j < $k {
+                    $p[$i + $j] = madd52lo($p[$i + $j], q, $m.n[$j]);
+                    $p[$i + $j + 1] = madd52hi($p[$i + $j + 1], q, $m.n[$j]);
+                }
+            )*
+            $p[$i + 1] = add64($p[$i + 1], srli64::<52>($p[$i]));
+        }
+    };
+}
+
+/// [`amm_rows`]'s rows 0 to 23 (those below `$k` run).
+#[cfg(all(target_arch = "x86_64", pf_avx512))]
+macro_rules! amm_rows {
+    ($p:ident, $a:ident, $b:ident, $m:ident, $zero:ident, $k:ident; $($i:literal)*) => {
+        $(
+            amm_row!($p, $a, $b, $m, $zero, $k; $i;
+                0 1 2 3 4 5 6 7 8 9 10 11 12 13 14 15 16 17 18 19 20 21 22 23);
+        )*
+    };
+}
+
+/// [`amm_rows`]'s body, for the loops that must have it in place (a
+/// call would pass the operands and the result through memory and
+/// cost a third of the multiplication).
+#[cfg(all(target_arch = "x86_64", pf_avx512))]
+macro_rules! amm_rows_body {
+    ($a:expr, $b:expr, $m:expr, $double:expr, $k:ident) => {{
+        let (a, b, m, double): (&Lanes<$k>, &Lanes<$k>, &Modulus<$k>, V) =
+            ($a, $b, $m, $double);
+        let zero = zero_v();
+        let mut p = [zero; POSITIONS];
+        amm_rows!(p, a, b, m, zero, $k;
+            0 1 2 3 4 5 6 7 8 9 10 11 12 13 14 15 16 17 18 19 20 21 22 23);
+        let mask = set1(MASK as i64);
+        let mut carry = zero;
+        let out: Lanes<$k> = std::array::from_fn(|j| {
+            let v = add64(sllv64(p[$k + j], double), carry);
+            carry = srli64::<52>(v);
+            and(v, mask)
+        });
+        // `p` is not wiped here: it lives in registers (a wipe would
+        // put it in memory, and cost more than the multiplication);
+        // what the register allocator spills stays on the stack, which
+        // the search wipes (`secure::with_wiped_stack`).
+        out
+    }};
+}
+
 #[cfg(all(target_arch = "x86_64", pf_avx512))]
 mod imp {
     use super::*;
     use zeroize::Zeroize;
 
-    const MASK: u64 = (1 << 52) - 1;
+    use std::arch::x86_64::{
+        __m512i as V, _mm512_add_epi64 as add64, _mm512_and_si512 as and,
+        _mm512_andnot_si512 as andnot, _mm512_loadu_si512 as loadu,
+        _mm512_madd52hi_epu64 as madd52hi, _mm512_madd52lo_epu64 as madd52lo,
+        _mm512_or_si512 as or, _mm512_set1_epi64 as set1, _mm512_setzero_si512 as zero_v,
+        _mm512_sllv_epi64 as sllv64, _mm512_srli_epi64 as srli64, _mm512_srlv_epi64 as srlv64,
+        _mm512_storeu_si512 as storeu, _mm512_sub_epi64 as sub64, _mm512_xor_si512 as xor,
+    };
 
-    /// Exponent bits per window.
-    const WINDOW: usize = 4;
+    /// Lanes of a register.
+    const W: usize = LANES;
 
-    /// A number per lane: register j holds digit j (52 bits) of each.
-    type Lanes<const K: usize> = [__m512i; K];
-
-    /// The modulus every lane shares: n's digits and −n⁻¹ mod 2^52,
-    /// broadcast.
-    struct Modulus<const K: usize> {
-        n: Lanes<K>,
-        k0: __m512i,
-    }
-
-    /// Writes zeros over `x` where the compiler cannot drop the stores.
-    fn wipe<T>(x: &mut T) {
-        // SAFETY: `x` is plain data (vectors and integers) whose bytes are
-        // overwritten in place; it is read again only as zeros.
-        let bytes = unsafe {
-            std::slice::from_raw_parts_mut((x as *mut T).cast::<u8>(), std::mem::size_of::<T>())
-        };
-        bytes.zeroize();
-    }
-
-    /// The same K digits (of limbs `x`, below 2^(52k)) in every lane.
-    #[target_feature(enable = "avx512f")]
-    fn broadcast<const K: usize>(x: &[u64]) -> Lanes<K> {
-        let mut d = [0u64; 160];
-        crate::arith::ifma::digits_into(x, K, &mut d);
-        let v = std::array::from_fn(|j| _mm512_set1_epi64(d[j] as i64));
-        d.zeroize();
-        v
-    }
-
-    /// Lane l holds the digits of `xs[l]` (`xs[0]` where l ≥ xs.len()).
-    #[target_feature(enable = "avx512f")]
-    fn spread<const K: usize>(xs: &[&[u64]]) -> Lanes<K> {
-        let mut v = [_mm512_setzero_si512(); K];
-        spread_into(xs, &mut v);
-        v
-    }
-
-    /// [`spread`] into `out`, as many digits as it is long.
-    #[target_feature(enable = "avx512f")]
-    fn spread_into(xs: &[&[u64]], out: &mut [__m512i]) {
-        let k = out.len();
-        let mut d = [[0u64; 160]; LANES];
-        for (l, dl) in d.iter_mut().enumerate() {
-            crate::arith::ifma::digits_into(xs[if l < xs.len() { l } else { 0 }], k, dl);
-        }
-        for (j, o) in out.iter_mut().enumerate() {
-            let mut col: [u64; LANES] = std::array::from_fn(|l| d[l][j]);
-            // SAFETY: reads the eight words of `col`, unaligned.
-            *o = unsafe { _mm512_loadu_si512(col.as_ptr().cast()) };
-            col.zeroize();
-        }
-        for dl in d.iter_mut() {
-            dl.zeroize();
-        }
-    }
-
-    /// −n_l⁻¹ mod 2^52 in lane l for each n of `ns` (`ns[0]`'s where l ≥
-    /// ns.len()): the Montgomery factor of the Fermat lanes.
-    #[target_feature(enable = "avx512f")]
-    fn lane_k0s(ns: &[&[u64]]) -> __m512i {
-        let mut k0s = [0u64; LANES];
-        for (l, k0) in k0s.iter_mut().enumerate() {
-            let n = ns[if l < ns.len() { l } else { 0 }];
-            *k0 = crate::arith::inverse_mod_2_64(n[0]).wrapping_neg() & MASK;
-        }
-        // SAFETY: eight words, read unaligned.
-        let v = unsafe { _mm512_loadu_si512(k0s.as_ptr().cast()) };
-        k0s.zeroize();
-        v
-    }
-
+    include!("lanes/kernel.rs");
     /// The Fermat lanes' exponents n − 1 by 64-bit words into `words`
     /// (register i holds word i of each lane's n − 1, `ns[0]`'s where l ≥
     /// ns.len()), as many as the numbers have limbs (bit 0 of n − 1 is 0:
     /// the last step never doubles).
-    #[target_feature(enable = "avx512f")]
+    #[target_feature(enable = "avx512f,avx512ifma,avx512vl")]
     fn exponent_words(ns: &[&[u64]], words: &mut [__m512i]) {
         let mut w = [0u64; LANES];
         for (i, reg) in words.iter_mut().enumerate().take(ns[0].len()) {
@@ -445,67 +627,6 @@ mod imp {
             *reg = unsafe { _mm512_loadu_si512(w.as_ptr().cast()) };
         }
         w.zeroize();
-    }
-
-    /// The rows of [`amm_rows`] (see there), written out: `$p` the
-    /// accumulator, `$a`, `$b` the operands, `$m` the modulus, `$k` the
-    /// digit count; row `$i` over the digits `$j`.
-    macro_rules! amm_row {
-        ($p:ident, $a:ident, $b:ident, $m:ident, $zero:ident, $k:ident; $i:literal; $($j:literal)*) => {
-            if $i < $k {
-                let bi = $b[$i];
-                $(
-                    if $j < $k {
-                        $p[$i + $j] = _mm512_madd52lo_epu64($p[$i + $j], bi, $a[$j]);
-                        $p[$i + $j + 1] = _mm512_madd52hi_epu64($p[$i + $j + 1], bi, $a[$j]);
-                    }
-                )*
-                let q = _mm512_madd52lo_epu64($zero, $p[$i], $m.k0);
-                $(
-                    if $j < $k {
-                        $p[$i + $j] = _mm512_madd52lo_epu64($p[$i + $j], q, $m.n[$j]);
-                        $p[$i + $j + 1] = _mm512_madd52hi_epu64($p[$i + $j + 1], q, $m.n[$j]);
-                    }
-                )*
-                $p[$i + 1] = _mm512_add_epi64($p[$i + 1], _mm512_srli_epi64::<52>($p[$i]));
-            }
-        };
-    }
-
-    /// [`amm_rows`]'s rows 0 to 23 (those below `$k` run).
-    macro_rules! amm_rows {
-        ($p:ident, $a:ident, $b:ident, $m:ident, $zero:ident, $k:ident; $($i:literal)*) => {
-            $(
-                amm_row!($p, $a, $b, $m, $zero, $k; $i;
-                    0 1 2 3 4 5 6 7 8 9 10 11 12 13 14 15 16 17 18 19 20 21 22 23);
-            )*
-        };
-    }
-
-    /// [`amm_rows`]'s body, for the loops that must have it in place (a
-    /// call would pass the operands and the result through memory and
-    /// cost a third of the multiplication).
-    macro_rules! amm_rows_body {
-        ($a:expr, $b:expr, $m:expr, $double:expr, $k:ident) => {{
-            let (a, b, m, double): (&Lanes<$k>, &Lanes<$k>, &Modulus<$k>, __m512i) =
-                ($a, $b, $m, $double);
-            let zero = _mm512_setzero_si512();
-            let mut p = [zero; POSITIONS];
-            amm_rows!(p, a, b, m, zero, $k;
-                0 1 2 3 4 5 6 7 8 9 10 11 12 13 14 15 16 17 18 19 20 21 22 23);
-            let mask = _mm512_set1_epi64(MASK as i64);
-            let mut carry = zero;
-            let out: Lanes<$k> = std::array::from_fn(|j| {
-                let v = _mm512_add_epi64(_mm512_sllv_epi64(p[$k + j], double), carry);
-                carry = _mm512_srli_epi64::<52>(v);
-                _mm512_and_si512(v, mask)
-            });
-            // `p` is not wiped here: it lives in registers (a wipe would
-            // put it in memory, and cost more than the multiplication);
-            // what the register allocator spills stays on the stack, which
-            // the search wipes (`secure::with_wiped_stack`).
-            out
-        }};
     }
 
     /// The Fermat lanes' loop over the exponent n − 1 (`$words`: word i of
@@ -534,33 +655,9 @@ mod imp {
         }};
     }
 
-    /// Positions of [`amm_rows`]'s accumulator: 2k + 1 for k up to 24.
-    const POSITIONS: usize = 49;
-
-    /// a·b·R⁻¹ mod n in every lane (each lane its own n, or all one n;
-    /// R = 2^(52K)), doubled in the lanes where `double` is 1 (0
-    /// elsewhere), for digits below 2^52 and a·b < 4n·4n with R ≥ 16n, or
-    /// a, b < 2n with R ≥ 8n: below 2n before the doubling, its digits
-    /// normalised. Row by row (operand scanning, the reduction
-    /// interleaved): row i adds b_i·a at positions i.. and then q·n with q
-    /// = p_i·(−n⁻¹) mod 2^52, which clears position i's low 52 bits, whose
-    /// carry moves to position i + 1. The rows are written out (the
-    /// positions are constants), so that the accumulator's live positions
-    /// stay in registers: one multiply-add per eight digit products, no
-    /// shuffle. Each position stays below 4K·2^52 + 2^12 < 2^59.
-    #[target_feature(enable = "avx512f,avx512ifma")]
-    fn amm_rows<const K: usize>(
-        a: &Lanes<K>,
-        b: &Lanes<K>,
-        m: &Modulus<K>,
-        double: __m512i,
-    ) -> Lanes<K> {
-        amm_rows_body!(a, b, m, double, K)
-    }
-
     /// [`super::fermat_base2_secret`] for numbers of K digits and `bits`
     /// bits.
-    #[target_feature(enable = "avx512f,avx512ifma")]
+    #[target_feature(enable = "avx512f,avx512ifma,avx512vl")]
     pub(super) fn fermat<const K: usize>(
         ns: &[&[u64]],
         rs: &[&[u64]],
@@ -723,7 +820,7 @@ mod imp {
     /// eight, 0 in the last block of R8 rows), so one function serves
     /// every k of a residue. Positions and indices are constants or loop
     /// counters over k: nothing depends on the numbers.
-    #[target_feature(enable = "avx512f,avx512ifma")]
+    #[target_feature(enable = "avx512f,avx512ifma,avx512vl")]
     fn sqr_banded<const R8: usize>(
         k: usize,
         x: &mut [__m512i; PADDED],
@@ -768,7 +865,7 @@ mod imp {
     /// 26 to [`BANDED_MAX`], k mod 8 = R8) and `bits` bits, by
     /// [`sqr_banded`]; operands, accumulator and exponent in memory, all
     /// wiped at the end.
-    #[target_feature(enable = "avx512f,avx512ifma")]
+    #[target_feature(enable = "avx512f,avx512ifma,avx512vl")]
     pub(super) fn fermat_banded<const R8: usize>(
         k: usize,
         ns: &[&[u64]],
@@ -805,7 +902,7 @@ mod imp {
     /// `one` and `n`; at most [`PADDED`]) is the Montgomery form of
     /// 2^(n − 1), which is 1 exactly where x is R mod n (`one`) or R mod
     /// n + n.
-    #[target_feature(enable = "avx512f")]
+    #[target_feature(enable = "avx512f,avx512ifma,avx512vl")]
     fn fermat_verdict(x: &[__m512i], one: &[__m512i], n: &[__m512i]) -> [u64; LANES] {
         let mut plus_n = [_mm512_setzero_si512(); PADDED];
         let plus_n_k = &mut plus_n[..x.len()];
@@ -824,48 +921,10 @@ mod imp {
         out
     }
 
-    /// x mod n in every lane, for x < 2n: x − n where that does not
-    /// borrow, else x, chosen by masks.
-    #[target_feature(enable = "avx512f")]
-    fn reduced<const K: usize>(x: &Lanes<K>, m: &Modulus<K>) -> Lanes<K> {
-        let zero = _mm512_setzero_si512();
-        let mask = _mm512_set1_epi64(MASK as i64);
-        let mut diff = [zero; K];
-        let mut borrow = zero;
-        for j in 0..K {
-            let v = _mm512_sub_epi64(_mm512_sub_epi64(x[j], m.n[j]), borrow);
-            borrow = _mm512_srli_epi64::<63>(v);
-            diff[j] = _mm512_and_si512(v, mask);
-        }
-        // All ones in the lanes where x < n.
-        let keep = _mm512_sub_epi64(zero, borrow);
-        let out = std::array::from_fn(|j| {
-            _mm512_or_si512(
-                _mm512_and_si512(x[j], keep),
-                _mm512_andnot_si512(keep, diff[j]),
-            )
-        });
-        wipe(&mut diff);
-        out
-    }
-
-    /// 1 in the lanes where x (reduced) equals c, else 0.
-    #[target_feature(enable = "avx512f")]
-    fn equal(x: &[__m512i], c: &[__m512i]) -> __m512i {
-        let zero = _mm512_setzero_si512();
-        let mut acc = zero;
-        for (xj, cj) in x.iter().zip(c) {
-            acc = _mm512_or_si512(acc, _mm512_xor_si512(*xj, *cj));
-        }
-        // (acc | −acc) has its top bit set unless acc = 0.
-        let nonzero = _mm512_srli_epi64::<63>(_mm512_or_si512(acc, _mm512_sub_epi64(zero, acc)));
-        _mm512_xor_si512(nonzero, _mm512_set1_epi64(1))
-    }
-
     /// [`super::no_factor`]: the dot products with two accumulators per
     /// half, so that consecutive digits' multiply-adds do not wait on each
     /// other. The remainders stay in registers.
-    #[target_feature(enable = "avx512f,avx512dq,avx512ifma")]
+    #[target_feature(enable = "avx512f,avx512dq,avx512ifma,avx512vl")]
     pub(super) fn no_factor(
         x: &[u64],
         groups: &[u64],
@@ -937,119 +996,30 @@ mod imp {
         }
         Some(true)
     }
+}
 
-    /// [`super::mr_rounds_secret`] for n of K digits.
-    #[target_feature(enable = "avx512f,avx512ifma")]
-    pub(super) fn rounds<const K: usize>(
-        n: &[u64],
-        bases: &[&[u64]],
-        r_mod_n: &[u64],
-        r2_mod_n: &[u64],
-        stop: &AtomicBool,
-    ) -> Option<[u64; LANES]> {
-        use crate::gmp::sec::MAX_S;
-        let len = n.len();
-        let bits = 64 * len - n[len - 1].leading_zeros() as usize;
-        let s = (n[0] ^ 1).trailing_zeros();
-        // As `arith::ifma::mr_rounds`: the exponent is n − 1 shifted up by
-        // t ≡ −s (mod 4), so that base^d·R comes right after the product of
-        // the window at whose foot bit s + t lies and each squaring below
-        // gives the next base^(d·2^j)·R; no squarings after the loop, whose
-        // length (bits + 3) does not depend on s.
-        let t = (4 - (s & 3)) & 3;
-        let mut d = [0u64; 21];
-        crate::arith::ifma::shifted_minus_one_into(n, t, &mut d[..=len]);
-        let watch_below = MAX_S as usize + 4;
-        let mut minus_one = [0u64; 20];
-        crate::arith::ifma::minus_one_into(n, r_mod_n, &mut minus_one[..len]);
-        let mut m = Modulus::<K> {
-            n: broadcast::<K>(n),
-            k0: _mm512_set1_epi64(
-                (crate::arith::inverse_mod_2_64(n[0]).wrapping_neg() & MASK) as i64,
-            ),
-        };
-        let mut one = broadcast::<K>(r_mod_n);
-        let mut minus = broadcast::<K>(&minus_one[..len]);
-        let mut r2 = broadcast::<K>(r2_mod_n);
-        let mut b = spread::<K>(bases);
-        // The table of base^0 … base^15 in Montgomery form, all below 2n.
-        let mut table = [one; 1 << WINDOW];
-        let zero = _mm512_setzero_si512();
-        table[1] = amm_rows(&b, &r2, &m, zero);
-        for e in 2..1 << WINDOW {
-            table[e] = amm_rows(&table[e - 1], &table[1], &m, zero);
-        }
-        let mut x = one;
-        let mut power = one;
-        let mut c = one;
-        let mut pass = _mm512_setzero_si512();
-        let watch = |x: &Lanes<K>, i: usize, c: &mut Lanes<K>, pass: &mut __m512i| {
-            let (first, rest) = crate::arith::ifma::folded_round_masks(i, s, t);
-            *c = reduced(x, &m);
-            let is_minus = equal(c, &minus);
-            let hit = _mm512_or_si512(
-                _mm512_and_si512(
-                    _mm512_or_si512(equal(c, &one), is_minus),
-                    _mm512_set1_epi64(first as i64),
-                ),
-                _mm512_and_si512(is_minus, _mm512_set1_epi64(rest as i64)),
-            );
-            *pass = _mm512_or_si512(*pass, hit);
-        };
-        let mut stopped = false;
-        let windows = (bits + 3).div_ceil(WINDOW);
-        for w in (0..windows).rev() {
-            if w % (64 / WINDOW) == 0 && stop.load(Ordering::Relaxed) {
-                crate::work::given_up((windows - 1 - w) as u64, windows as u64);
-                stopped = true;
-                break;
-            }
-            let bit = w * WINDOW;
-            for j in 1..=WINDOW {
-                x = amm_rows_body!(&x, &x, &m, zero, K);
-                // The last squaring's power is watched after the product.
-                let at = bit + WINDOW - j;
-                if j < WINDOW && at < watch_below {
-                    watch(&x, at, &mut c, &mut pass);
-                }
-            }
-            let idx = (d[bit / 64] >> (bit % 64)) & ((1 << WINDOW) - 1);
-            power = [_mm512_setzero_si512(); K];
-            for (e, entry) in table.iter().enumerate() {
-                let y = e as u64 ^ idx;
-                // All ones when e = idx.
-                let sel = std::hint::black_box(((y | y.wrapping_neg()) >> 63) ^ 1).wrapping_neg();
-                let sel = _mm512_set1_epi64(sel as i64);
-                for (pj, ej) in power.iter_mut().zip(entry) {
-                    *pj = _mm512_or_si512(*pj, _mm512_and_si512(*ej, sel));
-                }
-            }
-            x = amm_rows(&x, &power, &m, zero);
-            if bit < watch_below {
-                watch(&x, bit, &mut c, &mut pass);
-            }
-        }
-        let mut verdict = None;
-        if !stopped {
-            let mut out = [0u64; LANES];
-            // SAFETY: writes the eight words of `out`, unaligned.
-            unsafe { _mm512_storeu_si512(out.as_mut_ptr().cast(), pass) };
-            verdict = Some(out);
-        }
-        wipe(&mut c);
-        wipe(&mut pass);
-        wipe(&mut x);
-        wipe(&mut power);
-        wipe(&mut table);
-        wipe(&mut b);
-        wipe(&mut one);
-        wipe(&mut minus);
-        wipe(&mut r2);
-        wipe(&mut m.n);
-        d.zeroize();
-        minus_one.zeroize();
-        verdict
-    }
+/// [`exps_secret`] in the four lanes of 256-bit registers (AVX-512 VL):
+/// the same code as `imp`'s, for groups of up to four. A CPU may issue
+/// more 256-bit multiply-adds than 512-bit ones per cycle: on the Intel
+/// Xeon of the measurements four 1024-bit lanes cost 0.76 of eight, four
+/// 512-bit lanes as much as eight.
+#[cfg(all(target_arch = "x86_64", pf_avx512))]
+mod imp4 {
+    use super::*;
+    use std::arch::x86_64::{
+        __m256i as V, _mm256_add_epi64 as add64, _mm256_and_si256 as and,
+        _mm256_andnot_si256 as andnot, _mm256_loadu_si256 as loadu,
+        _mm256_madd52hi_epu64 as madd52hi, _mm256_madd52lo_epu64 as madd52lo,
+        _mm256_or_si256 as or, _mm256_set1_epi64x as set1, _mm256_setzero_si256 as zero_v,
+        _mm256_sllv_epi64 as sllv64, _mm256_srli_epi64 as srli64, _mm256_srlv_epi64 as srlv64,
+        _mm256_storeu_si256 as storeu, _mm256_sub_epi64 as sub64, _mm256_xor_si256 as xor,
+    };
+    use zeroize::Zeroize;
+
+    /// Lanes of a register.
+    const W: usize = 4;
+
+    include!("lanes/kernel.rs");
 }
 
 #[cfg(test)]
@@ -1146,6 +1116,210 @@ mod tests {
         }
         // Both verdicts were seen many times.
         assert!(checked[0] > 50 && checked[1] > 100, "{checked:?}");
+    }
+
+    /// A mixed group of `count` lanes for [`exps_secret`]: moduli of
+    /// `bits` bits (primes, some with a large v2(p − 1), and odd
+    /// composites), each lane a round with a random base or, where
+    /// `power(l)`, a power of a random base to a random exponent of up to
+    /// n's bits. Per lane (n, base, exponent or `None`).
+    type Mixed = Vec<(Integer, Integer, Option<Integer>)>;
+
+    fn mixed(
+        bits: u32,
+        count: usize,
+        power: impl Fn(usize) -> bool,
+        rng: &mut ChaCha20Rng,
+        walk: &mut Integer,
+    ) -> Mixed {
+        let top = Integer::from(Integer::ONE << (bits - 1));
+        (0..count)
+            .map(|l| {
+                let n = match (l + bits as usize) % 3 {
+                    0 => (random(bits - 1, rng) | &top).next_prime(),
+                    1 => prime_with_s(walk, bits, [2, 33, 62, 63][l % 4]),
+                    _ => random(bits - 1, rng) | &top | 1u32,
+                };
+                let width = Integer::from(&n - 3u32);
+                let base = (random(bits, rng) % &width) + 2u32;
+                let e = power(l).then(|| random(bits, rng) % &n);
+                (n, base, e)
+            })
+            .collect()
+    }
+
+    /// A [`Mixed`] group's inputs as limbs, R and R² mod each n.
+    struct Inputs {
+        ns: Vec<Vec<u64>>,
+        rr: Vec<(Vec<u64>, Vec<u64>)>,
+        bases: Vec<Vec<u64>>,
+        exps: Vec<Option<Vec<u64>>>,
+    }
+
+    fn inputs(group: &Mixed) -> Inputs {
+        let len = group[0].0.as_limbs().len();
+        let pad = |x: &Integer| {
+            let mut v = x.as_limbs().to_vec();
+            v.resize(len, 0);
+            v
+        };
+        Inputs {
+            ns: group
+                .iter()
+                .map(|(n, _, _)| n.as_limbs().to_vec())
+                .collect(),
+            rr: group.iter().map(|(n, _, _)| r_and_r2(n)).collect(),
+            bases: group.iter().map(|(_, b, _)| pad(b)).collect(),
+            exps: group.iter().map(|(_, _, e)| e.as_ref().map(pad)).collect(),
+        }
+    }
+
+    /// [`exps_secret`] on prepared inputs: the verdicts and the powers'
+    /// limbs.
+    fn run_inputs(x: &Inputs, stop: &AtomicBool) -> Option<([u64; LANES], Vec<Vec<u64>>)> {
+        let len = x.ns[0].len();
+        let lanes: Vec<LaneExp<'_>> = (0..x.ns.len())
+            .map(|l| LaneExp {
+                n: &x.ns[l],
+                r: &x.rr[l].0,
+                r2: &x.rr[l].1,
+                base: &x.bases[l],
+                power: x.exps[l].as_deref(),
+            })
+            .collect();
+        let mut outs: Vec<Vec<u64>> = x.exps.iter().flatten().map(|_| vec![7u64; len]).collect();
+        let mut refs: Vec<&mut [u64]> = outs.iter_mut().map(|o| &mut o[..]).collect();
+        let v = exps_secret(&lanes, &mut refs, stop)?;
+        Some((v, outs))
+    }
+
+    /// [`exps_secret`] on `group`: the verdicts and the powers.
+    fn run_mixed(group: &Mixed, stop: &AtomicBool) -> Option<([u64; LANES], Vec<Integer>)> {
+        let (v, outs) = run_inputs(&inputs(group), stop)?;
+        let powers = outs
+            .iter()
+            .map(|o| Integer::from_digits(o, rug::integer::Order::Lsf))
+            .collect();
+        Some((v, powers))
+    }
+
+    /// Groups of one to eight lanes (four or fewer in 256-bit registers),
+    /// each lane its own modulus: every round gives the textbook verdict
+    /// and every power mpz_powm's value, at every size taken.
+    #[test]
+    fn mixed_lanes_agree_with_the_textbook_round_and_powm() {
+        if !crate::arith::ifma::available() {
+            crate::capability::skip(
+                "ifma",
+                "no AVX-512 IFMA on this CPU: the mixed lanes are not exercised",
+            );
+            return;
+        }
+        let never = AtomicBool::new(false);
+        let mut rng = ChaCha20Rng::seed_from_u64(0x6d69_7865);
+        let mut walk = Integer::from(0x243f_6a88u32);
+        let mut seen = [0usize; 3];
+        for bits in [256u32, 300, 512, 640, 1000, 1024, 1245] {
+            for count in 1..=LANES {
+                for pattern in [0usize, 0b1010_0101, 0b1100_0000, 0xff] {
+                    let group = mixed(bits, count, |l| pattern >> l & 1 == 1, &mut rng, &mut walk);
+                    let (v, powers) = run_mixed(&group, &never).expect("taken");
+                    let mut powers = powers.into_iter();
+                    for (l, (n, base, e)) in group.iter().enumerate() {
+                        match e {
+                            None => {
+                                let want = reference(n, base) as u64;
+                                assert_eq!(v[l], want, "{bits} bits, lane {l} of {count}: {n:#x}");
+                                seen[want as usize] += 1;
+                            }
+                            Some(e) => {
+                                assert_eq!(v[l], 0);
+                                let want = base.clone().pow_mod(e, n).unwrap();
+                                assert_eq!(powers.next(), Some(want), "{bits} bits, lane {l}");
+                                seen[2] += 1;
+                            }
+                        }
+                    }
+                    assert!(v[count..].iter().all(|&x| x == 0));
+                }
+            }
+        }
+        assert!(seen.iter().all(|&c| c > 100), "{seen:?}");
+    }
+
+    /// Groups [`exps_secret`] declines: moduli of two limb counts, an even
+    /// modulus, a power's exponent longer than its modulus, outputs that
+    /// do not match the powers, nine lanes.
+    #[test]
+    fn mixed_lanes_decline_what_they_do_not_take() {
+        if !crate::arith::ifma::available() {
+            crate::capability::skip(
+                "ifma",
+                "no AVX-512 IFMA on this CPU: the mixed lanes are not exercised",
+            );
+            return;
+        }
+        let never = AtomicBool::new(false);
+        let mut rng = ChaCha20Rng::seed_from_u64(7);
+        let mut walk = Integer::from(99u32);
+        let ok = mixed(512, 3, |l| l == 2, &mut rng, &mut walk);
+        assert!(run_mixed(&ok, &never).is_some());
+        let mut two_sizes = ok.clone();
+        two_sizes[1] = mixed(600, 1, |_| false, &mut rng, &mut walk).remove(0);
+        assert!(run_mixed(&two_sizes, &never).is_none());
+        let mut even = ok.clone();
+        even[0].0 += 1u32;
+        assert!(run_mixed(&even, &never).is_none());
+        // Moduli of 500 bits; the power's exponent of 506, in their limbs.
+        let mut long = mixed(500, 3, |l| l == 2, &mut rng, &mut walk);
+        assert!(run_mixed(&long, &never).is_some());
+        long[2].2 = Some(Integer::from(Integer::ONE << 505u32));
+        assert!(run_mixed(&long, &never).is_none());
+        let nine = mixed(512, 9, |_| false, &mut rng, &mut walk);
+        assert!(run_mixed(&nine, &never).is_none());
+        // One power but no output for it.
+        let (n, b) = (ok[0].0.as_limbs(), ok[0].1.as_limbs());
+        let (r, r2) = r_and_r2(&ok[0].0);
+        let lane = LaneExp {
+            n,
+            r: &r,
+            r2: &r2,
+            base: b,
+            power: Some(b),
+        };
+        assert!(exps_secret(&[lane], &mut [], &never).is_none());
+    }
+
+    /// A mixed group takes one path whatever its secrets: three groups of
+    /// one shape (four lanes, then eight: rounds and powers in the same
+    /// lanes, moduli of one size) with different moduli, bases, exponents
+    /// and v2(n − 1), single-stepped (a branch or index on a lane's
+    /// window, s, exponent or value would change the path).
+    #[cfg(all(target_os = "linux", target_arch = "x86_64"))]
+    #[test]
+    fn mixed_lanes_take_one_path_for_every_group() {
+        use crate::arith::ifma::tests::{assert_one_path, traces_of};
+        if !crate::arith::ifma::available() {
+            crate::capability::skip(
+                "ifma",
+                "no AVX-512 IFMA on this CPU: the mixed lanes' path is not checked",
+            );
+            return;
+        }
+        let never = AtomicBool::new(false);
+        let mut rng = ChaCha20Rng::seed_from_u64(0x7061_7468);
+        let mut walk = Integer::from(0x1319_8a2eu32);
+        for count in [4usize, 8] {
+            let groups: Vec<Inputs> = (0..3)
+                .map(|_| inputs(&mixed(256, count, |l| l % 3 == 2, &mut rng, &mut walk)))
+                .collect();
+            let Some(traces) = traces_of(3, &|i| {
+                std::hint::black_box(run_inputs(&groups[i], &never));
+            }) else {
+                return;
+            };
+            assert_one_path(&traces, 50_000, &format!("256 bits, {count} mixed lanes"));
+        }
     }
 
     /// One group by hand: lane 0 the batch 3·5 (two slots), lane 1 the

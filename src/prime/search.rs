@@ -255,7 +255,7 @@ pub(crate) fn mr_round_from_stream(
 /// `MillerRabinBase`), round r's at word r × the block. Drawn from one
 /// stream: the rounds' blocks are consecutive, so the stream reads on
 /// instead of being derived again and set back for each.
-fn mr_bases(
+pub(crate) fn mr_bases(
     seed: &Seed,
     index: u64,
     rounds: std::ops::Range<u32>,
@@ -1246,6 +1246,13 @@ impl<'g, 'o> Generation<'g, 'o> {
         self.stats
     }
 
+    /// Takes `n` primes back from the progress's count: candidates a
+    /// search found that are not primes of the answer yet (their
+    /// confirmation rounds run after it, `rsa::confirm`).
+    pub(crate) fn withdraw_found(&mut self, n: usize) {
+        self.primes_found = self.primes_found.saturating_sub(n);
+    }
+
     /// Finds the `count` lowest-numbered primes of `source`'s candidate
     /// sequence, numbering from `first_index`, one worker per pool thread.
     /// The result does not depend on the thread count (see the module
@@ -1303,8 +1310,10 @@ impl<'g, 'o> Generation<'g, 'o> {
     }
 
     /// Runs `jobs` on the generation's workers — in parallel when there
-    /// are several, never on the calling thread — each wiping the stack
-    /// below it when done, adds the work each job counted to the counters and
+    /// are several, on the calling thread only where it is a worker itself
+    /// on its private stack ([`Workers::WithCaller`], which is wiped as a
+    /// whole afterwards), a pool thread wiping the stack below each job
+    /// when done —, adds the work each job counted to the counters and
     /// the `found` primes to the progress, and reports progress once on
     /// the calling thread (which may cancel). For work too short to be
     /// worth the engine's hand-offs between the caller and the workers
@@ -1334,9 +1343,33 @@ impl<'g, 'o> Generation<'g, 'o> {
             std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| match self.workers {
                 // The calling thread only waits, registers cleared.
                 Workers::Pool(pool) => crate::secure::signals::released(|| on_pool(pool, jobs)),
-                // On its private stack the calling thread waits with
-                // signals held (they are let through for the progress
-                // callback only, on its own stack), registers cleared.
+                // The calling thread, on its private stack (wiped as a
+                // whole afterwards), runs the first job and the pool the
+                // others, so that two jobs on two threads take one job's
+                // time; it waits for them with signals held (they are let
+                // through for the progress callback only, on its own
+                // stack), registers cleared. A single job goes to the pool.
+                Workers::WithCaller(pool) if jobs.len() > 1 => {
+                    let mut theirs = jobs;
+                    let first = theirs.remove(0);
+                    let mut others = None;
+                    let mut mine = None;
+                    crate::secure::clear_before_kernel();
+                    pool.in_place_scope(|scope| {
+                        let others = &mut others;
+                        scope.spawn(move |_| {
+                            *others = Some(
+                                theirs
+                                    .into_par_iter()
+                                    .map(|job| crate::secure::with_wiped_stack(|| run(job)))
+                                    .collect::<Vec<_>>(),
+                            );
+                        });
+                        mine = Some(run(first));
+                        crate::secure::clear_before_kernel();
+                    });
+                    mine.into_iter().chain(others.unwrap_or_default()).collect()
+                }
                 Workers::WithCaller(pool) => {
                     crate::secure::clear_before_kernel();
                     on_pool(pool, jobs)

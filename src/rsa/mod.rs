@@ -20,6 +20,7 @@
 
 mod assembly;
 pub mod check;
+mod confirm;
 mod ct;
 mod import;
 mod key;
@@ -38,7 +39,7 @@ use crate::prime::fermat::{fermat_base2_secret_lanes_or_stop, fermat_base2_secre
 use crate::prime::mr::rsa_rounds;
 use crate::prime::mr::MrCandidate;
 use crate::prime::search::{
-    mr_round_from_stream, mr_rounds_from_stream, CandidateSource, Generation, Verdict,
+    mr_round_from_stream, mr_rounds_from_stream, CandidateSource, Found, Generation, Verdict,
 };
 use crate::prime::small::{rsa_trial_bound, TrialTable};
 use crate::prime::stream::{
@@ -394,6 +395,9 @@ struct RsaSource {
     rounds_at_once: u32,
     /// The candidates' streams sixteen at a time, where the lanes apply.
     batches: Option<StreamBatches>,
+    /// Only the first test: the confirmation rounds run after the search
+    /// (`confirm`).
+    first_only: bool,
 }
 
 impl RsaSource {
@@ -406,6 +410,7 @@ impl RsaSource {
         let batches = StreamBatches::new(Purpose::RsaCandidate, range_words(&width));
         RsaSource {
             batches,
+            first_only: false,
             lo,
             width,
             side: SideCondition::new(e),
@@ -424,6 +429,18 @@ impl RsaSource {
                 }
                 at_once
             },
+        }
+    }
+}
+
+impl RsaSource {
+    /// [`RsaSource::new`] whose search stops at the first test: it finds
+    /// the lowest-numbered candidates that pass the base-2 Fermat test,
+    /// whose confirmation rounds [`confirm::confirm`] runs.
+    fn first_tests(k: u32, u: u32, e: u64, bits: u32) -> RsaSource {
+        RsaSource {
+            first_only: true,
+            ..RsaSource::new(k, u, e, bits)
         }
     }
 }
@@ -454,9 +471,14 @@ impl CandidateSource for RsaSource {
     fn recycle(&self, cand: MrCandidate, scratch: &mut Integer) {
         *scratch = cand.n;
     }
-    /// The base-2 filter plus the FIPS 186-5 Miller–Rabin rounds.
+    /// The base-2 filter plus the FIPS 186-5 Miller–Rabin rounds (the
+    /// filter alone for [`RsaSource::first_tests`]).
     fn rounds(&self) -> u32 {
-        self.rounds + 1
+        if self.first_only {
+            1
+        } else {
+            self.rounds + 1
+        }
     }
     /// Round 0 is the constant-time base-2 Fermat filter
     /// ([`fermat_base2_secret_or_stop`], cheaper than a general exponentiation and
@@ -664,6 +686,9 @@ fn generate_inner(
         primes as usize
     };
     let mut generation = Generation::new(workers, seed, opts, needed);
+    if !provable && primes == 2 && sizes[0] == sizes[1] && confirm::applies(sizes[0]) {
+        return generate_pair_in_lanes(bits, e, sizes[0], &mut generation, workers);
+    }
     let mut draw: Draw = if provable {
         Box::new(provable_draw(&sizes, primes, e))
     } else {
@@ -676,7 +701,65 @@ fn generate_inner(
         if assembly::less_than(ps[0].as_limbs(), ps[1].as_limbs()) == 1 {
             ps.swap(0, 1);
         }
-        if let Some(key) = assemble(bits, e, &ps, workers)? {
+        if let Some(key) = assemble(bits, e, &ps, None, workers)? {
+            return Ok((key, generation.stats()));
+        }
+        // A FIPS condition failed (probability far below 2^-90): draw new
+        // primes from the following indices.
+    }
+}
+
+/// [`generate_inner`] for two `k`-bit primes that `confirm` takes: the
+/// search stops at the first test, and the confirmation rounds of both
+/// primes and the pairwise test's CRT powers run together in the lanes
+/// (`confirm::confirm`). The same key as the search with the rounds
+/// inside: a candidate that fails a round is dropped, the other kept,
+/// and the search goes on after the last candidate tested.
+fn generate_pair_in_lanes(
+    bits: u32,
+    e: u64,
+    k: u32,
+    generation: &mut Generation<'_, '_>,
+    workers: &Workers,
+) -> Result<(RsaKey, Stats)> {
+    let rounds = rsa_rounds(k, bits);
+    let mut next = 0u64;
+    let mut kept: Vec<Found> = Vec::with_capacity(2);
+    loop {
+        let found =
+            generation.search(RsaSource::first_tests(k, 2, e, bits), next, 2 - kept.len())?;
+        // Not found until confirmed.
+        generation.withdraw_found(found.len());
+        next = found.last().map_or(next, |f| f.index + 1);
+        kept.extend(found);
+        let [a, b] = &kept[..] else {
+            return Err(Error::Internal);
+        };
+        let indices = [a.index, b.index];
+        let mut ps = [a.prime.clone(), b.prime.clone()];
+        let mut exps = ps
+            .each_ref()
+            .map(|p| inverse_of_e_mod(&minus_one_odd(p), e));
+        let (passed, parts) = confirm::confirm(generation, &ps, indices, rounds, &exps)?;
+        let Some(mut parts) = parts else {
+            // A composite passed the base-2 Fermat test: drop it (and
+            // keep the other where it passed its rounds).
+            let mut i = 0;
+            kept.retain(|_| {
+                i += 1;
+                passed[i - 1]
+            });
+            continue;
+        };
+        kept.clear();
+        // Which prime the search found first is not secret; the order
+        // by size is decided without GMP's early-exit comparison.
+        if assembly::less_than(ps[0].as_limbs(), ps[1].as_limbs()) == 1 {
+            ps.swap(0, 1);
+            exps.swap(0, 1);
+            parts.swap(0, 1);
+        }
+        if let Some(key) = assemble(bits, e, &ps, Some((&exps, &parts)), workers)? {
             return Ok((key, generation.stats()));
         }
         // A FIPS condition failed (probability far below 2^-90): draw new
@@ -749,19 +832,31 @@ fn provable_draw(
 /// Builds the key from its primes on one of the generation's workers (one
 /// hand-off from the calling thread, about 14 µs; none for
 /// [`Workers::Here`]); `None` when a FIPS condition fails.
-fn assemble(bits: u32, e: u64, ps: &[Integer], workers: &Workers) -> Result<Option<RsaKey>> {
+fn assemble(
+    bits: u32,
+    e: u64,
+    ps: &[Integer],
+    done: Done<'_>,
+    workers: &Workers,
+) -> Result<Option<RsaKey>> {
     match workers {
         // The calling thread waits with its registers cleared.
         Workers::Pool(pool) => crate::secure::signals::released(|| {
             pool.install(|| {
-                crate::secure::with_wiped_stack(|| assemble_here(bits, e, ps, Split::InPool))
+                crate::secure::with_wiped_stack(|| assemble_here(bits, e, ps, done, Split::InPool))
             })
         }),
-        Workers::Here => assemble_here(bits, e, ps, Split::No),
+        Workers::Here => assemble_here(bits, e, ps, done, Split::No),
         // On the caller's private stack, its other half on the pool.
-        Workers::WithCaller(pool) => assemble_here(bits, e, ps, Split::With(pool)),
+        Workers::WithCaller(pool) => assemble_here(bits, e, ps, done, Split::With(pool)),
     }
 }
+
+/// The CRT exponents e⁻¹ mod (r_i − 1) and the pairwise test's CRT parts
+/// 2^(d_i) mod r_i of two primes, where `confirm` computed them with the
+/// primes' rounds (in the primes' order); `None` where [`assemble_here`]
+/// computes them.
+type Done<'a> = Option<(&'a [Integer; 2], &'a [Integer; 2])>;
 
 /// Whether [`assemble_here`] splits its work in two, and how.
 enum Split<'p> {
@@ -782,7 +877,13 @@ enum Split<'p> {
 /// pairwise test's first CRT exponentiation on one worker, the other CRT
 /// exponentiations on the other, so the serial tail after the search is
 /// one constant-time exponentiation long instead of two.
-fn assemble_here(bits: u32, e: u64, ps: &[Integer], split: Split<'_>) -> Result<Option<RsaKey>> {
+fn assemble_here(
+    bits: u32,
+    e: u64,
+    ps: &[Integer],
+    done: Done<'_>,
+    split: Split<'_>,
+) -> Result<Option<RsaKey>> {
     if ps.len() == 2 && !primes_far_apart(&ps[0], &ps[1], bits) {
         return Ok(None);
     }
@@ -803,10 +904,13 @@ fn assemble_here(bits: u32, e: u64, ps: &[Integer], split: Split<'_>) -> Result<
     }
     // CRT exponents d mod (r_i − 1) = e⁻¹ mod (r_i − 1), without inverting
     // modulo a secret (see `inverse_of_e_mod`).
-    let exps: Vec<Integer> = ps
-        .iter()
-        .map(|p| inverse_of_e_mod(&minus_one_odd(p), e))
-        .collect();
+    let exps: Vec<Integer> = match done {
+        Some((exps, _)) => exps.to_vec(),
+        None => ps
+            .iter()
+            .map(|p| inverse_of_e_mod(&minus_one_odd(p), e))
+            .collect(),
+    };
     // The pairwise test's CRT part for prime i: 2^(d_i) mod r_i.
     // `sec::pow_mod`, not `mpz_powm_sec`: GMP's brings the base into
     // Montgomery form through `mpn_invert_limb`'s table, indexed by r_i's
@@ -831,7 +935,11 @@ fn assemble_here(bits: u32, e: u64, ps: &[Integer], split: Split<'_>) -> Result<
             coeffs.push(inv_mod_prime(&prefix, p)?);
             prefix = sec::mul(&prefix, p);
         }
-        let first = if paired { None } else { Some(part(0)?) };
+        let first = if paired || done.is_some() {
+            None
+        } else {
+            Some(part(0)?)
+        };
         Ok((d, coeffs, first))
     };
     let rest = || -> Result<Vec<Integer>> {
@@ -849,11 +957,13 @@ fn assemble_here(bits: u32, e: u64, ps: &[Integer], split: Split<'_>) -> Result<
     if !matches!(split, Split::No) {
         crate::secure::clear_before_kernel();
     }
-    let (side, rest) = match split {
-        Split::InPool => rayon::join(|| wiped(side), || wiped(rest)),
+    let (side, rest) = match (split, done) {
+        // The parts are done: the rest is tens of microseconds, here.
+        (_, Some((_, parts))) => (side(), Ok(parts.to_vec())),
+        (Split::InPool, None) => rayon::join(|| wiped(side), || wiped(rest)),
         // This side on a private stack, which is wiped as a whole at the
         // end; the other on a pool thread, which wipes below it.
-        Split::With(pool) => {
+        (Split::With(pool), None) => {
             let mut other = None;
             let mut mine = None;
             pool.in_place_scope(|s| {
@@ -866,7 +976,7 @@ fn assemble_here(bits: u32, e: u64, ps: &[Integer], split: Split<'_>) -> Result<
             (mine.ok_or(Error::Internal)?, other.ok_or(Error::Internal)?)
         }
         // On a private stack, which is wiped as a whole at the end.
-        Split::No => (side(), rest()),
+        (Split::No, None) => (side(), rest()),
     };
     let (d, coeffs, first) = side?;
     let parts: Vec<Integer> = first.into_iter().chain(rest?).collect();
@@ -1236,6 +1346,114 @@ mod tests {
                     let one = mr_round_from_stream(&seed, 7, r, cand, true, &never);
                     assert_eq!(v.pass, one.pass, "candidate {i}, round {r}");
                     assert_eq!(v.exponentiations, 1);
+                }
+            }
+        }
+    }
+
+    /// Two primes of one size that the lanes take: the search stops at the
+    /// first test and the confirmation rounds run after it, with the
+    /// pairwise test's powers (`confirm`); the key's primes are the two
+    /// lowest-numbered candidates that pass every round, which the search
+    /// with the rounds inside finds, at one and at two threads; the work
+    /// counters count the same exponentiations.
+    #[test]
+    fn a_pairs_rounds_after_the_search_give_the_searchs_primes() {
+        if !crate::arith::ifma::available() {
+            crate::capability::skip(
+                "ifma",
+                "no AVX-512 IFMA on this CPU: the confirmation in lanes is not exercised",
+            );
+            return;
+        }
+        for (bits, seeds) in [(512u32, 0..6u8), (1024, 0..3), (2048, 0..3)] {
+            let k = bits / 2;
+            assert!(confirm::applies(k));
+            for i in seeds {
+                let bytes = [i ^ 0x3c; 32];
+                // The reference: one search with every round inside.
+                let workers = Workers::Here;
+                let mut opts = Options::default();
+                let seed = Seed::from_bytes(&bytes).unwrap();
+                let mut generation = Generation::new(&workers, seed, &mut opts, 2);
+                let found = generation
+                    .search(RsaSource::new(k, 2, 65537, bits), 0, 2)
+                    .unwrap();
+                let mut want: Vec<Integer> = found.into_iter().map(|f| f.prime).collect();
+                want.sort();
+                let reference = generation.stats();
+                for threads in [1u32, 2] {
+                    let mut o = Options {
+                        threads,
+                        seed: Some(&bytes),
+                        ..Options::default()
+                    };
+                    let (key, stats) = generate(bits, 65537, 2, &mut o).unwrap();
+                    let mut got: Vec<Integer> = [key.p(), key.q()]
+                        .iter()
+                        .map(|b| Integer::from_digits(b, rug::integer::Order::Msf))
+                        .collect();
+                    got.sort();
+                    assert_eq!(got, want, "RSA-{bits}, seed {i}, {threads} threads");
+                    if threads == 1 {
+                        assert_eq!(stats.candidates, reference.candidates, "RSA-{bits} {i}");
+                        assert_eq!(
+                            stats.exponentiations, reference.exponentiations,
+                            "RSA-{bits} {i}"
+                        );
+                    }
+                }
+            }
+        }
+    }
+
+    /// `confirm` on a prime and a composite: the prime passes, the
+    /// composite fails, and no powers come back; on two primes, both pass
+    /// and the powers are 2^(d_i) mod r_i; the rounds are counted as
+    /// exponentiations, once each.
+    #[test]
+    fn confirm_drops_a_composite_and_powers_two_primes() {
+        if !crate::arith::ifma::available() {
+            crate::capability::skip(
+                "ifma",
+                "no AVX-512 IFMA on this CPU: the confirmation in lanes is not exercised",
+            );
+            return;
+        }
+        let p = (Integer::from(Integer::ONE << 1023u32) + 0x9e37_79b9u32).next_prime();
+        let q = (Integer::from(Integer::ONE << 1023u32) + 0x7f4a_7c15u64 * 3).next_prime();
+        // A Carmichael-free composite of the same size: p·3 cut to 1024
+        // bits, odd, with v2(c − 1) small.
+        let c = Integer::from(&p * 3u32).keep_bits(1023)
+            | 1u32
+            | Integer::from(Integer::ONE << 1023u32);
+        assert_eq!(c.is_probably_prime(30), rug::integer::IsPrime::No);
+        let e = 65537u64;
+        for (ps, want) in [
+            ([p.clone(), c.clone()], [true, false]),
+            ([c, q.clone()], [false, true]),
+            ([p, q], [true, true]),
+        ] {
+            let exps = ps
+                .each_ref()
+                .map(|x| inverse_of_e_mod(&minus_one_odd(x), e));
+            for workers in [Workers::Here, Workers::pool(2, false).unwrap()] {
+                let mut opts = Options::default();
+                let seed = Seed::from_bytes(&[5u8; 32]).unwrap();
+                let mut generation = Generation::new(&workers, seed, &mut opts, 2);
+                let (passed, powers) =
+                    confirm::confirm(&mut generation, &ps, [3, 8], 5, &exps).unwrap();
+                assert_eq!(passed, want);
+                assert_eq!(generation.stats().exponentiations, 10);
+                match powers {
+                    None => assert_ne!(want, [true, true]),
+                    Some(powers) => {
+                        assert_eq!(want, [true, true]);
+                        for i in 0..2 {
+                            let two = Integer::from(2u32);
+                            assert_eq!(powers[i], two.pow_mod(&exps[i], &ps[i]).unwrap());
+                        }
+                    }
                 }
             }
         }
