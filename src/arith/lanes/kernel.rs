@@ -238,7 +238,7 @@ pub(super) fn exps<const K: usize>(
                 *pj = or(*pj, and(*ej, sel));
             }
         }
-        x = amm_rows(&x, &power, &m, zero);
+        x = amm_rows_body!(&x, &power, &m, zero, K);
         if bit < watch_below {
             watch(&x, bit, &mut c, &mut pass);
         }
