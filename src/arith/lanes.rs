@@ -22,23 +22,30 @@
 //!   runs the same test with the squaring in bands of eight accumulator
 //!   positions (`imp::sqr_banded`): 26 to 158 digits do not fit the
 //!   registers at once.
-//! - [`mr_rounds_secret`]: up to eight Miller–Rabin rounds of one
-//!   candidate (256 to 1245 bits), one per lane, all modulo the same n.
-//!   Every lane raises its base to the same exponent (from n − 1, see
-//!   below), so the windows, their indices and every loop are shared. A
-//!   candidate's confirmation rounds (17 per 256-bit prime of RSA-512, 8
-//!   per 512-bit prime of RSA-1024, 5 per 1024-bit prime of RSA-2048) run
-//!   in one to three passes instead of one by one.
+//! - [`exps_secret`]: up to eight secret exponentiations of 256 to 1245
+//!   bits (RSA-512 to RSA-2048's primes), each lane with its own modulus,
+//!   base and exponent, each a Miller–Rabin round or a power: a two-prime
+//!   key's confirmation rounds and its pairwise test's CRT powers 2^(d_i)
+//!   mod r_i in one pass of eight lanes and one of four (`rsa::confirm`),
+//!   and [`mr_rounds_secret`], up to eight rounds of one candidate (the
+//!   case of one modulus). Its kernel (`lanes/kernel.rs`) is compiled
+//!   twice: for 512-bit registers (`imp`, eight lanes) and for 256-bit
+//!   registers of AVX-512 VL (`imp4`, four lanes, for groups of up to
+//!   four, which cost less than eight lanes on CPUs that issue more
+//!   256-bit multiply-adds per cycle).
 //!
 //! The rounds are constant time as `prime::mr`'s fixed-limb round, with
 //! the squarings folded into the exponentiation as in
-//! `arith::ifma::mr_round_secret`: s by a count of trailing zeros of one
-//! limb, E = (n − 1)·2^t (t ≡ −s mod 4) by shifts, base^E by fixed 4-bit
-//! windows over n's bit count plus 3, each window's power read by scanning
-//! all sixteen table entries with masks; at the last `MAX_S` + 3 positions
-//! x is compared with 1 and −1, counted by masks only where it holds
-//! base^d and base^(d·2^j), j < s. Every loop's length, index and branch
-//! depends on n's size only. Lanes without a round or number of their own
+//! `arith::ifma::mr_round_secret`: per lane s by a count of trailing zeros
+//! of one limb, E = (n − 1)·2^t (t ≡ −s mod 4) by shifts, base^E by fixed
+//! 4-bit windows over the largest n's bit count plus 3, each lane's window
+//! taken from its own exponent by a vector shift and its power read by
+//! scanning all sixteen table entries with per-lane masks; at the last
+//! `MAX_S` + 3 positions x is compared with 1 and −1, counted by per-lane
+//! masks only where it holds base^d and base^(d·2^j), j < s. A power's
+//! lane runs the same loop over its exponent, never counted. Every loop's
+//! length, index and branch depends on the moduli's size and on which
+//! lanes are rounds or powers only. Lanes without an item of their own
 //! run a copy of the first.
 
 // See `arith::ifma` for the MSRV note.

@@ -431,9 +431,7 @@ impl RsaSource {
             },
         }
     }
-}
 
-impl RsaSource {
     /// [`RsaSource::new`] whose search stops at the first test: it finds
     /// the lowest-numbered candidates that pass the base-2 Fermat test,
     /// whose confirmation rounds [`confirm::confirm`] runs.
