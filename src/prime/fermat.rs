@@ -80,8 +80,17 @@ pub(crate) fn secret_r2_mod(limbs: &[u64], out: &mut [u64; 128]) {
     secret_pow2_mod(104 * ifma::digits(limbs), limbs, out);
 }
 
-/// 2^bit mod the secret n into `out` by the constant-time division.
-fn secret_pow2_mod(bit: usize, limbs: &[u64], out: &mut [u64; 128]) {
+/// R and R² mod the secret n (R = 2^(52k), k = `ifma::digits(n)`) into
+/// `r` and `r2` (each at least n's length), as [`secret_r_mod`].
+pub(crate) fn secret_r_and_r2_into(limbs: &[u64], r: &mut [u64], r2: &mut [u64]) {
+    let k = ifma::digits(limbs);
+    secret_pow2_mod(52 * k, limbs, r);
+    secret_pow2_mod(104 * k, limbs, r2);
+}
+
+/// 2^bit mod the secret n into `out` (at least n's length) by the
+/// constant-time division.
+fn secret_pow2_mod(bit: usize, limbs: &[u64], out: &mut [u64]) {
     let mut pow = [0u64; 2 * 128 + 4];
     pow[bit / 64] = 1 << (bit % 64);
     crate::gmp::sec::rem_into(&pow[..bit / 64 + 1], limbs, &mut out[..limbs.len()]);

@@ -22,10 +22,12 @@ use rug::Integer;
 use crate::arith::lanes::{exps_secret, LaneExp, LANES};
 use crate::error::{Error, Result};
 use crate::gmp::sec;
-use crate::prime::mr::{with_r_and_r2, MrCandidate};
+use crate::prime::fermat::secret_r_and_r2_into;
+use crate::prime::mr::MrCandidate;
 use crate::prime::search::{mr_bases, Generation, WorkerJob};
 use crate::prime::stream::Seed;
 use crate::prime::Stats;
+use crate::secure::SecretVec;
 
 /// Each lane's item of a pass, with the round's verdict or the power.
 type LaneResults = Vec<(Item, bool, Option<Integer>)>;
@@ -71,6 +73,15 @@ pub(super) fn confirm(
     rounds: u32,
     exps: &[Integer; 2],
 ) -> Result<([bool; 2], Option<[Integer; 2]>)> {
+    // R and R² mod each prime by the constant-time division, once for
+    // all passes, in the secret arena.
+    let rr = ps.each_ref().map(|p| {
+        let len = p.as_limbs().len();
+        let (mut r, mut r2) = (SecretVec::zeroed(len), SecretVec::zeroed(len));
+        secret_r_and_r2_into(p.as_limbs(), &mut r, &mut r2);
+        (r, r2)
+    });
+    let rr = &rr;
     let jobs: Vec<WorkerJob<'_, LaneResults>> = passes(rounds)
         .into_iter()
         .map(|items| -> WorkerJob<'_, _> {
@@ -80,7 +91,7 @@ pub(super) fn confirm(
                     .filter(|i| matches!(i, Item::Round { .. }))
                     .count();
                 stats.exponentiations += rounds_here as u64;
-                pass(seed, &items, ps, indices, exps)
+                pass(seed, &items, ps, indices, exps, rr)
             })
         })
         .collect();
@@ -105,15 +116,15 @@ pub(super) fn confirm(
     Ok((passed, Some([a, b])))
 }
 
-/// One pass: the lanes of `items`, each prime's R and R² mod r_i by the
-/// constant-time division (wiped after), the bases drawn here; the
-/// verdict of each round, the value of each power.
+/// One pass: the lanes of `items` (`rr`: R and R² mod each prime), the
+/// bases drawn here; the verdict of each round, the value of each power.
 fn pass(
     seed: &Seed,
     items: &[Item],
     ps: &[Integer; 2],
     indices: [u64; 2],
     exps: &[Integer; 2],
+    rr: &[(SecretVec<u64>, SecretVec<u64>); 2],
 ) -> Result<LaneResults> {
     let len = ps[0].as_limbs().len();
     // The rounds' bases, as the search draws them (their limbs are wiped
@@ -153,34 +164,27 @@ fn pass(
         .map(|_| sec::padded(&Integer::new(), len))
         .collect();
     let never = AtomicBool::new(false);
-    let verdicts = with_r_and_r2(ps[0].as_limbs(), |r0, r2_0| {
-        with_r_and_r2(ps[1].as_limbs(), |r1, r2_1| {
-            let r = [r0, r1];
-            let r2 = [r2_0, r2_1];
-            let lanes: Vec<LaneExp<'_>> = items
-                .iter()
-                .map(|item| match *item {
-                    Item::Round { prime, round } => LaneExp {
-                        n: ps[prime].as_limbs(),
-                        r: r[prime],
-                        r2: r2[prime],
-                        base: bases[prime][(round - first_round(prime)) as usize].as_limbs(),
-                        power: None,
-                    },
-                    Item::Power { prime } => LaneExp {
-                        n: ps[prime].as_limbs(),
-                        r: r[prime],
-                        r2: r2[prime],
-                        base: &two,
-                        power: Some(&es[prime]),
-                    },
-                })
-                .collect();
-            let mut out_refs: Vec<&mut [u64]> = outs.iter_mut().map(|o| &mut o[..]).collect();
-            exps_secret(&lanes, &mut out_refs, &never)
+    let lanes: Vec<LaneExp<'_>> = items
+        .iter()
+        .map(|item| match *item {
+            Item::Round { prime, round } => LaneExp {
+                n: ps[prime].as_limbs(),
+                r: &rr[prime].0,
+                r2: &rr[prime].1,
+                base: bases[prime][(round - first_round(prime)) as usize].as_limbs(),
+                power: None,
+            },
+            Item::Power { prime } => LaneExp {
+                n: ps[prime].as_limbs(),
+                r: &rr[prime].0,
+                r2: &rr[prime].1,
+                base: &two,
+                power: Some(&es[prime]),
+            },
         })
-    })
-    .ok_or(Error::Internal)?;
+        .collect();
+    let mut out_refs: Vec<&mut [u64]> = outs.iter_mut().map(|o| &mut o[..]).collect();
+    let verdicts = exps_secret(&lanes, &mut out_refs, &never).ok_or(Error::Internal)?;
     let mut powers = outs
         .iter()
         .map(|o| Integer::from_digits(o, rug::integer::Order::Lsf));
