@@ -75,11 +75,6 @@ pub(crate) fn secret_r_mod(limbs: &[u64], out: &mut [u64; 128]) {
     secret_pow2_mod(52 * ifma::digits(limbs), limbs, out);
 }
 
-/// R² = 2^(104k) mod the secret n, as [`secret_r_mod`].
-pub(crate) fn secret_r2_mod(limbs: &[u64], out: &mut [u64; 128]) {
-    secret_pow2_mod(104 * ifma::digits(limbs), limbs, out);
-}
-
 /// R and R² mod the secret n (R = 2^(52k), k = `ifma::digits(n)`) into
 /// `r` and `r2` (each at least n's length), as [`secret_r_mod`].
 pub(crate) fn secret_r_and_r2_into(limbs: &[u64], r: &mut [u64], r2: &mut [u64]) {

@@ -333,11 +333,9 @@ fn mr_round_ifma(n: &Integer, base: &Integer, stop: &AtomicBool) -> Option<bool>
 /// the secret odd `n`, both by the constant-time division and wiped
 /// afterwards.
 pub(crate) fn with_r_and_r2<T>(limbs: &[u64], f: impl FnOnce(&[u64], &[u64]) -> T) -> T {
-    use crate::prime::fermat::{secret_r2_mod, secret_r_mod};
     let len = limbs.len();
     let (mut r, mut r2) = ([0u64; 128], [0u64; 128]);
-    secret_r_mod(limbs, &mut r);
-    secret_r2_mod(limbs, &mut r2);
+    crate::prime::fermat::secret_r_and_r2_into(limbs, &mut r, &mut r2);
     let v = f(&r[..len], &r2[..len]);
     r.zeroize();
     r2.zeroize();
