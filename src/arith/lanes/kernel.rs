@@ -57,22 +57,18 @@ fn spread<const K: usize>(xs: &[&[u64]]) -> Lanes<K> {
     v
 }
 
-/// [`spread`] into `out`, as many digits as it is long.
+/// [`spread`] into `out`, as many digits as it is long: digit j of every
+/// lane's number into a column of W words, then into register j.
 #[target_feature(enable = "avx512f,avx512ifma,avx512vl")]
 fn spread_into(xs: &[&[u64]], out: &mut [V]) {
-    let k = out.len();
-    let mut d = [[0u64; 160]; W];
-    for (l, dl) in d.iter_mut().enumerate() {
-        crate::arith::ifma::digits_into(xs[if l < xs.len() { l } else { 0 }], k, dl);
-    }
+    let mut col = [0u64; W];
     for (j, o) in out.iter_mut().enumerate() {
-        let mut col: [u64; W] = std::array::from_fn(|l| d[l][j]);
+        for (l, c) in col.iter_mut().enumerate() {
+            *c = crate::arith::ifma::digit(xs[if l < xs.len() { l } else { 0 }], j);
+        }
         *o = load(&col);
-        col.zeroize();
     }
-    for dl in d.iter_mut() {
-        dl.zeroize();
-    }
+    col.zeroize();
 }
 
 /// −n_l⁻¹ mod 2^52 in lane l for each n of `ns` (`ns[0]`'s where l ≥
