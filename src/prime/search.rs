@@ -246,7 +246,7 @@ pub(crate) fn mr_round_from_stream(
     secret: bool,
     stop: &AtomicBool,
 ) -> Verdict {
-    let base = mr_bases(seed, index, round..round + 1, cand, secret).remove(0);
+    let base = mr_bases(seed, index, round..round + 1, &cand.n, secret).remove(0);
     Verdict::one(cand.round_or_stop(base, secret, stop))
 }
 
@@ -259,11 +259,11 @@ pub(crate) fn mr_bases(
     seed: &Seed,
     index: u64,
     rounds: std::ops::Range<u32>,
-    cand: &MrCandidate,
+    n: &Integer,
     secret: bool,
 ) -> Vec<Integer> {
-    let words_per_round = (cand.n.significant_bits() as u128 + 64).div_ceil(32) + 2;
-    let width = Integer::from(&cand.n - 3u32);
+    let words_per_round = (n.significant_bits() as u128 + 64).div_ceil(32) + 2;
+    let width = Integer::from(n - 3u32);
     let two = Integer::from(2u32);
     seed.with_stream(Purpose::MillerRabinBase, index, |rng| {
         rounds
@@ -302,7 +302,7 @@ pub(crate) fn mr_rounds_from_stream(
         return None;
     }
     // The bases' limbs are wiped when GMP frees them (`gmp::alloc`).
-    let bases = mr_bases(seed, index, rounds, cand, true);
+    let bases = mr_bases(seed, index, rounds, &cand.n, true);
     let verdicts = if in_lanes {
         cand.rounds_in_lanes_or_stop(&bases, stop)
     } else {
@@ -1357,14 +1357,7 @@ impl<'g, 'o> Generation<'g, 'o> {
                     crate::secure::clear_before_kernel();
                     pool.in_place_scope(|scope| {
                         let others = &mut others;
-                        scope.spawn(move |_| {
-                            *others = Some(
-                                theirs
-                                    .into_par_iter()
-                                    .map(|job| crate::secure::with_wiped_stack(|| run(job)))
-                                    .collect::<Vec<_>>(),
-                            );
-                        });
+                        scope.spawn(move |_| *others = Some(on_pool(pool, theirs)));
                         mine = Some(run(first));
                         crate::secure::clear_before_kernel();
                     });
@@ -1710,7 +1703,7 @@ mod tests {
                             b
                         })
                         .collect();
-                    let group = mr_bases(&seed, 77, rounds.clone(), &cand, secret);
+                    let group = mr_bases(&seed, 77, rounds.clone(), &cand.n, secret);
                     assert_eq!(
                         group, alone,
                         "{bits} bits, rounds {rounds:?}, secret {secret}"

@@ -23,7 +23,6 @@ use crate::arith::lanes::{exps_secret, LaneExp, LANES};
 use crate::error::{Error, Result};
 use crate::gmp::sec;
 use crate::prime::fermat::secret_r_and_r2_into;
-use crate::prime::mr::MrCandidate;
 use crate::prime::search::{mr_bases, Generation, WorkerJob};
 use crate::prime::stream::Seed;
 use crate::prime::Stats;
@@ -127,35 +126,25 @@ fn pass(
     rr: &[(SecretVec<u64>, SecretVec<u64>); 2],
 ) -> Result<LaneResults> {
     let len = ps[0].as_limbs().len();
-    // The rounds' bases, as the search draws them (their limbs are wiped
-    // when GMP frees them, `gmp::alloc`), padded to the primes' length.
+    // Each prime's rounds in this pass (consecutive), and their bases as
+    // the search draws them (their limbs are wiped when GMP frees them,
+    // `gmp::alloc`).
+    let rounds = |prime: usize| {
+        let mut of = items.iter().filter_map(|i| match *i {
+            Item::Round { prime: p, round } if p == prime => Some(round),
+            _ => None,
+        });
+        let lo = of.next()?;
+        Some(lo..of.next_back().unwrap_or(lo) + 1)
+    };
+    let ranges = [rounds(0), rounds(1)];
     let bases: Vec<Vec<Integer>> = (0..2)
-        .map(|prime| {
-            let wanted: Vec<u32> = items
-                .iter()
-                .filter_map(|i| match *i {
-                    Item::Round { prime: p, round } if p == prime => Some(round),
-                    _ => None,
-                })
-                .collect();
-            match (wanted.first(), wanted.last()) {
-                (Some(&lo), Some(&hi)) => {
-                    let cand = MrCandidate::new(ps[prime].clone());
-                    mr_bases(seed, indices[prime], lo..hi + 1, &cand, true)
-                }
-                _ => Vec::new(),
-            }
+        .map(|prime| match &ranges[prime] {
+            Some(r) => mr_bases(seed, indices[prime], r.clone(), &ps[prime], true),
+            None => Vec::new(),
         })
         .collect();
-    let first_round = |prime: usize| {
-        items
-            .iter()
-            .find_map(|i| match *i {
-                Item::Round { prime: p, round } if p == prime => Some(round),
-                _ => None,
-            })
-            .unwrap_or(0)
-    };
+    let first_round = |prime: usize| ranges[prime].as_ref().map_or(0, |r| r.start);
     let two = sec::padded(&Integer::from(2u32), len);
     let es = [0, 1].map(|i| sec::padded(&exps[i], len));
     let mut outs: Vec<crate::secure::SecretVec<u64>> = items

@@ -742,11 +742,11 @@ fn generate_pair_in_lanes(
         let Some(mut parts) = parts else {
             // A composite passed the base-2 Fermat test: drop it (and
             // keep the other where it passed its rounds).
-            let mut i = 0;
-            kept.retain(|_| {
-                i += 1;
-                passed[i - 1]
-            });
+            kept = kept
+                .into_iter()
+                .zip(passed)
+                .filter_map(|(f, ok)| ok.then_some(f))
+                .collect();
             continue;
         };
         kept.clear();
