@@ -10,6 +10,8 @@
 //! multiplication (`imp::amm_rows`) is written out row by row with
 //! constant positions, so that the accumulator stays in registers up to
 //! 24 digits (1245 bits); the lanes may share one modulus or have eight.
+//! A squaring forms its product column by column instead, each pair of
+//! digits once (`ams_rows_body`): three quarters of the multiply-adds.
 //!
 //! Two users:
 //! - [`fermat_base2_secret`]: the first test of up to eight RSA
@@ -545,20 +547,25 @@ macro_rules! amm_row {
     ($p:ident, $a:ident, $b:ident, $m:ident, $zero:ident, $k:ident; $i:literal; $($j:literal)*) => {
         if $i < $k {
             let bi = $b[$i];
+            if $i == 0 {
+                $p[0] = madd52lo($p[0], bi, $a[0]);
+            }
+            // The row's products but b_i·a_0's low half (added by the
+            // row before, or above for row 0), and the next row's b·a_0
+            // low half: position i + 1 then waits only for this row's
+            // reduction ([`redc_row`]).
             $(
                 if $j < $k {
-                    $p[$i + $j] = madd52lo($p[$i + $j], bi, $a[$j]);
+                    if $j >= 1 {
+                        $p[$i + $j] = madd52lo($p[$i + $j], bi, $a[$j]);
+                    }
                     $p[$i + $j + 1] = madd52hi($p[$i + $j + 1], bi, $a[$j]);
                 }
             )*
-            let q = madd52lo($zero, $p[$i], $m.k0);
-            $(
-                if $j < $k {
-                    $p[$i + $j] = madd52lo($p[$i + $j], q, $m.n[$j]);
-                    $p[$i + $j + 1] = madd52hi($p[$i + $j + 1], q, $m.n[$j]);
-                }
-            )*
-            $p[$i + 1] = add64($p[$i + 1], srli64::<52>($p[$i]));
+            if $i + 1 < $k {
+                $p[$i + 1] = madd52lo($p[$i + 1], $b[$i + 1], $a[0]);
+            }
+            redc_row!($p, $m, $zero, $k; $i; $($j)*);
         }
     };
 }
@@ -586,18 +593,164 @@ macro_rules! amm_rows_body {
         let mut p = [zero; POSITIONS];
         amm_rows!(p, a, b, m, zero, $k;
             0 1 2 3 4 5 6 7 8 9 10 11 12 13 14 15 16 17 18 19 20 21 22 23);
+        upper_half!(p, double, zero, $k)
+    }};
+}
+
+/// Positions k to 2k − 1 of an accumulator `$p` after its reduction,
+/// shifted left by `$double` (0 or 1 per lane) and normalised to 52-bit
+/// digits: the result of [`amm_rows_body`] and [`ams_rows_body`]. `$p`
+/// is not wiped here: it lives in registers (a wipe would put it in
+/// memory, and cost more than the multiplication); what the register
+/// allocator spills stays on the stack, which the search wipes
+/// (`secure::with_wiped_stack`).
+#[cfg(all(target_arch = "x86_64", pf_avx512))]
+macro_rules! upper_half {
+    ($p:ident, $double:ident, $zero:ident, $k:ident) => {{
         let mask = set1(MASK as i64);
-        let mut carry = zero;
+        let mut carry = $zero;
         let out: Lanes<$k> = std::array::from_fn(|j| {
-            let v = add64(sllv64(p[$k + j], double), carry);
+            let v = add64(sllv64($p[$k + j], $double), carry);
             carry = srli64::<52>(v);
             and(v, mask)
         });
-        // `p` is not wiped here: it lives in registers (a wipe would
-        // put it in memory, and cost more than the multiplication);
-        // what the register allocator spills stays on the stack, which
-        // the search wipes (`secure::with_wiped_stack`).
         out
+    }};
+}
+
+/// Column `$c` of a squaring's product a·a (see [`ams_rows_body`]),
+/// added to what position `$c` holds (the reduction rows that ran before
+/// it): twice the products a_i·a_j, i < j, whose low half lands at `$c`
+/// (i + j = c) or whose high half does (i + j = c − 1), in two chains,
+/// and the square a_(c/2)²'s half at `$c`; positions past 2k − 1 are
+/// left out.
+#[cfg(all(target_arch = "x86_64", pf_avx512))]
+macro_rules! ams_column {
+    ($p:ident, $a:ident, $zero:ident, $k:ident; $c:literal; $($i:literal)*) => {
+        if $c < 2 * $k {
+            let (mut lo, mut hi) = ($zero, $zero);
+            $(
+                {
+                    // The pair (i, c − i) for the low half, (i, c − 1 − i)
+                    // for the high; both constants (wrapping where i > c,
+                    // which the bound on j rules out).
+                    let j = ($c as usize).wrapping_sub($i);
+                    if $i < j && j < $k {
+                        lo = madd52lo(lo, $a[$i], $a[j]);
+                    }
+                    let j1 = j.wrapping_sub(1);
+                    if $i < j1 && j1 < $k {
+                        hi = madd52hi(hi, $a[$i], $a[j1]);
+                    }
+                }
+            )*
+            let s = add64(lo, hi);
+            let mut t = add64(add64(s, s), $p[$c]);
+            let h = $c / 2;
+            if h < $k {
+                t = if $c % 2 == 0 {
+                    madd52lo(t, $a[h], $a[h])
+                } else {
+                    madd52hi(t, $a[h], $a[h])
+                };
+            }
+            $p[$c] = t;
+        }
+    };
+}
+
+/// [`ams_column`] for columns `$c` (pairs over digits 0 to 23).
+#[cfg(all(target_arch = "x86_64", pf_avx512))]
+macro_rules! ams_columns {
+    ($p:ident, $a:ident, $zero:ident, $k:ident; $($c:literal)*) => {
+        $(
+            ams_column!($p, $a, $zero, $k; $c;
+                0 1 2 3 4 5 6 7 8 9 10 11 12 13 14 15 16 17 18 19 20 21 22 23);
+        )*
+    };
+}
+
+/// Row `$i` of the Montgomery reduction of a product already in `$p`:
+/// q = p_i·(−n⁻¹) mod 2^52, q·n added from position i, position i's
+/// carry into the next (the second half of [`amm_row`]).
+#[cfg(all(target_arch = "x86_64", pf_avx512))]
+macro_rules! redc_row {
+    ($p:ident, $m:ident, $zero:ident, $k:ident; $i:literal; $($j:literal)*) => {
+        if $i < $k {
+            let q = madd52lo($zero, $p[$i], $m.k0);
+            // Position i + 1, which the next row's factor waits for, from
+            // three independent steps: position i's carry, q·n_0's high
+            // half and q·n_1's low half.
+            let low = madd52lo($p[$i], q, $m.n[0]);
+            let h0 = madd52hi($zero, q, $m.n[0]);
+            let l1 = madd52lo($p[$i + 1], q, $m.n[1]);
+            $p[$i + 1] = add64(add64(l1, h0), srli64::<52>(low));
+            $(
+                if $j < $k && $j >= 1 {
+                    if $j >= 2 {
+                        $p[$i + $j] = madd52lo($p[$i + $j], q, $m.n[$j]);
+                    }
+                    $p[$i + $j + 1] = madd52hi($p[$i + $j + 1], q, $m.n[$j]);
+                }
+            )*
+        }
+    };
+}
+
+/// Column `$c` then reduction row `$i`, pair by pair (`$c` ahead of `$i`
+/// by the schedule's lag, see [`ams_rows_body`]).
+#[cfg(all(target_arch = "x86_64", pf_avx512))]
+macro_rules! ams_lagged {
+    ($p:ident, $a:ident, $m:ident, $zero:ident, $k:ident; $(($c:literal $i:literal))*) => {
+        $(
+            ams_column!($p, $a, $zero, $k; $c;
+                0 1 2 3 4 5 6 7 8 9 10 11 12 13 14 15 16 17 18 19 20 21 22 23);
+            redc_row!($p, $m, $zero, $k; $i;
+                0 1 2 3 4 5 6 7 8 9 10 11 12 13 14 15 16 17 18 19 20 21 22 23);
+        )*
+    };
+}
+
+/// [`amm_rows_body`] for a·a: the same result (a·a + q·n)/R with the
+/// same factors q, for about three quarters of the multiply-adds (at 20
+/// digits 1240 instead of 1620). The product is formed column by column
+/// ([`ams_column`]): each pair a_i·a_j, i < j, once, its column's sum
+/// doubled, the square added. Row i of the reduction ([`redc_row`])
+/// needs column i and the rows before it, so the columns run ahead of
+/// the rows by a lag, column c beside row c − lag: the columns give the
+/// rows' chain of dependent steps work to overlap, and hold registers
+/// (lag 6 up to 12 digits, 20 up to 17, 24 above: the fastest of the
+/// lags measured on the Intel Xeon of the logs). A column's sum stays
+/// below 2^58 (at most 2k pairs' halves, doubled, and one square's), and
+/// each position below 2^60 with the reduction's halves and carry, as in
+/// the rows. Every index is a constant: nothing depends on the numbers.
+#[cfg(all(target_arch = "x86_64", pf_avx512))]
+macro_rules! ams_rows_body {
+    ($a:expr, $m:expr, $double:expr, $k:ident) => {{
+        let (a, m, double): (&Lanes<$k>, &Modulus<$k>, V) = ($a, $m, $double);
+        let zero = zero_v();
+        let mut p = [zero; POSITIONS];
+        // Column c beside row c − lag (see above).
+        if $k <= 12 {
+            ams_columns!(p, a, zero, $k; 0 1 2 3 4 5);
+            ams_lagged!(p, a, m, zero, $k; (6 0) (7 1) (8 2) (9 3) (10 4) (11 5) (12 6) (13 7)
+                (14 8) (15 9) (16 10) (17 11) (18 12) (19 13) (20 14) (21 15) (22 16) (23 17)
+                (24 18) (25 19) (26 20) (27 21) (28 22) (29 23));
+            ams_columns!(p, a, zero, $k; 30 31 32 33 34 35 36 37 38 39 40 41 42 43 44 45 46 47);
+        } else if $k <= 17 {
+            ams_columns!(p, a, zero, $k; 0 1 2 3 4 5 6 7 8 9 10 11 12 13 14 15 16 17 18 19);
+            ams_lagged!(p, a, m, zero, $k; (20 0) (21 1) (22 2) (23 3) (24 4) (25 5) (26 6) (27 7)
+                (28 8) (29 9) (30 10) (31 11) (32 12) (33 13) (34 14) (35 15) (36 16) (37 17)
+                (38 18) (39 19) (40 20) (41 21) (42 22) (43 23));
+            ams_columns!(p, a, zero, $k; 44 45 46 47);
+        } else {
+            ams_columns!(p, a, zero, $k; 0 1 2 3 4 5 6 7 8 9 10 11 12 13 14 15 16 17 18 19 20 21 22
+                23);
+            ams_lagged!(p, a, m, zero, $k; (24 0) (25 1) (26 2) (27 3) (28 4) (29 5) (30 6) (31 7)
+                (32 8) (33 9) (34 10) (35 11) (36 12) (37 13) (38 14) (39 15) (40 16) (41 17)
+                (42 18) (43 19) (44 20) (45 21) (46 22) (47 23));
+        }
+        upper_half!(p, double, zero, $k)
     }};
 }
 
@@ -686,7 +839,7 @@ mod imp {
         let mut words = [_mm512_setzero_si512(); 20];
         exponent_words(ns, &mut words);
         let stopped = over_exponent_bits!(bits, words, stop, |bit| {
-            x = amm_rows_body!(&x, &x, &m, bit, K);
+            x = ams_rows_body!(&x, &m, bit, K);
         });
         let out = fermat_verdict(&x, &one, &m.n);
         wipe(&mut x);
@@ -1054,6 +1207,107 @@ mod tests {
         let v = mr_rounds_secret(n.as_limbs(), &refs, &r, &r2, &AtomicBool::new(false));
         assert!(v.is_some(), "{n:#x} refused");
         v
+    }
+
+    /// The squaring by columns (`ams_rows_body`, the Fermat lanes' and
+    /// the rounds' squarings) gives the rows' product (`amm_rows_body`)
+    /// digit for digit, at every digit count and both register widths:
+    /// the same factors q, so the same sum. Moduli of every size a digit
+    /// count takes up to its largest (R = 16·2^b, and n = 2^b − 1 whose
+    /// digits are all ones), operands random below 4n and the largest,
+    /// 4n − 1, doubled in some lanes; each result is also checked against
+    /// a·a·2^d·R⁻¹ mod n.
+    #[test]
+    fn the_squaring_by_columns_gives_the_rows_product() {
+        if !crate::arith::ifma::available() {
+            crate::capability::skip(
+                "ifma",
+                "no AVX-512 IFMA on this CPU: the squaring by columns is not exercised",
+            );
+        } else {
+            #[cfg(all(target_arch = "x86_64", pf_avx512))]
+            squarings_agree();
+        }
+    }
+
+    /// [`the_squaring_by_columns_gives_the_rows_product`]'s checks.
+    #[cfg(all(target_arch = "x86_64", pf_avx512))]
+    fn squarings_agree() {
+        fn check<const K: usize>(rng: &mut ChaCha20Rng) {
+            let top = 52 * K as u32 - 4;
+            let bottom = 52 * (K as u32 - 1) - 3;
+            for case in 0..6u32 {
+                let ns: Vec<Integer> = (0..LANES as u32)
+                    .map(|l| {
+                        if case == 0 && l < 4 {
+                            Integer::from(Integer::ONE << top) - 1u32
+                        } else {
+                            let bits = bottom + (l + 3 * case) % (top - bottom + 1);
+                            let mut n = random(bits, rng);
+                            n.set_bit(0, true);
+                            n
+                        }
+                    })
+                    .collect();
+                let xs: Vec<Integer> = ns
+                    .iter()
+                    .enumerate()
+                    .map(|(l, n)| {
+                        let four_n = Integer::from(n << 2u32);
+                        if (l as u32 + case) % 3 == 0 {
+                            four_n - 1u32
+                        } else {
+                            random(top + 2, rng) % four_n
+                        }
+                    })
+                    .collect();
+                let double: [u64; LANES] = std::array::from_fn(|l| ((l as u32 + case) % 2) as u64);
+                let nl: Vec<&[u64]> = ns.iter().map(|n| n.as_limbs()).collect();
+                let xl: Vec<&[u64]> = xs.iter().map(|x| x.as_limbs()).collect();
+                // SAFETY: IFMA and AVX-512 VL checked by the caller.
+                let [rows, columns] = unsafe { imp::square_both::<K>(&nl, &xl, &double) };
+                let d4: [u64; 4] = std::array::from_fn(|l| double[l]);
+                // SAFETY: as above.
+                let [rows4, columns4] = unsafe { imp4::square_both::<K>(&nl[..4], &xl[..4], &d4) };
+                for l in 0..LANES {
+                    let got =
+                        |r: &[[u64; LANES]; K]| -> Vec<u64> { r.iter().map(|d| d[l]).collect() };
+                    assert_eq!(got(&rows), got(&columns), "K = {K}, case {case}, lane {l}");
+                    let digits = got(&columns);
+                    let mut v = Integer::new();
+                    for (j, &dj) in digits.iter().enumerate() {
+                        assert!(dj < 1 << 52);
+                        v += Integer::from(dj) << (52 * j as u32);
+                    }
+                    let n = &ns[l];
+                    let r_inv = Integer::from(Integer::ONE << (52 * K as u32))
+                        .invert(n)
+                        .expect("R is a unit");
+                    let want = (Integer::from(&xs[l] * &xs[l]) * r_inv) << double[l] as u32;
+                    assert_eq!(v.clone() % n, want % n, "K = {K}, case {case}, lane {l}");
+                    assert!(v < Integer::from(n << (1 + double[l] as u32)));
+                    if l < 4 {
+                        let got4 =
+                            |r: &[[u64; 4]; K]| -> Vec<u64> { r.iter().map(|d| d[l]).collect() };
+                        assert_eq!(
+                            got4(&rows4),
+                            digits,
+                            "K = {K}, case {case}, lane {l} (4 lanes)"
+                        );
+                        assert_eq!(
+                            got4(&columns4),
+                            digits,
+                            "K = {K}, case {case}, lane {l} (4 lanes)"
+                        );
+                    }
+                }
+            }
+        }
+        let mut rng = ChaCha20Rng::seed_from_u64(0x636f_6c73);
+        macro_rules! each_k {
+            ($($k:literal)*) => { $( check::<$k>(&mut rng); )* };
+        }
+        each_k!(5 6 7 8 9 10 11 12 13 14 15 16 17 18 19 20 21 22 23 24);
     }
 
     /// Every lane gives the textbook verdict, for primes (with small and

@@ -101,6 +101,38 @@ fn amm_rows<const K: usize>(a: &Lanes<K>, b: &Lanes<K>, m: &Modulus<K>, double: 
     amm_rows_body!(a, b, m, double, K)
 }
 
+/// [`amm_rows`] of a·a by columns ([`ams_rows_body`]; the loops write
+/// it in place), for the tests that hold the two to one result.
+#[cfg(test)]
+#[target_feature(enable = "avx512f,avx512ifma,avx512vl")]
+fn ams_rows<const K: usize>(a: &Lanes<K>, m: &Modulus<K>, double: V) -> Lanes<K> {
+    ams_rows_body!(a, m, double, K)
+}
+
+/// a·a·R⁻¹ (doubled in the lanes where `double` is 1) for the moduli
+/// `ns` and the numbers `xs` (limbs), by [`amm_rows`] and by
+/// [`ams_rows`]: each result's digits, lane by lane.
+#[cfg(test)]
+#[target_feature(enable = "avx512f,avx512ifma,avx512vl")]
+pub(super) fn square_both<const K: usize>(
+    ns: &[&[u64]],
+    xs: &[&[u64]],
+    double: &[u64; W],
+) -> [[[u64; W]; K]; 2] {
+    let m = Modulus::<K> {
+        n: spread::<K>(ns),
+        k0: lane_k0s(ns),
+    };
+    let a = spread::<K>(xs);
+    let d = load(double);
+    let rows = amm_rows(&a, &a, &m, d);
+    let columns = ams_rows(&a, &m, d);
+    [
+        std::array::from_fn(|j| store(rows[j])),
+        std::array::from_fn(|j| store(columns[j])),
+    ]
+}
+
 /// x mod n in every lane, for x < 2n: x − n where that does not
 /// borrow, else x, chosen by masks.
 #[target_feature(enable = "avx512f,avx512ifma,avx512vl")]
@@ -215,7 +247,7 @@ pub(super) fn exps<const K: usize>(
         }
         let bit = w * WINDOW;
         for j in 1..=WINDOW {
-            x = amm_rows_body!(&x, &x, &m, zero, K);
+            x = ams_rows_body!(&x, &m, zero, K);
             // The last squaring's power is watched after the product.
             let at = bit + WINDOW - j;
             if j < WINDOW && at < watch_below {
