@@ -165,8 +165,11 @@ pub(crate) fn exps_secret(
     let (len, k, bits) = exps_shape(lanes, outs)?;
     #[cfg(all(target_arch = "x86_64", pf_avx512))]
     {
-        let job = Prepared::new(lanes, len);
+        // Every allocation before the secrets are copied (`Prepared::new`
+        // clears the registers its copies used): none between them and
+        // the kernel, whose registers are cleared after it.
         let mut digits = crate::secure::SecretVec::<u64>::zeroed(LANES * MAX_DIGITS);
+        let job = Prepared::new(lanes, len);
         let four = lanes.len() <= 4;
         macro_rules! run {
             ($($k:literal)*) => {
@@ -247,6 +250,15 @@ fn bit_length(x: &[u64]) -> usize {
     top.map_or(0, |i| 64 * i + 64 - x[i].leading_zeros() as usize)
 }
 
+/// The first `len` limbs of each of `xs` (at most [`LANES`]), in an
+/// array: the Fermat kernels take R mod n this way without allocating
+/// once secret digits are in the vector registers (an allocation may make
+/// a system call).
+#[cfg(all(target_arch = "x86_64", pf_avx512))]
+fn cut_to<'a>(xs: &[&'a [u64]], len: usize) -> [&'a [u64]; LANES] {
+    std::array::from_fn(|i| xs.get(i).map_or(&[][..], |x| &x[..len]))
+}
+
 /// [`exps_secret`]'s lanes as the kernels read them: the numbers' limbs
 /// by reference, and per lane −1 in Montgomery form (n − R mod n), the
 /// exponent by words ((n − 1)·2^t for a round, t ≡ −s mod 4, so that
@@ -302,6 +314,9 @@ impl<'a> Prepared<'a> {
                 Some(p) => e[..p.len()].copy_from_slice(p),
             }
         }
+        // The copies above go through vector registers (`memcpy`): an
+        // exponent such as dQ stayed in one until the next system call.
+        crate::secure::clear_registers();
         job
     }
 
@@ -330,11 +345,18 @@ impl<'a> Prepared<'a> {
         ]
     }
 
-    /// The lanes' −1 in Montgomery form, in n's length.
-    fn minus_ones(&self) -> Vec<&[u64]> {
-        (0..self.count)
-            .map(|i| &self.minus[20 * i..20 * i + self.len])
-            .collect()
+    /// The lanes' −1 in Montgomery form, in n's length (the first
+    /// `count` entries; no allocation: the kernels call this with secret
+    /// digits in the vector registers, and an allocation may make a
+    /// system call).
+    fn minus_ones(&self) -> [&[u64]; LANES] {
+        std::array::from_fn(|i| {
+            if i < self.count {
+                &self.minus[20 * i..20 * i + self.len]
+            } else {
+                &[]
+            }
+        })
     }
 }
 
@@ -824,14 +846,13 @@ mod imp {
         bits: usize,
         stop: &AtomicBool,
     ) -> Option<[u64; LANES]> {
-        let len = ns[0].len();
+        let rs_in = cut_to(rs, ns[0].len());
         let mut m = Modulus::<K> {
             n: spread::<K>(ns),
             k0: _mm512_setzero_si512(),
         };
         m.k0 = lane_k0s(ns);
-        let rs_in: Vec<&[u64]> = rs.iter().map(|r| &r[..len]).collect();
-        let mut one = spread::<K>(&rs_in);
+        let mut one = spread::<K>(&rs_in[..rs.len()]);
         // x = 1 in Montgomery form (R mod n, below n).
         let mut x = one;
         // The exponent n − 1 by 64-bit words, a word of each lane per
@@ -1033,14 +1054,13 @@ mod imp {
         bits: usize,
         stop: &AtomicBool,
     ) -> Option<[u64; LANES]> {
-        let len = ns[0].len();
+        let rs_in = cut_to(rs, ns[0].len());
         let zero = _mm512_setzero_si512();
         let mut n = [zero; PADDED];
         spread_into(ns, &mut n[..k]);
         let mut k0 = lane_k0s(ns);
-        let rs_in: Vec<&[u64]> = rs.iter().map(|r| &r[..len]).collect();
         let mut one = [zero; PADDED];
-        spread_into(&rs_in, &mut one[..k]);
+        spread_into(&rs_in[..rs.len()], &mut one[..k]);
         let mut x = one;
         let mut words = [zero; super::BANDED_BITS as usize / 64];
         exponent_words(ns, &mut words);
