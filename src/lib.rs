@@ -34,6 +34,18 @@
 //! them in mind, e.g. when comparing timings of `rug` with and without
 //! primeforge in the process.
 //!
+//! ## The global allocator
+//! Any heap call may enter the kernel (glibc maps, unmaps, grows and
+//! trims its heaps with system calls), where a stopped thread's registers
+//! are read at leisure. With the default feature `clearing-allocator`
+//! this crate installs [`ClearingAllocator`] (the system allocator, with
+//! the registers cleared before each heap call made during the library's
+//! secret work) as the global allocator of whatever it is linked into. A
+//! program with a global allocator of its own turns the feature off
+//! (`default-features = false`) and wraps its allocator:
+//! `#[global_allocator] static A: primeforge::ClearingAllocator<MyAlloc> =
+//! primeforge::ClearingAllocator::new(MyAlloc);`.
+//!
 //! `prime`, `rsa`, `dh` and `encode` contain no `unsafe` (forbidden);
 //! `gmp`, `secure`, `ffi`, `job` (its descriptor) and a word-division
 //! helper do, each block with
@@ -115,7 +127,15 @@ pub fn build_info() -> String {
         gmp::dispatch_profile()
     )
 }
-pub use secure::SecureBuf;
+pub use secure::{ClearingAllocator, SecureBuf};
+
+/// The library's heap calls clear the registers first where it does
+/// secret work (see [`ClearingAllocator`]). On with the default feature
+/// `clearing-allocator`; a Rust program with an allocator of its own
+/// turns the feature off and wraps its allocator in [`ClearingAllocator`].
+#[cfg(all(feature = "clearing-allocator", not(test)))]
+#[global_allocator]
+static GLOBAL: ClearingAllocator = ClearingAllocator::system();
 
 /// Joins every worker thread parked between generations now, instead of
 /// after their quiet period (see [`prime::Options::threads`] and

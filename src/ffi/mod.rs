@@ -57,7 +57,8 @@ use std::panic::{catch_unwind, AssertUnwindSafe};
 /// are cleared before returning to C (see `secure::clear_registers`).
 pub(crate) fn guard(f: impl FnOnce() -> pf_status) -> pf_status {
     detail::begin();
-    let st = catch_unwind(AssertUnwindSafe(f)).unwrap_or_else(panicked);
+    let st =
+        crate::secure::secret_work(|| catch_unwind(AssertUnwindSafe(f))).unwrap_or_else(panicked);
     detail::finish(st);
     crate::secure::clear_registers();
     st
@@ -87,7 +88,7 @@ pub(crate) fn guard_generate(f: impl FnOnce() -> pf_status) -> pf_status {
     detail::begin();
     let signals = crate::secure::signals::hold();
     let st = crate::secure::with_wiped_stack(|| {
-        catch_unwind(AssertUnwindSafe(f)).unwrap_or_else(panicked)
+        crate::secure::secret_work(|| catch_unwind(AssertUnwindSafe(f))).unwrap_or_else(panicked)
     });
     drop(signals);
     detail::finish(st);
@@ -111,7 +112,7 @@ pub(crate) fn guard_secret(f: impl FnOnce() -> pf_status) -> pf_status {
 /// Runs `f` for exports that return a value instead of a status; a panic
 /// yields `fallback`.
 pub(crate) fn guard_value<T>(fallback: T, f: impl FnOnce() -> T) -> T {
-    let v = catch_unwind(AssertUnwindSafe(f)).unwrap_or(fallback);
+    let v = crate::secure::secret_work(|| catch_unwind(AssertUnwindSafe(f))).unwrap_or(fallback);
     crate::secure::clear_registers();
     v
 }

@@ -45,7 +45,7 @@ pub(crate) fn secret_scope<T>(f: impl FnOnce() -> T) -> T {
     }
     SECRET.with(|c| c.set(c.get() + 1));
     let _exit = Exit;
-    f()
+    crate::secure::secret_work(f)
 }
 
 fn in_secret_scope() -> bool {
@@ -61,6 +61,9 @@ fn alloc_in(secret: bool, size: usize) -> *mut c_void {
         }
         arena::note_fallback();
     }
+    // malloc may enter the kernel: not with a secret in the registers
+    // (`secure::clearing`).
+    crate::secure::clear_if_secret_work();
     // SAFETY: plain malloc; a non-zero size so the result is unique.
     let p = unsafe { libc::malloc(size.max(1)) };
     if p.is_null() {
@@ -83,6 +86,9 @@ unsafe fn release(p: *mut c_void, size: usize) {
         // SAFETY: a live malloc block, freed once.
         unsafe {
             wipe(p, size);
+            // free may enter the kernel, and a reallocation has just
+            // copied the block through the registers.
+            crate::secure::clear_if_secret_work();
             libc::free(p);
         }
     }

@@ -277,6 +277,10 @@ pub(crate) fn on_private_stack<T>(f: impl FnOnce(&Caller<'_>) -> T) -> Option<T>
 /// `f` there; where none can be had, runs it below a wiped frame
 /// (`super::with_wiped_stack`) with the signals held.
 pub(crate) fn run_secret<T>(f: impl FnOnce() -> T) -> T {
+    super::secret_work(|| run_secret_here(f))
+}
+
+fn run_secret_here<T>(f: impl FnOnce() -> T) -> T {
     let here = std::hint::black_box(0u8);
     if current_bounds(std::ptr::addr_of!(here) as usize).is_some() {
         return f();

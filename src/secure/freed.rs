@@ -1,12 +1,18 @@
 //! Test-only: the bytes of every heap block freed on a thread while
 //! [`record`] runs — and on the library's pool threads as well — logged
-//! by a global allocator over the system's (which logs nothing
-//! otherwise), for tests that look for secrets in freed memory.
+//! by a global allocator over the library's own ([`ClearingAllocator`]
+//! over the system's; it logs nothing otherwise), for tests that look for
+//! secrets in freed memory.
 
-use std::alloc::{GlobalAlloc, Layout, System};
+use std::alloc::{GlobalAlloc, Layout};
 use std::cell::{Cell, RefCell};
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::Mutex;
+
+use super::ClearingAllocator;
+
+/// What the library's builds install (`clearing-allocator`).
+static INNER: ClearingAllocator = ClearingAllocator::system();
 
 /// How many [`record`]s run now (pool threads log while any does).
 static RECORDING: AtomicUsize = AtomicUsize::new(0);
@@ -38,18 +44,18 @@ unsafe fn append(log: &mut Vec<u8>, ptr: *const u8, n: usize) {
     log.extend_from_slice(unsafe { std::slice::from_raw_parts(ptr, n) });
 }
 
-// SAFETY: every request goes to the system allocator unchanged;
+// SAFETY: every request goes to the library's allocator unchanged;
 // a freed block is only read (within its layout) before it is
 // handed back, into a log whose room was reserved beforehand (no
 // allocation happens inside `dealloc`).
 unsafe impl GlobalAlloc for Logging {
     unsafe fn alloc(&self, layout: Layout) -> *mut u8 {
         // SAFETY: forwarded as is.
-        unsafe { System.alloc(layout) }
+        unsafe { INNER.alloc(layout) }
     }
     unsafe fn alloc_zeroed(&self, layout: Layout) -> *mut u8 {
         // SAFETY: forwarded as is.
-        unsafe { System.alloc_zeroed(layout) }
+        unsafe { INNER.alloc_zeroed(layout) }
     }
     unsafe fn dealloc(&self, ptr: *mut u8, layout: Layout) {
         if ON.try_with(Cell::get).unwrap_or(false) {
@@ -68,7 +74,7 @@ unsafe impl GlobalAlloc for Logging {
             }
         }
         // SAFETY: forwarded as is.
-        unsafe { System.dealloc(ptr, layout) }
+        unsafe { INNER.dealloc(ptr, layout) }
     }
 }
 

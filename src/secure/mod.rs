@@ -2,6 +2,7 @@
 
 pub(crate) mod arena;
 mod buf;
+mod clearing;
 pub(crate) mod fiber;
 #[cfg(test)]
 pub(crate) mod freed;
@@ -16,6 +17,8 @@ pub(crate) mod valgrind;
 
 pub use buf::SecureBuf;
 pub(crate) use buf::MAX_LEN as SECURE_BUF_MAX_LEN;
+pub use clearing::ClearingAllocator;
+pub(crate) use clearing::{clear_if_secret_work, secret_work};
 #[cfg(test)]
 pub(crate) use regs::probe;
 pub(crate) use regs::{clear_before_kernel, clear_registers};

@@ -400,6 +400,8 @@ pub struct SyscallReport {
     pub stops: u64,
     /// Per thread name, how many stops.
     pub per_thread: HashMap<String, u64>,
+    /// Per system-call number, how many stops.
+    pub per_call: HashMap<u64, u64>,
     /// Each distinct stop where a register held a needle (the thread's
     /// name, the system call, where it was made, which registers held
     /// what), with how many times it was seen.
@@ -453,7 +455,7 @@ fn needles_in_registers(tid: i32, needles: &Needles, xsave: &mut [u8]) -> (u64, 
     (regs.orig_rax, regs.rip, found)
 }
 
-/// Runs `exe args` and stops every thread it has or creates
+/// Runs `exe args` (with `env`) and stops every thread it has or creates
 /// (`PTRACE_O_TRACECLONE`) at the entry and the exit of every system call,
 /// reading all its registers there: a thread waiting in the kernel (a
 /// futex, a park, a read) is what a core dump, a debugger or a
@@ -462,15 +464,17 @@ fn needles_in_registers(tid: i32, needles: &Needles, xsave: &mut [u8]) -> (u64, 
 pub fn syscall_stops(
     exe: &Path,
     args: &[&str],
+    env: &[(&str, &str)],
     needles: &Needles,
 ) -> Result<SyscallReport, String> {
     // In a process group of its own: the waits below take only its
     // threads' stops, not those of another test's tracee or child.
-    let (mut child, pid) = spawn_traced(exe, args, &[], libc::PTRACE_O_TRACECLONE, true)?;
+    let (mut child, pid) = spawn_traced(exe, args, env, libc::PTRACE_O_TRACECLONE, true)?;
     resume(libc::PTRACE_SYSCALL, pid, 0);
     let mut report = SyscallReport {
         stops: 0,
         per_thread: HashMap::new(),
+        per_call: HashMap::new(),
         hits: Vec::new(),
     };
     let mut known: HashSet<i32> = HashSet::from([pid]);
@@ -521,6 +525,7 @@ pub fn syscall_stops(
                 }
             }
             *report.per_thread.entry(name).or_default() += 1;
+            *report.per_call.entry(nr).or_default() += 1;
         } else if sig != libc::SIGTRAP {
             // A signal for the program (a clone event is a plain SIGTRAP
             // stop with the event in the high bits).
