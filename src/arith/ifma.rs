@@ -768,16 +768,7 @@ pub(crate) fn digits_into(limbs: &[u64], k: usize, out: &mut [u64]) {
 /// The 52-bit digit j of the limbs, without branching on the values.
 #[inline]
 pub(crate) fn digit(limbs: &[u64], j: usize) -> u64 {
-    let bit = 52 * j;
-    let (w, o) = (bit / 64, bit % 64);
-    let lo = limbs.get(w).copied().unwrap_or(0) >> o;
-    // The shift amount and the limb index are public (positions only).
-    let hi = if o > 12 {
-        limbs.get(w + 1).copied().unwrap_or(0) << (64 - o)
-    } else {
-        0
-    };
-    (lo | hi) & ((1 << 52) - 1)
+    super::bits_at(limbs, 52 * j, 52)
 }
 
 /// The secret Fermat test on n (k digits, `r_mod_n` = R mod n): `Some`

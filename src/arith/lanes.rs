@@ -569,24 +569,12 @@ macro_rules! amm_row {
     ($p:ident, $a:ident, $b:ident, $m:ident, $zero:ident, $k:ident; $i:literal; $($j:literal)*) => {
         if $i < $k {
             let bi = $b[$i];
-            if $i == 0 {
-                $p[0] = madd52lo($p[0], bi, $a[0]);
-            }
-            // The row's products but b_i·a_0's low half (added by the
-            // row before, or above for row 0), and the next row's b·a_0
-            // low half: position i + 1 then waits only for this row's
-            // reduction ([`redc_row`]).
             $(
                 if $j < $k {
-                    if $j >= 1 {
-                        $p[$i + $j] = madd52lo($p[$i + $j], bi, $a[$j]);
-                    }
+                    $p[$i + $j] = madd52lo($p[$i + $j], bi, $a[$j]);
                     $p[$i + $j + 1] = madd52hi($p[$i + $j + 1], bi, $a[$j]);
                 }
             )*
-            if $i + 1 < $k {
-                $p[$i + 1] = madd52lo($p[$i + 1], $b[$i + 1], $a[0]);
-            }
             redc_row!($p, $m, $zero, $k; $i; $($j)*);
         }
     };

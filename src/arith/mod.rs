@@ -1,6 +1,23 @@
 //! Word arithmetic shared by the engine and the GMP layer: no GMP, no
 //! secrets-specific code.
 
+/// The `width` bits (1 to 63) of `limbs` from bit `bit` on, bits past the
+/// end read as zero: a digit of another base (2^52 for the IFMA digits,
+/// 2^62 for the constant-time inverse's limbs). The limb index and the
+/// shifts depend on the position only, never on the values.
+#[inline]
+pub(crate) fn bits_at(limbs: &[u64], bit: usize, width: u32) -> u64 {
+    debug_assert!((1..64).contains(&width));
+    let (w, o) = (bit / 64, (bit % 64) as u32);
+    let lo = limbs.get(w).copied().unwrap_or(0) >> o;
+    let hi = if o + width > 64 {
+        limbs.get(w + 1).copied().unwrap_or(0) << (64 - o)
+    } else {
+        0
+    };
+    (lo | hi) & ((1 << width) - 1)
+}
+
 /// Σ x_j·w_j over j < `x.len()` (`w` at least as long), for sums below
 /// 2^128 (the trial-division table's: weights below 2^56, at most 255
 /// limbs). With BMI2 (`mulx`, every x86-64 CPU since Haswell and Zen) the
@@ -124,6 +141,31 @@ pub(crate) mod residues;
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// Bit `i` of the limbs, one at a time.
+    fn bit(limbs: &[u64], i: usize) -> u64 {
+        limbs.get(i / 64).map_or(0, |w| (w >> (i % 64)) & 1)
+    }
+
+    #[test]
+    fn bits_at_reads_each_field_bit_by_bit() {
+        let mut x = 0x9E37_79B9_7F4A_7C15u64;
+        let limbs: Vec<u64> = (0..5)
+            .map(|_| {
+                x ^= x << 13;
+                x ^= x >> 7;
+                x ^= x << 17;
+                x
+            })
+            .chain([u64::MAX])
+            .collect();
+        for width in [1, 2, 12, 52, 62, 63] {
+            for at in 0..64 * limbs.len() + 70 {
+                let want = (0..width as usize).fold(0, |v, b| v | (bit(&limbs, at + b) << b));
+                assert_eq!(bits_at(&limbs, at, width), want, "{width} bits at {at}");
+            }
+        }
+    }
 
     /// The two-chain kernel agrees with the plain 128-bit sum at every
     /// length up to 40 (odd ones use the tail) and at 255 limbs with every

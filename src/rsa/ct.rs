@@ -41,7 +41,7 @@ use rug::Integer;
 
 use crate::secure::SecretVec;
 
-use crate::arith::inverse_mod_2_64;
+use crate::arith::{bits_at, inverse_mod_2_64};
 
 /// Scratch limbs, wiped when dropped: every array here holds secrets or
 /// values derived from them.
@@ -86,15 +86,7 @@ fn limbs62(bits: u32) -> usize {
 fn to_s62(v: &[u64], n: usize) -> Limbs<i64> {
     let mut out = SecretVec::zeroed(n);
     for (i, o) in out.iter_mut().enumerate() {
-        let bit = 62 * i;
-        let (w, s) = (bit / 64, bit % 64);
-        let lo = v.get(w).copied().unwrap_or(0) >> s;
-        let hi = if s > 2 {
-            v.get(w + 1).copied().unwrap_or(0) << (64 - s)
-        } else {
-            0
-        };
-        *o = ((lo | hi) as i64) & M62;
+        *o = bits_at(v, 62 * i, 62) as i64;
     }
     out
 }

@@ -90,10 +90,9 @@ fn lane_k0s(ns: &[&[u64]]) -> V {
 /// elsewhere), for digits below 2^52 and a·b < 4n·4n with R ≥ 16n, or
 /// a, b < 2n with R ≥ 8n: below 2n before the doubling, its digits
 /// normalised. Row by row (operand scanning, the reduction
-/// interleaved): row i adds b_i·a at positions i.. (b_i·a_0's low half
-/// one row early, so that position i waits only for row i − 1's
-/// reduction) and then q·n with q = p_i·(−n⁻¹) mod 2^52, which clears
-/// position i's low 52 bits, whose carry moves to position i + 1. The rows are written out (the
+/// interleaved): row i adds b_i·a at positions i.. and then q·n with
+/// q = p_i·(−n⁻¹) mod 2^52, which clears position i's low 52 bits, whose
+/// carry moves to position i + 1. The rows are written out (the
 /// positions are constants), so that the accumulator's live positions
 /// stay in registers: one multiply-add per lane-count digit products, no
 /// shuffle. Each position stays below 4K·2^52 + 2^12 < 2^59.
