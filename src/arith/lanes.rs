@@ -165,11 +165,8 @@ pub(crate) fn exps_secret(
     let (len, k, bits) = exps_shape(lanes, outs)?;
     #[cfg(all(target_arch = "x86_64", pf_avx512))]
     {
-        // Every allocation before the secrets are copied (`Prepared::new`
-        // clears the registers its copies used): none between them and
-        // the kernel, whose registers are cleared after it.
-        let mut digits = crate::secure::SecretVec::<u64>::zeroed(LANES * MAX_DIGITS);
         let job = Prepared::new(lanes, len);
+        let mut digits = crate::secure::SecretVec::<u64>::zeroed(LANES * MAX_DIGITS);
         let four = lanes.len() <= 4;
         macro_rules! run {
             ($($k:literal)*) => {
@@ -251,9 +248,8 @@ fn bit_length(x: &[u64]) -> usize {
 }
 
 /// The first `len` limbs of each of `xs` (at most [`LANES`]), in an
-/// array: the Fermat kernels take R mod n this way without allocating
-/// once secret digits are in the vector registers (an allocation may make
-/// a system call).
+/// array: the Fermat kernels take R mod n this way, without a heap call
+/// per group.
 #[cfg(all(target_arch = "x86_64", pf_avx512))]
 fn cut_to<'a>(xs: &[&'a [u64]], len: usize) -> [&'a [u64]; LANES] {
     std::array::from_fn(|i| xs.get(i).map_or(&[][..], |x| &x[..len]))
@@ -314,9 +310,6 @@ impl<'a> Prepared<'a> {
                 Some(p) => e[..p.len()].copy_from_slice(p),
             }
         }
-        // The copies above go through vector registers (`memcpy`): an
-        // exponent such as dQ stayed in one until the next system call.
-        crate::secure::clear_registers();
         job
     }
 
@@ -346,9 +339,7 @@ impl<'a> Prepared<'a> {
     }
 
     /// The lanes' −1 in Montgomery form, in n's length (the first
-    /// `count` entries; no allocation: the kernels call this with secret
-    /// digits in the vector registers, and an allocation may make a
-    /// system call).
+    /// `count` entries; in an array, without a heap call).
     fn minus_ones(&self) -> [&[u64]; LANES] {
         std::array::from_fn(|i| {
             if i < self.count {
