@@ -23,7 +23,8 @@
 //!   to RSA-16384's primes, DH-1536 to DH-8192's q) [`fermat_base2_secret`]
 //!   runs the same test with the squaring in bands of eight accumulator
 //!   positions (`imp::sqr_banded`): 26 to 158 digits do not fit the
-//!   registers at once.
+//!   registers at once. Its cross products too are formed once each and
+//!   doubled, in a pass of their own before the reduction's.
 //! - [`exps_secret`]: up to eight secret exponentiations of 256 to 1245
 //!   bits (RSA-512 to RSA-2048's primes), each lane with its own modulus,
 //!   base and exponent, each a Miller–Rabin round or a power: a two-prime
@@ -849,45 +850,80 @@ mod imp {
         (!stopped).then_some(out)
     }
 
-    /// Row `$u` of a block (see [`sqr_banded`]) over the block's first
-    /// band: its products at positions `$c` (from `$u` to the block's last
-    /// row, digit `$c − $u`), its reduction factor from position `$u`, the
-    /// factor's products, and position `$u`'s carry into the next.
-    macro_rules! first_band_row {
-        ($acc:ident, $b:ident, $q:ident, $x:ident, $n:ident, $k0:ident, $zero:ident;
-         $u:literal; $($c:literal)*) => {
+    /// Row `$u` of a block of cross products (see [`sqr_banded`]) over
+    /// one band: at each of the band's positions `$c` (0 to 7 above its
+    /// foot), the pair of digit i0 + u (`$b[$u]`) and digit `$base` + c −
+    /// u, where that digit lies above i0 + u and below K: `$lead` is
+    /// `$base` − i0 (16 for any band from i0 + 16 up), and the digit is
+    /// above i0 + u exactly when c + `$lead` > 2u; `$d` is K − `$base` (8
+    /// for any band below the top), and the digit is below K exactly when
+    /// c − u < `$d`. Both are constants where the macro is used, so the
+    /// conditions fold away.
+    macro_rules! pair_row {
+        ($acc:ident, $b:ident, $x:ident, $base:ident, $lead:expr, $d:expr; $u:literal;
+         $($c:literal)*) => {
+            let bu = $b[$u];
             $(
-                $acc[$c] = _mm512_madd52lo_epu64($acc[$c], $b[$u], $x[$c - $u]);
-                $acc[$c + 1] = _mm512_madd52hi_epu64($acc[$c + 1], $b[$u], $x[$c - $u]);
+                if ($c as isize) + ($lead as isize) > 2 * $u
+                    && ($c as isize) - ($u as isize) < $d
+                {
+                    let a = $x[$base + $c - $u];
+                    $acc[$c] = _mm512_madd52lo_epu64($acc[$c], bu, a);
+                    $acc[$c + 1] = _mm512_madd52hi_epu64($acc[$c + 1], bu, a);
+                }
             )*
-            $q[$u] = _mm512_madd52lo_epu64($zero, $acc[$u], $k0);
-            $(
-                $acc[$c] = _mm512_madd52lo_epu64($acc[$c], $q[$u], $n[$c - $u]);
-                $acc[$c + 1] = _mm512_madd52hi_epu64($acc[$c + 1], $q[$u], $n[$c - $u]);
-            )*
-            $acc[$u + 1] = _mm512_add_epi64($acc[$u + 1], _mm512_srli_epi64::<52>($acc[$u]));
         };
     }
 
-    /// Row `$u` of a block over one later band: at each of the
-    /// band's positions `$c` (0 to 7 above the band's foot), digit
-    /// `$base + $c − $u` of the operand times b and of n times q. On a
-    /// band past the number's top (the last one or two of a block) the
-    /// pairs whose digit is past it (zeros) are left out: `$d` is K −
-    /// base, and pair (u, c) reads a digit below K exactly when c − u <
-    /// `$d`; the other bands pass 8, which every pair meets. `$d` is a
-    /// constant once the function is made for its tail (see
-    /// [`sqr_banded`]), so the conditions fold away.
-    macro_rules! band_row {
-        ($acc:ident, $b:ident, $q:ident, $x:ident, $n:ident, $base:ident, $d:expr; $u:literal;
-         $($c:literal)*) => {
-            let (bu, qu) = ($b[$u], $q[$u]);
+    /// One band of a block of cross products: the rows `$u` of the block
+    /// from `$i0` (multipliers `$b`) against the digits from `$base` (see
+    /// [`pair_row`]), at positions `$i0` + `$base` to 8 above, kept in
+    /// registers for the band.
+    macro_rules! pair_band {
+        ($p:ident, $b:ident, $x:ident, $i0:ident, $base:expr, $lead:expr, $d:expr; $($u:literal)*) => {{
+            let base: usize = $base;
+            let s = $i0 + base;
+            let mut acc: [__m512i; 9] = std::array::from_fn(|c| $p[s + c]);
+            $(
+                pair_row!(acc, $b, $x, base, $lead, $d; $u; 0 1 2 3 4 5 6 7);
+            )*
+            $p[s..s + 9].copy_from_slice(&acc);
+        }};
+    }
+
+    /// Row `$u` of a block of the reduction (see [`sqr_banded`]) over the
+    /// block's first band: its factor q from position `$u`, the factor's
+    /// products at positions `$c` (from `$u` + 1 to the band's last,
+    /// digit `$c` − `$u` of n), and position `$u` + 1 from three
+    /// independent steps (position `$u`'s carry after q·n₀, q·n₀'s high
+    /// half, and what it held with q·n₁'s low half), so that the next
+    /// row's factor waits for as few steps as the row allows.
+    macro_rules! redc_first_row {
+        ($acc:ident, $q:ident, $n:ident, $k0:ident, $zero:ident; $u:literal; $($c:literal)*) => {
+            let q = _mm512_madd52lo_epu64($zero, $acc[$u], $k0);
+            $q[$u] = q;
+            let low = _mm512_madd52lo_epu64($acc[$u], q, $n[0]);
+            let h0 = _mm512_madd52hi_epu64($zero, q, $n[0]);
+            $(
+                $acc[$c] = _mm512_madd52lo_epu64($acc[$c], q, $n[$c - $u]);
+                $acc[$c + 1] = _mm512_madd52hi_epu64($acc[$c + 1], q, $n[$c - $u]);
+            )*
+            $acc[$u + 1] = _mm512_add_epi64(
+                _mm512_add_epi64($acc[$u + 1], h0),
+                _mm512_srli_epi64::<52>(low),
+            );
+        };
+    }
+
+    /// Row `$u` of a block of the reduction over one later band: at each
+    /// of the band's positions `$c`, digit `$base` + c − u of n times q
+    /// (K − `$base` is `$d`, as in [`pair_row`]).
+    macro_rules! redc_band_row {
+        ($acc:ident, $q:ident, $n:ident, $base:ident, $d:expr; $u:literal; $($c:literal)*) => {
+            let qu = $q[$u];
             $(
                 if ($c as isize) - ($u as isize) < $d {
-                    let a = $x[$base + $c - $u];
                     let m = $n[$base + $c - $u];
-                    $acc[$c] = _mm512_madd52lo_epu64($acc[$c], bu, a);
-                    $acc[$c + 1] = _mm512_madd52hi_epu64($acc[$c + 1], bu, a);
                     $acc[$c] = _mm512_madd52lo_epu64($acc[$c], qu, m);
                     $acc[$c + 1] = _mm512_madd52hi_epu64($acc[$c + 1], qu, m);
                 }
@@ -895,57 +931,56 @@ mod imp {
         };
     }
 
-    /// A block's rows `$u` over one later band.
-    macro_rules! band_rows {
-        ($acc:ident, $b:ident, $q:ident, $x:ident, $n:ident, $base:ident, $d:expr; $($u:literal)*) => {
+    /// A reduction block's rows `$u` over one later band.
+    macro_rules! redc_band_rows {
+        ($acc:ident, $q:ident, $n:ident, $base:ident, $d:expr; $($u:literal)*) => {
             $(
-                band_row!($acc, $b, $q, $x, $n, $base, $d; $u; 0 1 2 3 4 5 6 7);
+                redc_band_row!($acc, $q, $n, $base, $d; $u; 0 1 2 3 4 5 6 7);
             )*
         };
     }
 
-    /// One block of `$t` rows from `$i0` (see [`sqr_banded`]) of a
-    /// number of `$k` digits: the first band row by row (rows `$u` at
-    /// their positions `$c`, below `$t`), then the later bands of eight
-    /// positions from `$i0 + $t` with rows `$r`, the last one or two with
-    /// `$d` = K − base (see [`band_row`]).
-    macro_rules! banded_block {
-        ($p:ident, $x:ident, $n:ident, $k0:ident, $zero:ident, $i0:expr, $k:expr, $t:literal,
+    /// One block of `$t` rows of the reduction from `$i0` (see
+    /// [`sqr_banded`]) for a modulus of `$k` digits: the first band row by
+    /// row (rows `$u` with their positions `$c` after their own), then
+    /// the later bands of eight positions from `$i0 + $t` with rows `$r`,
+    /// the last one or two with `$d` = K − base (see [`redc_band_row`]).
+    macro_rules! redc_block {
+        ($p:ident, $n:ident, $k0:ident, $zero:ident, $i0:expr, $k:expr, $t:literal,
          $d:expr; $([$u:literal; $($c:literal)*])*; $($r:literal)*) => {{
             let i0 = $i0;
-            let b: [__m512i; 8] = std::array::from_fn(|u| $x[i0 + u]);
             let mut q = [$zero; 8];
             let mut acc: [__m512i; 9] = std::array::from_fn(|c| $p[i0 + c]);
             // The block's first band, written out (the positions are
             // constants: the band stays in registers).
             $(
-                first_band_row!(acc, b, q, $x, $n, $k0, $zero; $u; $($c)*);
+                redc_first_row!(acc, q, $n, $k0, $zero; $u; $($c)*);
             )*
             $p[i0 + $t] = acc[$t];
-            // Position s + c of row i0 + u takes digit s + c − (i0 + u),
-            // from 1 up: below K on the bands up to base K − 8, past K on
-            // some pairs of the one or two bands after (the edge, at
+            // Position s + c of row i0 + u takes digit s + c − (i0 + u) of
+            // n, from 1 up: below K on the bands up to base K − 8, past K
+            // on some pairs of the one or two bands after (the edge, at
             // base K − d and, where d + t > 8, K − d + 8).
             let d: isize = $d;
             let edge = $k - d as usize;
             for s in (i0 + $t..i0 + edge).step_by(8) {
                 let mut acc: [__m512i; 9] = std::array::from_fn(|c| $p[s + c]);
                 let base = s - i0;
-                band_rows!(acc, b, q, $x, $n, base, 8; $($r)*);
+                redc_band_rows!(acc, q, $n, base, 8; $($r)*);
                 $p[s..s + 9].copy_from_slice(&acc);
             }
             {
                 let base = edge;
                 let s = i0 + base;
                 let mut acc: [__m512i; 9] = std::array::from_fn(|c| $p[s + c]);
-                band_rows!(acc, b, q, $x, $n, base, d; $($r)*);
+                redc_band_rows!(acc, q, $n, base, d; $($r)*);
                 $p[s..s + 9].copy_from_slice(&acc);
             }
             if d + $t > 8 {
                 let base = edge + 8;
                 let s = i0 + base;
                 let mut acc: [__m512i; 9] = std::array::from_fn(|c| $p[s + c]);
-                band_rows!(acc, b, q, $x, $n, base, d - 8; $($r)*);
+                redc_band_rows!(acc, q, $n, base, d - 8; $($r)*);
                 $p[s..s + 9].copy_from_slice(&acc);
             }
         }};
@@ -966,20 +1001,34 @@ mod imp {
     /// doubling, its digits normalised, written over x's k digits (the
     /// digits above stay 0).
     ///
-    /// The rows of [`amm_rows`], eight at a time (the last block R8 rows
-    /// where R8 is not 0), and each block of rows in bands of eight
-    /// accumulator positions: too many digits for the registers to hold
-    /// the operands and the accumulator, so a band keeps the block's
-    /// multipliers b_i = x_i, its reduction factors q_i and nine positions
-    /// in registers and reads the operand and modulus digits it needs once
-    /// each. The block's first band runs row by row: q_i = p_i·(−n⁻¹) mod
-    /// 2^52 needs row i − 1's contributions to position i. The last one
-    /// or two bands of a block reach past digit k − 1; their pairs that
-    /// would read a zero digit are left out, by their shape, which depends
-    /// on R8 only (K − the first edge band's base: R8 in the blocks of
-    /// eight, 0 in the last block of R8 rows), so one function serves
-    /// every k of a residue. Positions and indices are constants or loop
-    /// counters over k: nothing depends on the numbers.
+    /// Too many digits for the registers to hold the operands and the
+    /// accumulator, so the work goes in bands of eight accumulator
+    /// positions, each band keeping a block's eight multipliers and nine
+    /// positions in registers and reading the digits it needs once each.
+    /// Three passes over the accumulator:
+    /// - the cross products x_i·x_j, i < j, each pair once: blocks of
+    ///   eight rows i, each row against the digits above it; a block's
+    ///   first two bands hold the pairs of the block's own digits (the
+    ///   triangle above the diagonal), the bands after are full until the
+    ///   top, where the pairs that would read past digit k − 1 are left
+    ///   out;
+    /// - each position doubled and the squares x_i² added (a digit cannot
+    ///   be doubled before its products: 2·x_i has 53 bits, and the
+    ///   multiply-adds read 52);
+    /// - the reduction, the rows of [`amm_rows`]'s second half eight at a
+    ///   time: a block's first band row by row (q_i = p_i·(−n⁻¹) mod
+    ///   2^52 needs row i − 1's carry into position i), its later bands
+    ///   with the block's factors q_i in registers.
+    ///
+    /// Against the rows' product (every pair twice, its reduction in the
+    /// same bands) this is three quarters of the multiply-adds, with the
+    /// same factors q and the same result. The shape of the bands at the
+    /// top depends on R8 only (K − the first edge band's base), so one
+    /// function serves every k of a residue; a block's first two bands
+    /// have one shape each. Positions and indices are constants or loop
+    /// counters over k: nothing depends on the numbers. Each position
+    /// stays below 4k·2^52 + 2^12 < 2^62 (its pairs' halves doubled, a
+    /// square's half, the factors' halves and a carry).
     #[target_feature(enable = "avx512f,avx512ifma,avx512vl")]
     fn sqr_banded<const R8: usize>(
         k: usize,
@@ -994,21 +1043,59 @@ mod imp {
             *v = zero;
         }
         let full = k - R8;
+        let top = R8 as isize;
+        // The cross products, by blocks of eight rows (lead and room per
+        // band as in `pair_row`: 16 and 8 where no pair is left out).
         for i0 in (0..full).step_by(8) {
-            banded_block!(p, x, n, k0, zero, i0, k, 8, R8 as isize;
-                [0; 0 1 2 3 4 5 6 7] [1; 1 2 3 4 5 6 7] [2; 2 3 4 5 6 7] [3; 3 4 5 6 7]
-                [4; 4 5 6 7] [5; 5 6 7] [6; 6 7] [7; 7];
-                0 1 2 3 4 5 6 7);
+            let b: [__m512i; 8] = std::array::from_fn(|u| x[i0 + u]);
+            pair_band!(p, b, x, i0, i0, 0, 8; 0 1 2 3 4 5 6 7);
+            if i0 + 8 < full {
+                pair_band!(p, b, x, i0, i0 + 8, 8, 8; 0 1 2 3 4 5 6 7);
+                for base in (i0 + 16..full).step_by(8) {
+                    pair_band!(p, b, x, i0, base, 16, 8; 0 1 2 3 4 5 6 7);
+                }
+                pair_band!(p, b, x, i0, full, 16, top; 0 1 2 3 4 5 6 7);
+            } else {
+                pair_band!(p, b, x, i0, full, 8, top; 0 1 2 3 4 5 6 7);
+            }
+            if R8 > 0 {
+                pair_band!(p, b, x, i0, full + 8, 16, top - 8; 0 1 2 3 4 5 6 7);
+            }
         }
         // The last block's rows where k is not a multiple of eight (R8 is
         // a constant: one arm is compiled, the same for every number).
+        if R8 > 0 {
+            let i0 = full;
+            let b: [__m512i; 8] = std::array::from_fn(|u| x[i0 + u]);
+            match R8 {
+                2 => pair_band!(p, b, x, i0, full, 0, top; 0 1),
+                4 => pair_band!(p, b, x, i0, full, 0, top; 0 1 2 3),
+                6 => {
+                    pair_band!(p, b, x, i0, full, 0, top; 0 1 2 3 4 5);
+                    pair_band!(p, b, x, i0, full + 8, 8, top - 8; 0 1 2 3 4 5);
+                }
+                _ => {}
+            }
+        }
+        // Twice the pairs, and the squares.
+        for (i, &xi) in x.iter().enumerate().take(k) {
+            let (lo, hi) = (p[2 * i], p[2 * i + 1]);
+            p[2 * i] = _mm512_madd52lo_epu64(_mm512_add_epi64(lo, lo), xi, xi);
+            p[2 * i + 1] = _mm512_madd52hi_epu64(_mm512_add_epi64(hi, hi), xi, xi);
+        }
+        // The reduction.
+        for i0 in (0..full).step_by(8) {
+            redc_block!(p, n, k0, zero, i0, k, 8, top;
+                [0; 1 2 3 4 5 6 7] [1; 2 3 4 5 6 7] [2; 3 4 5 6 7] [3; 4 5 6 7]
+                [4; 5 6 7] [5; 6 7] [6; 7] [7;];
+                0 1 2 3 4 5 6 7);
+        }
         match R8 {
-            2 => banded_block!(p, x, n, k0, zero, full, k, 2, 0;
-                [0; 0 1] [1; 1]; 0 1),
-            4 => banded_block!(p, x, n, k0, zero, full, k, 4, 0;
-                [0; 0 1 2 3] [1; 1 2 3] [2; 2 3] [3; 3]; 0 1 2 3),
-            6 => banded_block!(p, x, n, k0, zero, full, k, 6, 0;
-                [0; 0 1 2 3 4 5] [1; 1 2 3 4 5] [2; 2 3 4 5] [3; 3 4 5] [4; 4 5] [5; 5];
+            2 => redc_block!(p, n, k0, zero, full, k, 2, 0; [0; 1] [1;]; 0 1),
+            4 => redc_block!(p, n, k0, zero, full, k, 4, 0;
+                [0; 1 2 3] [1; 2 3] [2; 3] [3;]; 0 1 2 3),
+            6 => redc_block!(p, n, k0, zero, full, k, 6, 0;
+                [0; 1 2 3 4 5] [1; 2 3 4 5] [2; 3 4 5] [3; 4 5] [4; 5] [5;];
                 0 1 2 3 4 5),
             _ => {}
         }
@@ -1019,6 +1106,43 @@ mod imp {
             carry = _mm512_srli_epi64::<52>(v);
             x[j] = _mm512_and_si512(v, mask);
         }
+    }
+
+    /// [`sqr_banded`] of `xs` modulo `ns` (limbs, k digits), doubled in
+    /// the lanes where `double` is 1: each result's k digits, lane by
+    /// lane, for the tests.
+    #[cfg(test)]
+    #[target_feature(enable = "avx512f,avx512ifma,avx512vl")]
+    pub(super) fn square_banded(
+        k: usize,
+        ns: &[&[u64]],
+        xs: &[&[u64]],
+        double: &[u64; LANES],
+    ) -> Vec<[u64; LANES]> {
+        let zero = _mm512_setzero_si512();
+        let mut n = [zero; PADDED];
+        spread_into(ns, &mut n[..k]);
+        let mut x = [zero; PADDED];
+        spread_into(xs, &mut x[..k]);
+        let k0 = lane_k0s(ns);
+        // SAFETY: eight words, read unaligned.
+        let d = unsafe { _mm512_loadu_si512(double.as_ptr().cast()) };
+        let mut p = [zero; BANDED_POSITIONS];
+        match k % 8 {
+            0 => sqr_banded::<0>(k, &mut x, &n, k0, d, &mut p),
+            2 => sqr_banded::<2>(k, &mut x, &n, k0, d, &mut p),
+            4 => sqr_banded::<4>(k, &mut x, &n, k0, d, &mut p),
+            _ => sqr_banded::<6>(k, &mut x, &n, k0, d, &mut p),
+        }
+        x[..k]
+            .iter()
+            .map(|v| {
+                let mut w = [0u64; LANES];
+                // SAFETY: eight words, written unaligned.
+                unsafe { _mm512_storeu_si512(w.as_mut_ptr().cast(), *v) };
+                w
+            })
+            .collect()
     }
 
     /// [`super::fermat_base2_secret`] for numbers of k digits (even, from
@@ -1307,6 +1431,94 @@ mod tests {
             ($($k:literal)*) => { $( check::<$k>(&mut rng); )* };
         }
         each_k!(5 6 7 8 9 10 11 12 13 14 15 16 17 18 19 20 21 22 23 24);
+    }
+
+    /// The banded squaring (pairs once, doubled, squares added, the
+    /// reduction in bands) gives the Montgomery square exactly: for every
+    /// digit count it takes (26 to 158, even: every residue mod 8 and
+    /// every shape of the top bands), moduli from the smallest to the
+    /// largest bit count k takes (all-ones moduli among them), operands
+    /// random below 4n and the largest, 4n − 1, doubled in some lanes,
+    /// each lane's digits are (x² + Q·n)/R·2^d with Q = −x²·n⁻¹ mod R, the
+    /// one factor below R that the digit-by-digit reduction can reach. A
+    /// pair left out, counted twice or read past the top fails it.
+    #[test]
+    fn the_banded_squaring_is_the_montgomery_square() {
+        if !crate::arith::ifma::available() {
+            crate::capability::skip(
+                "ifma",
+                "no AVX-512 IFMA on this CPU: the banded squaring is not exercised",
+            );
+        } else {
+            #[cfg(all(target_arch = "x86_64", pf_avx512))]
+            banded_squarings_agree();
+        }
+    }
+
+    /// [`the_banded_squaring_is_the_montgomery_square`]'s checks.
+    #[cfg(all(target_arch = "x86_64", pf_avx512))]
+    fn banded_squarings_agree() {
+        let mut rng = ChaCha20Rng::seed_from_u64(0x6261_6e64);
+        let mut checked = 0;
+        for k in (26..=BANDED_MAX).step_by(2) {
+            let top = 52 * k as u32 - 4;
+            let bottom = 52 * (k as u32 - 1) - 3;
+            let r = Integer::from(Integer::ONE << (52 * k as u32));
+            let cases = if k <= 42 || k % 16 == 6 { 3u32 } else { 1 };
+            for case in 0..cases {
+                let ns: Vec<Integer> = (0..LANES as u32)
+                    .map(|l| match (l + case) % 4 {
+                        0 => Integer::from(Integer::ONE << top) - 1u32,
+                        1 => Integer::from(Integer::ONE << bottom) + 1u32,
+                        _ => {
+                            let bits = bottom + (l * 7 + case) % (top - bottom + 1);
+                            let mut n = random(bits, &mut rng);
+                            n.set_bit(bits - 1, true);
+                            n.set_bit(0, true);
+                            n
+                        }
+                    })
+                    .collect();
+                let xs: Vec<Integer> = ns
+                    .iter()
+                    .enumerate()
+                    .map(|(l, n)| {
+                        let four_n = Integer::from(n << 2u32);
+                        match (l as u32 + case) % 3 {
+                            0 => four_n - 1u32,
+                            1 => random(top + 2, &mut rng) % four_n,
+                            _ => Integer::from(&four_n >> 1u32) + 1u32,
+                        }
+                    })
+                    .collect();
+                let double: [u64; LANES] = std::array::from_fn(|l| ((l as u32 + case) % 2) as u64);
+                let nl: Vec<&[u64]> = ns.iter().map(|n| n.as_limbs()).collect();
+                let xl: Vec<&[u64]> = xs.iter().map(|x| x.as_limbs()).collect();
+                // SAFETY: IFMA and AVX-512 VL checked by the caller.
+                let got = unsafe { imp::square_banded(k, &nl, &xl, &double) };
+                assert_eq!(got.len(), k);
+                for l in 0..LANES {
+                    let mut v = Integer::new();
+                    for (j, d) in got.iter().enumerate() {
+                        assert!(d[l] < 1 << 52, "k = {k}, case {case}, lane {l}: digit {j}");
+                        v += Integer::from(d[l]) << (52 * j as u32);
+                    }
+                    let (n, x) = (&ns[l], &xs[l]);
+                    let sq = Integer::from(x * x);
+                    let n_inv = n.clone().invert(&r).expect("n is odd");
+                    let q = (&r - Integer::from(&sq * &n_inv) % &r) % &r;
+                    let want = (sq + q * n) / &r;
+                    assert!(want < Integer::from(n << 1u32), "k = {k}: the bound");
+                    assert_eq!(
+                        v,
+                        want << double[l] as u32,
+                        "k = {k}, case {case}, lane {l}"
+                    );
+                    checked += 1;
+                }
+            }
+        }
+        assert!(checked > 600, "{checked}");
     }
 
     /// Every lane gives the textbook verdict, for primes (with small and
