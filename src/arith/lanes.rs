@@ -1336,10 +1336,11 @@ mod tests {
     /// the rounds' squarings) gives the rows' product (`amm_rows_body`)
     /// digit for digit, at every digit count and both register widths:
     /// the same factors q, so the same sum. Moduli of every size a digit
-    /// count takes up to its largest (R = 16·2^b, and n = 2^b − 1 whose
-    /// digits are all ones), operands random below 4n and the largest,
-    /// 4n − 1, doubled in some lanes; each result is also checked against
-    /// a·a·2^d·R⁻¹ mod n.
+    /// count takes, from the smallest to the largest (R = 16·2^b, and n =
+    /// 2^b − 1 whose digits are all ones), operands below 4n up to the
+    /// largest, 4n − 1, doubled in some lanes ([`square_inputs`]); each
+    /// result is also checked to be the exact Montgomery square
+    /// ([`assert_montgomery_square`]).
     #[test]
     fn the_squaring_by_columns_gives_the_rows_product() {
         if !crate::arith::ifma::available() {
@@ -1360,31 +1361,7 @@ mod tests {
             let top = 52 * K as u32 - 4;
             let bottom = 52 * (K as u32 - 1) - 3;
             for case in 0..6u32 {
-                let ns: Vec<Integer> = (0..LANES as u32)
-                    .map(|l| {
-                        if case == 0 && l < 4 {
-                            Integer::from(Integer::ONE << top) - 1u32
-                        } else {
-                            let bits = bottom + (l + 3 * case) % (top - bottom + 1);
-                            let mut n = random(bits, rng);
-                            n.set_bit(0, true);
-                            n
-                        }
-                    })
-                    .collect();
-                let xs: Vec<Integer> = ns
-                    .iter()
-                    .enumerate()
-                    .map(|(l, n)| {
-                        let four_n = Integer::from(n << 2u32);
-                        if (l as u32 + case) % 3 == 0 {
-                            four_n - 1u32
-                        } else {
-                            random(top + 2, rng) % four_n
-                        }
-                    })
-                    .collect();
-                let double: [u64; LANES] = std::array::from_fn(|l| ((l as u32 + case) % 2) as u64);
+                let (ns, xs, double) = square_inputs(top, bottom, case, rng);
                 let nl: Vec<&[u64]> = ns.iter().map(|n| n.as_limbs()).collect();
                 let xl: Vec<&[u64]> = xs.iter().map(|x| x.as_limbs()).collect();
                 // SAFETY: IFMA and AVX-512 VL checked by the caller.
@@ -1397,18 +1374,13 @@ mod tests {
                         |r: &[[u64; LANES]; K]| -> Vec<u64> { r.iter().map(|d| d[l]).collect() };
                     assert_eq!(got(&rows), got(&columns), "K = {K}, case {case}, lane {l}");
                     let digits = got(&columns);
-                    let mut v = Integer::new();
-                    for (j, &dj) in digits.iter().enumerate() {
-                        assert!(dj < 1 << 52);
-                        v += Integer::from(dj) << (52 * j as u32);
-                    }
-                    let n = &ns[l];
-                    let r_inv = Integer::from(Integer::ONE << (52 * K as u32))
-                        .invert(n)
-                        .expect("R is a unit");
-                    let want = (Integer::from(&xs[l] * &xs[l]) * r_inv) << double[l] as u32;
-                    assert_eq!(v.clone() % n, want % n, "K = {K}, case {case}, lane {l}");
-                    assert!(v < Integer::from(n << (1 + double[l] as u32)));
+                    assert_montgomery_square(
+                        &digits,
+                        &ns[l],
+                        &xs[l],
+                        double[l],
+                        &format!("K = {K}, case {case}, lane {l}"),
+                    );
                     if l < 4 {
                         let got4 =
                             |r: &[[u64; 4]; K]| -> Vec<u64> { r.iter().map(|d| d[l]).collect() };
@@ -1431,6 +1403,68 @@ mod tests {
             ($($k:literal)*) => { $( check::<$k>(&mut rng); )* };
         }
         each_k!(5 6 7 8 9 10 11 12 13 14 15 16 17 18 19 20 21 22 23 24);
+    }
+
+    /// The squaring tests' inputs for `case`: eight moduli of `bottom`
+    /// to `top` bits (all-ones moduli of `top` bits in two lanes,
+    /// 2^`bottom` + 1 in two, random odd ones between in the others),
+    /// an operand below 4n for each (4n − 1, random, or 2n + 1, by lane)
+    /// and the lanes whose result is doubled.
+    #[cfg(all(target_arch = "x86_64", pf_avx512))]
+    fn square_inputs(
+        top: u32,
+        bottom: u32,
+        case: u32,
+        rng: &mut ChaCha20Rng,
+    ) -> (Vec<Integer>, Vec<Integer>, [u64; LANES]) {
+        let ns: Vec<Integer> = (0..LANES as u32)
+            .map(|l| match (l + case) % 4 {
+                0 => Integer::from(Integer::ONE << top) - 1u32,
+                1 => Integer::from(Integer::ONE << bottom) + 1u32,
+                _ => {
+                    let bits = bottom + (l * 7 + case) % (top - bottom + 1);
+                    let mut n = random(bits, rng);
+                    n.set_bit(bits - 1, true);
+                    n.set_bit(0, true);
+                    n
+                }
+            })
+            .collect();
+        let xs: Vec<Integer> = ns
+            .iter()
+            .enumerate()
+            .map(|(l, n)| {
+                let four_n = Integer::from(n << 2u32);
+                match (l as u32 + case) % 3 {
+                    0 => four_n - 1u32,
+                    1 => random(top + 2, rng) % four_n,
+                    _ => Integer::from(&four_n >> 1u32) + 1u32,
+                }
+            })
+            .collect();
+        let double = std::array::from_fn(|l| ((l as u32 + case) % 2) as u64);
+        (ns, xs, double)
+    }
+
+    /// `digits` (52 bits each, as many as R = 2^(52·digits) has) are
+    /// exactly the Montgomery square of x modulo n, doubled when
+    /// `double` is 1: (x² + Q·n)/R·2^double with Q = −x²·n⁻¹ mod R, the
+    /// one factor below R that a digit-by-digit reduction can reach,
+    /// and below 2n before the doubling.
+    #[cfg(all(target_arch = "x86_64", pf_avx512))]
+    fn assert_montgomery_square(digits: &[u64], n: &Integer, x: &Integer, double: u64, what: &str) {
+        let mut v = Integer::new();
+        for (j, &d) in digits.iter().enumerate() {
+            assert!(d < 1 << 52, "{what}: digit {j}");
+            v += Integer::from(d) << (52 * j as u32);
+        }
+        let r = Integer::from(Integer::ONE << (52 * digits.len() as u32));
+        let sq = Integer::from(x * x);
+        let n_inv = n.clone().invert(&r).expect("n is odd");
+        let q = (&r - Integer::from(&sq * &n_inv) % &r) % &r;
+        let want = (sq + q * n) / &r;
+        assert!(want < Integer::from(n << 1u32), "{what}: the bound");
+        assert_eq!(v, want << double as u32, "{what}");
     }
 
     /// The banded squaring (pairs once, doubled, squares added, the
@@ -1463,56 +1497,22 @@ mod tests {
         for k in (26..=BANDED_MAX).step_by(2) {
             let top = 52 * k as u32 - 4;
             let bottom = 52 * (k as u32 - 1) - 3;
-            let r = Integer::from(Integer::ONE << (52 * k as u32));
             let cases = if k <= 42 || k % 16 == 6 { 3u32 } else { 1 };
             for case in 0..cases {
-                let ns: Vec<Integer> = (0..LANES as u32)
-                    .map(|l| match (l + case) % 4 {
-                        0 => Integer::from(Integer::ONE << top) - 1u32,
-                        1 => Integer::from(Integer::ONE << bottom) + 1u32,
-                        _ => {
-                            let bits = bottom + (l * 7 + case) % (top - bottom + 1);
-                            let mut n = random(bits, &mut rng);
-                            n.set_bit(bits - 1, true);
-                            n.set_bit(0, true);
-                            n
-                        }
-                    })
-                    .collect();
-                let xs: Vec<Integer> = ns
-                    .iter()
-                    .enumerate()
-                    .map(|(l, n)| {
-                        let four_n = Integer::from(n << 2u32);
-                        match (l as u32 + case) % 3 {
-                            0 => four_n - 1u32,
-                            1 => random(top + 2, &mut rng) % four_n,
-                            _ => Integer::from(&four_n >> 1u32) + 1u32,
-                        }
-                    })
-                    .collect();
-                let double: [u64; LANES] = std::array::from_fn(|l| ((l as u32 + case) % 2) as u64);
+                let (ns, xs, double) = square_inputs(top, bottom, case, &mut rng);
                 let nl: Vec<&[u64]> = ns.iter().map(|n| n.as_limbs()).collect();
                 let xl: Vec<&[u64]> = xs.iter().map(|x| x.as_limbs()).collect();
                 // SAFETY: IFMA and AVX-512 VL checked by the caller.
                 let got = unsafe { imp::square_banded(k, &nl, &xl, &double) };
                 assert_eq!(got.len(), k);
                 for l in 0..LANES {
-                    let mut v = Integer::new();
-                    for (j, d) in got.iter().enumerate() {
-                        assert!(d[l] < 1 << 52, "k = {k}, case {case}, lane {l}: digit {j}");
-                        v += Integer::from(d[l]) << (52 * j as u32);
-                    }
-                    let (n, x) = (&ns[l], &xs[l]);
-                    let sq = Integer::from(x * x);
-                    let n_inv = n.clone().invert(&r).expect("n is odd");
-                    let q = (&r - Integer::from(&sq * &n_inv) % &r) % &r;
-                    let want = (sq + q * n) / &r;
-                    assert!(want < Integer::from(n << 1u32), "k = {k}: the bound");
-                    assert_eq!(
-                        v,
-                        want << double[l] as u32,
-                        "k = {k}, case {case}, lane {l}"
+                    let digits: Vec<u64> = got.iter().map(|d| d[l]).collect();
+                    assert_montgomery_square(
+                        &digits,
+                        &ns[l],
+                        &xs[l],
+                        double[l],
+                        &format!("k = {k}, case {case}, lane {l}"),
                     );
                     checked += 1;
                 }
