@@ -1022,11 +1022,14 @@ mod imp {
     ///
     /// Against the rows' product (every pair twice, its reduction in the
     /// same bands) this is three quarters of the multiply-adds, with the
-    /// same factors q and the same result. The shape of the bands at the
-    /// top depends on R8 only (K − the first edge band's base), so one
-    /// function serves every k of a residue; a block's first two bands
-    /// have one shape each. Positions and indices are constants or loop
-    /// counters over k: nothing depends on the numbers. Each position
+    /// same factors q and the same result. A band's shape — which of its
+    /// pairs it leaves out below the diagonal (a block's first two bands
+    /// of cross products) and above the top (the last one or two of a
+    /// block) — is one of a few constant shapes, chosen by R8 (K − the
+    /// first edge band's base) and by the block's place, which k alone
+    /// gives, so one function serves every k of a residue. Positions and
+    /// indices are constants or loop counters over k: nothing depends on
+    /// the numbers. Each position
     /// stays below 4k·2^52 + 2^12 < 2^62 (its pairs' halves doubled, a
     /// square's half, the factors' halves and a carry).
     #[target_feature(enable = "avx512f,avx512ifma,avx512vl")]
