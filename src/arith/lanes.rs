@@ -850,10 +850,11 @@ mod imp {
         (!stopped).then_some(out)
     }
 
-    /// Row `$u` of a block of cross products (see [`sqr_banded`]) over
-    /// one band: at each of the band's positions `$c` (0 to 7 above its
-    /// foot), the pair of digit i0 + u (`$b[$u]`) and digit `$base` + c −
-    /// u, where that digit lies above i0 + u and below K: `$lead` is
+    /// Row `$u` of a block (see [`sqr_banded`]) over one band: at each of
+    /// the band's positions `$c` (0 to 7 above its foot), the row's
+    /// multiplier `$b[$u]` (digit i0 + u of x for the cross products, the
+    /// factor q for the reduction) times digit `$base` + c − u of `$x`
+    /// (x, or n), where that digit lies above i0 + u and below K: `$lead` is
     /// `$base` − i0 (16 for any band from i0 + 16 up), and the digit is
     /// above i0 + u exactly when c + `$lead` > 2u; `$d` is K − `$base` (8
     /// for any band below the top), and the digit is below K exactly when
@@ -915,27 +916,13 @@ mod imp {
         };
     }
 
-    /// Row `$u` of a block of the reduction over one later band: at each
-    /// of the band's positions `$c`, digit `$base` + c − u of n times q
-    /// (K − `$base` is `$d`, as in [`pair_row`]).
-    macro_rules! redc_band_row {
-        ($acc:ident, $q:ident, $n:ident, $base:ident, $d:expr; $u:literal; $($c:literal)*) => {
-            let qu = $q[$u];
-            $(
-                if ($c as isize) - ($u as isize) < $d {
-                    let m = $n[$base + $c - $u];
-                    $acc[$c] = _mm512_madd52lo_epu64($acc[$c], qu, m);
-                    $acc[$c + 1] = _mm512_madd52hi_epu64($acc[$c + 1], qu, m);
-                }
-            )*
-        };
-    }
-
-    /// A reduction block's rows `$u` over one later band.
+    /// A reduction block's rows `$u` over one later band: [`pair_row`]
+    /// with the factors q for multipliers and n's digits, every digit
+    /// from 1 up (lead 16), those from K up left out by `$d`.
     macro_rules! redc_band_rows {
         ($acc:ident, $q:ident, $n:ident, $base:ident, $d:expr; $($u:literal)*) => {
             $(
-                redc_band_row!($acc, $q, $n, $base, $d; $u; 0 1 2 3 4 5 6 7);
+                pair_row!($acc, $q, $n, $base, 16, $d; $u; 0 1 2 3 4 5 6 7);
             )*
         };
     }
@@ -944,7 +931,7 @@ mod imp {
     /// [`sqr_banded`]) for a modulus of `$k` digits: the first band row by
     /// row (rows `$u` with their positions `$c` after their own), then
     /// the later bands of eight positions from `$i0 + $t` with rows `$r`,
-    /// the last one or two with `$d` = K − base (see [`redc_band_row`]).
+    /// the last one or two with `$d` = K − base (see [`redc_band_rows`]).
     macro_rules! redc_block {
         ($p:ident, $n:ident, $k0:ident, $zero:ident, $i0:expr, $k:expr, $t:literal,
          $d:expr; $([$u:literal; $($c:literal)*])*; $($r:literal)*) => {{
