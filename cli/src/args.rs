@@ -240,7 +240,9 @@ pub(crate) struct RsaArgs {
     #[arg(long, requires = "passout")]
     pub(crate) encrypt: bool,
     /// Where the passphrase comes from: pass:TEXT, env:VAR, file:PATH, fd:N
-    /// or stdin (the first line). Read before the key is generated.
+    /// or stdin (the first line). Read before the key is generated. A
+    /// pass:TEXT passphrase is on the command line, which process listings
+    /// show: prefer the others.
     #[arg(long, value_name = "SOURCE", requires = "encrypt")]
     pub(crate) passout: Option<String>,
     /// Key derivation for --encrypt.

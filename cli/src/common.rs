@@ -212,8 +212,16 @@ pub(crate) fn read_secret(file: &Path) -> Result<SecureBuf, Fail> {
     const MAX: u64 = 64 << 20;
     let too_big = || Fail(format!("{}: larger than 64 MiB", file.display()), 1);
     let mut first = 64 * 1024;
-    let mut reader: Box<dyn Read> = if file.as_os_str() == "-" {
-        Box::new(std::io::stdin())
+    // Standard input is read from descriptor 0 itself: the standard
+    // library's `Stdin` buffers reads shorter than its 8 KiB buffer in a
+    // heap block it keeps for the life of the process, and the key's text
+    // must not be copied there. ManuallyDrop leaves descriptor 0 open.
+    // SAFETY: descriptor 0 is this process's standard input.
+    let stdin = std::mem::ManuallyDrop::new(unsafe {
+        <std::fs::File as std::os::fd::FromRawFd>::from_raw_fd(0)
+    });
+    let mut reader: Box<dyn Read + '_> = if file.as_os_str() == "-" {
+        Box::new(&*stdin)
     } else {
         let f = std::fs::File::open(file).map_err(err)?;
         // A regular file's size is known: refuse a big one unread, and

@@ -2,11 +2,16 @@
 //! options(1)): `pass:TEXT`, `env:VAR`, `file:PATH`, `fd:N` and `stdin`.
 //! From a file, a descriptor or standard input the first line is the
 //! passphrase (its line end removed). The passphrase is read straight into
-//! secure memory.
+//! secure memory, never through an ordinary buffer: `env:` reads the
+//! environment's own copy (`getenv`, no `OsString`), and `stdin` reads
+//! descriptor 0 itself a byte at a time, not through the standard
+//! library's buffered `Stdin`, whose heap buffer would keep the line (and
+//! whatever followed it) for the life of the process. `pass:TEXT` is on
+//! the command line, which every process listing shows and the argument
+//! parser copies: it is for tests, not for passphrases that matter.
 
 use std::io::Read;
 use std::os::fd::FromRawFd;
-use std::os::unix::ffi::OsStrExt;
 
 use primeforge::SecureBuf;
 
@@ -20,9 +25,18 @@ pub fn read(spec: &str, what: &str, allow_empty: bool) -> Result<SecureBuf, Stri
     let buf = match kind {
         "pass" => secure(arg.as_bytes(), what)?,
         "env" => {
-            let v = std::env::var_os(arg)
-                .ok_or_else(|| format!("{what} env:{arg}: the variable is not set"))?;
-            secure(v.as_bytes(), what)?
+            let name = std::ffi::CString::new(arg)
+                .map_err(|_| format!("{what} env:{arg:?}: a variable name has no NUL byte"))?;
+            // SAFETY: getenv reads the environment, which nothing in this
+            // program changes (no setenv; the library's threads have not
+            // started); the pointer, when not NULL, is the environment's
+            // NUL-terminated string, copied before anything else runs.
+            let v = unsafe { libc::getenv(name.as_ptr()) };
+            if v.is_null() {
+                return Err(format!("{what} env:{arg}: the variable is not set"));
+            }
+            // SAFETY: as above.
+            secure(unsafe { std::ffi::CStr::from_ptr(v) }.to_bytes(), what)?
         }
         "file" => {
             let f = std::fs::File::open(arg).map_err(|e| format!("{what} file:{arg}: {e}"))?;
@@ -41,7 +55,13 @@ pub fn read(spec: &str, what: &str, allow_empty: bool) -> Result<SecureBuf, Stri
             let f = std::mem::ManuallyDrop::new(unsafe { std::fs::File::from_raw_fd(fd) });
             first_line(&*f, &format!("{what} fd:{arg}"))?
         }
-        "stdin" if arg.is_empty() => first_line(std::io::stdin().lock(), &format!("{what} stdin"))?,
+        "stdin" if arg.is_empty() => {
+            // SAFETY: descriptor 0 is this process's standard input;
+            // ManuallyDrop leaves it open. Read unbuffered (see the module
+            // notes).
+            let f = std::mem::ManuallyDrop::new(unsafe { std::fs::File::from_raw_fd(0) });
+            first_line(&*f, &format!("{what} stdin"))?
+        }
         _ => {
             return Err(format!(
                 "{what} {spec:?}: use pass:TEXT, env:VAR, file:PATH, fd:N or stdin"
@@ -59,23 +79,24 @@ fn secure(bytes: &[u8], what: &str) -> Result<SecureBuf, String> {
 }
 
 /// The first line of `r` without its "\n", read a byte at a time so that
-/// nothing after it is consumed. A "\r" before the "\n" is part of the
-/// passphrase, as OpenSSL 3.0 reads `file:`, `fd:` and `stdin` sources: a
-/// passphrase file then opens a key in both tools.
+/// nothing after it is consumed, each byte straight into secure memory (no
+/// byte of it passes through a buffer of ours on the stack). A "\r"
+/// before the "\n" is part of the passphrase, as OpenSSL 3.0 reads
+/// `file:`, `fd:` and `stdin` sources: a passphrase file then opens a key
+/// in both tools.
 fn first_line(mut r: impl Read, what: &str) -> Result<SecureBuf, String> {
-    let mut buf = SecureBuf::new(MAX_LINE).map_err(|e| format!("{what}: {e}"))?;
+    // One byte more than the longest line: its line end.
+    let mut buf = SecureBuf::new(MAX_LINE + 1).map_err(|e| format!("{what}: {e}"))?;
     let mut n = 0;
-    let mut byte = [0u8; 1];
     loop {
-        match r.read(&mut byte) {
+        match r.read(&mut buf.as_mut_slice()[n..n + 1]) {
             Ok(0) => break,
-            Ok(_) if byte[0] == b'\n' => break,
+            Ok(_) if buf.as_slice()[n] == b'\n' => break,
             Ok(_) => {
-                if n == MAX_LINE {
+                n += 1;
+                if n > MAX_LINE {
                     return Err(format!("{what}: longer than {MAX_LINE} bytes"));
                 }
-                buf.as_mut_slice()[n] = byte[0];
-                n += 1;
             }
             Err(e) if e.kind() == std::io::ErrorKind::Interrupted => {}
             Err(e) => return Err(format!("{what}: {e}")),
