@@ -87,21 +87,9 @@ fn components(path: &Path) -> Vec<Vec<u8>> {
     out
 }
 
-/// Why core files cannot be had here, if they cannot.
-fn cores_forbidden() -> Option<String> {
-    let pattern = std::fs::read_to_string("/proc/sys/kernel/core_pattern").unwrap_or_default();
-    let pattern = pattern.trim();
-    if pattern.starts_with('|') || pattern.starts_with('/') || pattern.is_empty() {
-        return Some(format!(
-            "kernel.core_pattern is {pattern:?}: cores do not land in the working directory"
-        ));
-    }
-    None
-}
-
 #[test]
 fn core_dump_holds_no_seed_and_no_key_bytes() {
-    if let Some(why) = cores_forbidden() {
+    if let Some(why) = common::cores::cores_forbidden() {
         common::skip("cores", &why);
         return;
     }
@@ -334,7 +322,7 @@ fn fresh_seed() -> [u8; 32] {
 /// keeps in two vector registers of a parked thread.
 #[test]
 fn cores_taken_during_generation_show_no_secret_in_registers_or_memory() {
-    if let Some(why) = cores_forbidden() {
+    if let Some(why) = common::cores::cores_forbidden() {
         common::skip("cores", &why);
         return;
     }

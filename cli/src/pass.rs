@@ -50,18 +50,10 @@ pub fn read(spec: &str, what: &str, allow_empty: bool) -> Result<SecureBuf, Stri
             if fd < 0 || unsafe { libc::fcntl(fd, libc::F_GETFD) } < 0 {
                 return Err(format!("{what} fd:{arg}: not an open file descriptor"));
             }
-            // SAFETY: `fd` is open; ManuallyDrop keeps it open afterwards
-            // (the descriptor is the caller's, not ours to close).
-            let f = std::mem::ManuallyDrop::new(unsafe { std::fs::File::from_raw_fd(fd) });
-            first_line(&*f, &format!("{what} fd:{arg}"))?
+            first_line_of(fd, &format!("{what} fd:{arg}"))?
         }
-        "stdin" if arg.is_empty() => {
-            // SAFETY: descriptor 0 is this process's standard input;
-            // ManuallyDrop leaves it open. Read unbuffered (see the module
-            // notes).
-            let f = std::mem::ManuallyDrop::new(unsafe { std::fs::File::from_raw_fd(0) });
-            first_line(&*f, &format!("{what} stdin"))?
-        }
+        // Descriptor 0 itself, unbuffered (see the module notes).
+        "stdin" if arg.is_empty() => first_line_of(0, &format!("{what} stdin"))?,
         _ => {
             return Err(format!(
                 "{what} {spec:?}: use pass:TEXT, env:VAR, file:PATH, fd:N or stdin"
@@ -76,6 +68,15 @@ pub fn read(spec: &str, what: &str, allow_empty: bool) -> Result<SecureBuf, Stri
 
 fn secure(bytes: &[u8], what: &str) -> Result<SecureBuf, String> {
     SecureBuf::from_slice(bytes).map_err(|e| format!("{what}: {e}"))
+}
+
+/// [`first_line`] of descriptor `fd`, which stays open (it is the
+/// caller's, not ours to close).
+fn first_line_of(fd: i32, what: &str) -> Result<SecureBuf, String> {
+    // SAFETY: `fd` is this process's descriptor (0, or checked open by
+    // the caller); ManuallyDrop keeps it open afterwards.
+    let f = std::mem::ManuallyDrop::new(unsafe { std::fs::File::from_raw_fd(fd) });
+    first_line(&*f, what)
 }
 
 /// The first line of `r` without its "\n", read a byte at a time so that

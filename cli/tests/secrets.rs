@@ -7,6 +7,8 @@
 //! time and keeps them for the life of the process) fail it.
 
 mod common;
+#[path = "../../tests/common/cores.rs"]
+mod cores;
 
 use std::io::Read;
 use std::path::Path;
@@ -23,18 +25,6 @@ const PASS: &str = "pf-core-passphrase Vx7Q 2f9c1e0b a5d3 TlqZ w8Kd J0ms 4RgH \
     Kyiv Lima Quito 3.14159 2.71828 1.41421 ~ all the pleasant rumours of \
     the wide and quiet sea: Yt6 Hb0 Nc1 Mx8 Rp5 Lq2 Wz3 Kv4 Sj9 Fd7 Ga0 Eo1.";
 const WINDOW: usize = 16;
-
-/// Why core files cannot be had here, if they cannot.
-fn cores_forbidden() -> Option<String> {
-    let pattern = std::fs::read_to_string("/proc/sys/kernel/core_pattern").unwrap_or_default();
-    let pattern = pattern.trim();
-    if pattern.starts_with('|') || pattern.starts_with('/') || pattern.is_empty() {
-        return Some(format!(
-            "kernel.core_pattern is {pattern:?}: cores do not land in the working directory"
-        ));
-    }
-    None
-}
 
 /// How often each of three windows of the passphrase (its start, middle
 /// and end) occurs in `hay`: the largest of the three counts (a freed
@@ -61,33 +51,41 @@ fn cpu_ticks(pid: u32) -> Option<u64> {
     Some(f.get(11)?.parse::<u64>().ok()? + f.get(12)?.parse::<u64>().ok()?)
 }
 
+/// The tool, run in `d` by `sh` with core files as large as the hard limit
+/// allows (none where it is 0: the tests then skip loudly), after the
+/// shell commands `pre`; its arguments are the Command's.
+fn with_cores(d: &Path, pre: &str) -> Command {
+    let mut cmd = Command::new("sh");
+    cmd.current_dir(d)
+        .arg("-c")
+        .arg(format!(
+            "ulimit -c unlimited 2>/dev/null || ulimit -c \"$(ulimit -H -c)\"; {pre} exec \"$@\""
+        ))
+        .arg("sh")
+        .arg(bin().get_program());
+    cmd
+}
+
 /// Runs `primeforge rsa 8192 --encrypt --passout SOURCE` in `d` with core
 /// files allowed, aborts it (SIGABRT) once it has spent 0.1 s of CPU on
 /// the key — long after the passphrase was read — and returns the core.
 /// `None` when the kernel wrote none.
 fn core_while_generating(d: &Path, source: &str, stdin: Stdio, env: bool) -> Option<Vec<u8>> {
-    let mut cmd = Command::new("sh");
-    cmd.current_dir(d)
-        .arg("-c")
-        // Cores as large as the hard limit allows (none where it is 0: a
-        // loud skip below). Descriptor 3 carries the passphrase file for
-        // fd:3.
-        .arg("ulimit -c unlimited 2>/dev/null || ulimit -c \"$(ulimit -H -c)\"; exec 3< pass.txt; exec \"$@\"")
-        .arg("sh")
-        .arg(bin().get_program())
-        .args([
-            "rsa",
-            "8192",
-            "--threads",
-            "1",
-            "--encrypt",
-            "--passout",
-            source,
-        ])
-        .args(["--out", "key.pem"])
-        .stdin(stdin)
-        .stdout(Stdio::null())
-        .stderr(Stdio::piped());
+    // Descriptor 3 carries the passphrase file for fd:3.
+    let mut cmd = with_cores(d, "exec 3< pass.txt;");
+    cmd.args([
+        "rsa",
+        "8192",
+        "--threads",
+        "1",
+        "--encrypt",
+        "--passout",
+        source,
+    ])
+    .args(["--out", "key.pem"])
+    .stdin(stdin)
+    .stdout(Stdio::null())
+    .stderr(Stdio::piped());
     if env {
         cmd.env("PF_CORE_PASS", PASS);
     }
@@ -155,7 +153,7 @@ fn core_in(d: &Path) -> Option<Vec<u8>> {
 
 #[test]
 fn a_passphrase_leaves_no_copy_behind_in_the_process() {
-    if let Some(why) = cores_forbidden() {
+    if let Some(why) = cores::cores_forbidden() {
         common::skip("cores", &why);
         return;
     }
@@ -221,7 +219,7 @@ fn unread(fd: i32) -> i32 {
 fn a_key_read_from_standard_input_leaves_no_copy_behind() {
     use std::io::Write;
     use std::os::fd::AsRawFd;
-    if let Some(why) = cores_forbidden() {
+    if let Some(why) = cores::cores_forbidden() {
         common::skip("cores", &why);
         return;
     }
@@ -233,12 +231,7 @@ fn a_key_read_from_standard_input_leaves_no_copy_behind() {
         .iter()
         .map(|&at| &pem[at..at + 24])
         .collect();
-    let mut child = Command::new("sh")
-        .current_dir(&d)
-        .arg("-c")
-        .arg("ulimit -c unlimited 2>/dev/null || ulimit -c \"$(ulimit -H -c)\"; exec \"$@\"")
-        .arg("sh")
-        .arg(bin().get_program())
+    let mut child = with_cores(&d, "")
         .args(["check", "-"])
         .stdin(Stdio::piped())
         .stdout(Stdio::null())

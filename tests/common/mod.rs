@@ -5,6 +5,7 @@
 use std::path::{Path, PathBuf};
 use std::process::Command;
 
+pub mod cores;
 pub mod trace;
 
 /// The profile directory (target/debug or target/release) of this test run.
