@@ -81,10 +81,12 @@ pub(super) fn negated(m: &[Limb], out: &mut [Limb]) {
 /// 3. x[i] ← tmp[i] where ZF is clear (`cmovnz`).
 ///
 /// `reduce_double` (also rdx = 1 + b): steps 1 and 2, then
-/// 3. for each limb i, x_i = x[i] or tmp[i] by ZF (the reduced V); hi:lo =
-///    x_i·(1 + b) (`mulx`); y_i = lo + the previous limb's hi (0 at first)
-///    into x[i]; y_i + negm[i] (+ OF, cleared by step 2's `test`) into
-///    tmp[i];
+/// 3. x[i] ← tmp[i] where ZF is clear (the reduced V, x_i), every limb
+///    before any `adox` (which writes OF into the flags group that holds ZF,
+///    so a `cmovnz` after it would wait for it: the limbs would chain);
+///    then for each limb i, hi:lo = x_i·(1 + b) (`mulx`); y_i = lo + the
+///    previous limb's hi (0 at first) into x[i]; y_i + negm[i] (+ OF,
+///    cleared by step 2's `test`) into tmp[i];
 /// 4. ZF ← (the last hi | OF) = 0, i.e. 2^b·x < n;
 /// 5. x[i] ← tmp[i] where ZF is clear.
 ///
@@ -177,10 +179,13 @@ fn unrolled_source() -> String {
         reduce.extend(select(n));
         s += &function(n, "reduce", "reduce", "", "", &["out(\"r11\") _"], &reduce);
         let mut double = add_sub(n);
+        // The selection first, as a pass of its own: a `cmovnz` after an
+        // `adox` waits for it (adox writes OF into the flags that hold
+        // ZF), which chained every limb's select, product and addition.
+        double.extend(select(n));
         double.push("mov r12d, 0".into());
         for i in 0..n {
             double.push(format!("mov rax, [rdi + {}]", 8 * i));
-            double.push(format!("cmovnz rax, [rcx + {}]", 8 * i));
             double.push("mulx r13, rax, rax".into());
             double.push("lea rax, [rax + r12]".into());
             double.push("mov r12, r13".into());

@@ -146,9 +146,9 @@ fn unrolled_source() -> String {
             m = 2 * n
         );
         let mut line = |t: String| s += &format!("            \"{t}\",\n");
-        line("2:".into());
         line("mov rdx, [rdi]".into());
         line("imul rdx, rcx".into());
+        line("2:".into());
         line("xor eax, eax".into());
         line("mulx r9, r8, [rsi]".into());
         line("adcx r8, [rdi]".into());
@@ -165,11 +165,19 @@ fn unrolled_source() -> String {
             line(format!("adcx {lo}, [rdi + {}]", 8 * j));
             line(format!("adox {lo}, {prev_hi}"));
             line(format!("mov [rdi + {}], {lo}", 8 * j));
+            if j == 1 {
+                // The next row's u[0], kept in a register (its q is
+                // computed after the row's flag chains: imul writes the
+                // flags).
+                line(format!("mov r13, {lo}"));
+            }
         }
         let (_, hi) = pair(n - 1);
         line(format!("adcx {hi}, rax"));
         line(format!("adox {hi}, rax"));
         line(format!("mov [rdi], {hi}"));
+        line("mov rdx, r13".into());
+        line("imul rdx, rcx".into());
         line("add rdi, 8".into());
         line("dec r12".into());
         line("jnz 2b".into());
@@ -184,6 +192,7 @@ fn unrolled_source() -> String {
              \x20           out(\"r9\") _,\n\
              \x20           out(\"r10\") _,\n\
              \x20           out(\"r11\") _,\n\
+             \x20           out(\"r13\") _,\n\
              \x20           options(nostack),\n\
              \x20       );\n\
              \x20   }}\n\

@@ -103,9 +103,9 @@ unsafe fn rows_2(up: *mut Limb, mp: *const Limb, invm: Limb) {
     // reads and writes up[i..i + 2]. The caller checked BMI2 and ADX.
     unsafe {
         core::arch::asm!(
-            "2:",
             "mov rdx, [rdi]",
             "imul rdx, rcx",
+            "2:",
             "xor eax, eax",
             "mulx r9, r8, [rsi]",
             "adcx r8, [rdi]",
@@ -113,9 +113,12 @@ unsafe fn rows_2(up: *mut Limb, mp: *const Limb, invm: Limb) {
             "adcx r10, [rdi + 8]",
             "adox r10, r9",
             "mov [rdi + 8], r10",
+            "mov r13, r10",
             "adcx r11, rax",
             "adox r11, rax",
             "mov [rdi], r11",
+            "mov rdx, r13",
+            "imul rdx, rcx",
             "add rdi, 8",
             "dec r12",
             "jnz 2b",
@@ -129,6 +132,7 @@ unsafe fn rows_2(up: *mut Limb, mp: *const Limb, invm: Limb) {
             out("r9") _,
             out("r10") _,
             out("r11") _,
+            out("r13") _,
             options(nostack),
         );
     }
@@ -153,9 +157,9 @@ unsafe fn rows_3(up: *mut Limb, mp: *const Limb, invm: Limb) {
     // reads and writes up[i..i + 3]. The caller checked BMI2 and ADX.
     unsafe {
         core::arch::asm!(
-            "2:",
             "mov rdx, [rdi]",
             "imul rdx, rcx",
+            "2:",
             "xor eax, eax",
             "mulx r9, r8, [rsi]",
             "adcx r8, [rdi]",
@@ -163,6 +167,7 @@ unsafe fn rows_3(up: *mut Limb, mp: *const Limb, invm: Limb) {
             "adcx r10, [rdi + 8]",
             "adox r10, r9",
             "mov [rdi + 8], r10",
+            "mov r13, r10",
             "mulx r9, r8, [rsi + 16]",
             "adcx r8, [rdi + 16]",
             "adox r8, r11",
@@ -170,6 +175,8 @@ unsafe fn rows_3(up: *mut Limb, mp: *const Limb, invm: Limb) {
             "adcx r9, rax",
             "adox r9, rax",
             "mov [rdi], r9",
+            "mov rdx, r13",
+            "imul rdx, rcx",
             "add rdi, 8",
             "dec r12",
             "jnz 2b",
@@ -183,6 +190,7 @@ unsafe fn rows_3(up: *mut Limb, mp: *const Limb, invm: Limb) {
             out("r9") _,
             out("r10") _,
             out("r11") _,
+            out("r13") _,
             options(nostack),
         );
     }
@@ -207,9 +215,9 @@ unsafe fn rows_4(up: *mut Limb, mp: *const Limb, invm: Limb) {
     // reads and writes up[i..i + 4]. The caller checked BMI2 and ADX.
     unsafe {
         core::arch::asm!(
-            "2:",
             "mov rdx, [rdi]",
             "imul rdx, rcx",
+            "2:",
             "xor eax, eax",
             "mulx r9, r8, [rsi]",
             "adcx r8, [rdi]",
@@ -217,6 +225,7 @@ unsafe fn rows_4(up: *mut Limb, mp: *const Limb, invm: Limb) {
             "adcx r10, [rdi + 8]",
             "adox r10, r9",
             "mov [rdi + 8], r10",
+            "mov r13, r10",
             "mulx r9, r8, [rsi + 16]",
             "adcx r8, [rdi + 16]",
             "adox r8, r11",
@@ -228,6 +237,8 @@ unsafe fn rows_4(up: *mut Limb, mp: *const Limb, invm: Limb) {
             "adcx r11, rax",
             "adox r11, rax",
             "mov [rdi], r11",
+            "mov rdx, r13",
+            "imul rdx, rcx",
             "add rdi, 8",
             "dec r12",
             "jnz 2b",
@@ -241,6 +252,7 @@ unsafe fn rows_4(up: *mut Limb, mp: *const Limb, invm: Limb) {
             out("r9") _,
             out("r10") _,
             out("r11") _,
+            out("r13") _,
             options(nostack),
         );
     }
@@ -265,9 +277,9 @@ unsafe fn rows_5(up: *mut Limb, mp: *const Limb, invm: Limb) {
     // reads and writes up[i..i + 5]. The caller checked BMI2 and ADX.
     unsafe {
         core::arch::asm!(
-            "2:",
             "mov rdx, [rdi]",
             "imul rdx, rcx",
+            "2:",
             "xor eax, eax",
             "mulx r9, r8, [rsi]",
             "adcx r8, [rdi]",
@@ -275,6 +287,7 @@ unsafe fn rows_5(up: *mut Limb, mp: *const Limb, invm: Limb) {
             "adcx r10, [rdi + 8]",
             "adox r10, r9",
             "mov [rdi + 8], r10",
+            "mov r13, r10",
             "mulx r9, r8, [rsi + 16]",
             "adcx r8, [rdi + 16]",
             "adox r8, r11",
@@ -290,6 +303,8 @@ unsafe fn rows_5(up: *mut Limb, mp: *const Limb, invm: Limb) {
             "adcx r9, rax",
             "adox r9, rax",
             "mov [rdi], r9",
+            "mov rdx, r13",
+            "imul rdx, rcx",
             "add rdi, 8",
             "dec r12",
             "jnz 2b",
@@ -303,6 +318,7 @@ unsafe fn rows_5(up: *mut Limb, mp: *const Limb, invm: Limb) {
             out("r9") _,
             out("r10") _,
             out("r11") _,
+            out("r13") _,
             options(nostack),
         );
     }
@@ -327,9 +343,9 @@ unsafe fn rows_6(up: *mut Limb, mp: *const Limb, invm: Limb) {
     // reads and writes up[i..i + 6]. The caller checked BMI2 and ADX.
     unsafe {
         core::arch::asm!(
-            "2:",
             "mov rdx, [rdi]",
             "imul rdx, rcx",
+            "2:",
             "xor eax, eax",
             "mulx r9, r8, [rsi]",
             "adcx r8, [rdi]",
@@ -337,6 +353,7 @@ unsafe fn rows_6(up: *mut Limb, mp: *const Limb, invm: Limb) {
             "adcx r10, [rdi + 8]",
             "adox r10, r9",
             "mov [rdi + 8], r10",
+            "mov r13, r10",
             "mulx r9, r8, [rsi + 16]",
             "adcx r8, [rdi + 16]",
             "adox r8, r11",
@@ -356,6 +373,8 @@ unsafe fn rows_6(up: *mut Limb, mp: *const Limb, invm: Limb) {
             "adcx r11, rax",
             "adox r11, rax",
             "mov [rdi], r11",
+            "mov rdx, r13",
+            "imul rdx, rcx",
             "add rdi, 8",
             "dec r12",
             "jnz 2b",
@@ -369,6 +388,7 @@ unsafe fn rows_6(up: *mut Limb, mp: *const Limb, invm: Limb) {
             out("r9") _,
             out("r10") _,
             out("r11") _,
+            out("r13") _,
             options(nostack),
         );
     }
@@ -393,9 +413,9 @@ unsafe fn rows_7(up: *mut Limb, mp: *const Limb, invm: Limb) {
     // reads and writes up[i..i + 7]. The caller checked BMI2 and ADX.
     unsafe {
         core::arch::asm!(
-            "2:",
             "mov rdx, [rdi]",
             "imul rdx, rcx",
+            "2:",
             "xor eax, eax",
             "mulx r9, r8, [rsi]",
             "adcx r8, [rdi]",
@@ -403,6 +423,7 @@ unsafe fn rows_7(up: *mut Limb, mp: *const Limb, invm: Limb) {
             "adcx r10, [rdi + 8]",
             "adox r10, r9",
             "mov [rdi + 8], r10",
+            "mov r13, r10",
             "mulx r9, r8, [rsi + 16]",
             "adcx r8, [rdi + 16]",
             "adox r8, r11",
@@ -426,6 +447,8 @@ unsafe fn rows_7(up: *mut Limb, mp: *const Limb, invm: Limb) {
             "adcx r9, rax",
             "adox r9, rax",
             "mov [rdi], r9",
+            "mov rdx, r13",
+            "imul rdx, rcx",
             "add rdi, 8",
             "dec r12",
             "jnz 2b",
@@ -439,6 +462,7 @@ unsafe fn rows_7(up: *mut Limb, mp: *const Limb, invm: Limb) {
             out("r9") _,
             out("r10") _,
             out("r11") _,
+            out("r13") _,
             options(nostack),
         );
     }
@@ -463,9 +487,9 @@ unsafe fn rows_8(up: *mut Limb, mp: *const Limb, invm: Limb) {
     // reads and writes up[i..i + 8]. The caller checked BMI2 and ADX.
     unsafe {
         core::arch::asm!(
-            "2:",
             "mov rdx, [rdi]",
             "imul rdx, rcx",
+            "2:",
             "xor eax, eax",
             "mulx r9, r8, [rsi]",
             "adcx r8, [rdi]",
@@ -473,6 +497,7 @@ unsafe fn rows_8(up: *mut Limb, mp: *const Limb, invm: Limb) {
             "adcx r10, [rdi + 8]",
             "adox r10, r9",
             "mov [rdi + 8], r10",
+            "mov r13, r10",
             "mulx r9, r8, [rsi + 16]",
             "adcx r8, [rdi + 16]",
             "adox r8, r11",
@@ -500,6 +525,8 @@ unsafe fn rows_8(up: *mut Limb, mp: *const Limb, invm: Limb) {
             "adcx r11, rax",
             "adox r11, rax",
             "mov [rdi], r11",
+            "mov rdx, r13",
+            "imul rdx, rcx",
             "add rdi, 8",
             "dec r12",
             "jnz 2b",
@@ -513,6 +540,7 @@ unsafe fn rows_8(up: *mut Limb, mp: *const Limb, invm: Limb) {
             out("r9") _,
             out("r10") _,
             out("r11") _,
+            out("r13") _,
             options(nostack),
         );
     }
@@ -537,9 +565,9 @@ unsafe fn rows_9(up: *mut Limb, mp: *const Limb, invm: Limb) {
     // reads and writes up[i..i + 9]. The caller checked BMI2 and ADX.
     unsafe {
         core::arch::asm!(
-            "2:",
             "mov rdx, [rdi]",
             "imul rdx, rcx",
+            "2:",
             "xor eax, eax",
             "mulx r9, r8, [rsi]",
             "adcx r8, [rdi]",
@@ -547,6 +575,7 @@ unsafe fn rows_9(up: *mut Limb, mp: *const Limb, invm: Limb) {
             "adcx r10, [rdi + 8]",
             "adox r10, r9",
             "mov [rdi + 8], r10",
+            "mov r13, r10",
             "mulx r9, r8, [rsi + 16]",
             "adcx r8, [rdi + 16]",
             "adox r8, r11",
@@ -578,6 +607,8 @@ unsafe fn rows_9(up: *mut Limb, mp: *const Limb, invm: Limb) {
             "adcx r9, rax",
             "adox r9, rax",
             "mov [rdi], r9",
+            "mov rdx, r13",
+            "imul rdx, rcx",
             "add rdi, 8",
             "dec r12",
             "jnz 2b",
@@ -591,6 +622,7 @@ unsafe fn rows_9(up: *mut Limb, mp: *const Limb, invm: Limb) {
             out("r9") _,
             out("r10") _,
             out("r11") _,
+            out("r13") _,
             options(nostack),
         );
     }
@@ -615,9 +647,9 @@ unsafe fn rows_10(up: *mut Limb, mp: *const Limb, invm: Limb) {
     // reads and writes up[i..i + 10]. The caller checked BMI2 and ADX.
     unsafe {
         core::arch::asm!(
-            "2:",
             "mov rdx, [rdi]",
             "imul rdx, rcx",
+            "2:",
             "xor eax, eax",
             "mulx r9, r8, [rsi]",
             "adcx r8, [rdi]",
@@ -625,6 +657,7 @@ unsafe fn rows_10(up: *mut Limb, mp: *const Limb, invm: Limb) {
             "adcx r10, [rdi + 8]",
             "adox r10, r9",
             "mov [rdi + 8], r10",
+            "mov r13, r10",
             "mulx r9, r8, [rsi + 16]",
             "adcx r8, [rdi + 16]",
             "adox r8, r11",
@@ -660,6 +693,8 @@ unsafe fn rows_10(up: *mut Limb, mp: *const Limb, invm: Limb) {
             "adcx r11, rax",
             "adox r11, rax",
             "mov [rdi], r11",
+            "mov rdx, r13",
+            "imul rdx, rcx",
             "add rdi, 8",
             "dec r12",
             "jnz 2b",
@@ -673,6 +708,7 @@ unsafe fn rows_10(up: *mut Limb, mp: *const Limb, invm: Limb) {
             out("r9") _,
             out("r10") _,
             out("r11") _,
+            out("r13") _,
             options(nostack),
         );
     }
@@ -697,9 +733,9 @@ unsafe fn rows_11(up: *mut Limb, mp: *const Limb, invm: Limb) {
     // reads and writes up[i..i + 11]. The caller checked BMI2 and ADX.
     unsafe {
         core::arch::asm!(
-            "2:",
             "mov rdx, [rdi]",
             "imul rdx, rcx",
+            "2:",
             "xor eax, eax",
             "mulx r9, r8, [rsi]",
             "adcx r8, [rdi]",
@@ -707,6 +743,7 @@ unsafe fn rows_11(up: *mut Limb, mp: *const Limb, invm: Limb) {
             "adcx r10, [rdi + 8]",
             "adox r10, r9",
             "mov [rdi + 8], r10",
+            "mov r13, r10",
             "mulx r9, r8, [rsi + 16]",
             "adcx r8, [rdi + 16]",
             "adox r8, r11",
@@ -746,6 +783,8 @@ unsafe fn rows_11(up: *mut Limb, mp: *const Limb, invm: Limb) {
             "adcx r9, rax",
             "adox r9, rax",
             "mov [rdi], r9",
+            "mov rdx, r13",
+            "imul rdx, rcx",
             "add rdi, 8",
             "dec r12",
             "jnz 2b",
@@ -759,6 +798,7 @@ unsafe fn rows_11(up: *mut Limb, mp: *const Limb, invm: Limb) {
             out("r9") _,
             out("r10") _,
             out("r11") _,
+            out("r13") _,
             options(nostack),
         );
     }
@@ -783,9 +823,9 @@ unsafe fn rows_12(up: *mut Limb, mp: *const Limb, invm: Limb) {
     // reads and writes up[i..i + 12]. The caller checked BMI2 and ADX.
     unsafe {
         core::arch::asm!(
-            "2:",
             "mov rdx, [rdi]",
             "imul rdx, rcx",
+            "2:",
             "xor eax, eax",
             "mulx r9, r8, [rsi]",
             "adcx r8, [rdi]",
@@ -793,6 +833,7 @@ unsafe fn rows_12(up: *mut Limb, mp: *const Limb, invm: Limb) {
             "adcx r10, [rdi + 8]",
             "adox r10, r9",
             "mov [rdi + 8], r10",
+            "mov r13, r10",
             "mulx r9, r8, [rsi + 16]",
             "adcx r8, [rdi + 16]",
             "adox r8, r11",
@@ -836,6 +877,8 @@ unsafe fn rows_12(up: *mut Limb, mp: *const Limb, invm: Limb) {
             "adcx r11, rax",
             "adox r11, rax",
             "mov [rdi], r11",
+            "mov rdx, r13",
+            "imul rdx, rcx",
             "add rdi, 8",
             "dec r12",
             "jnz 2b",
@@ -849,6 +892,7 @@ unsafe fn rows_12(up: *mut Limb, mp: *const Limb, invm: Limb) {
             out("r9") _,
             out("r10") _,
             out("r11") _,
+            out("r13") _,
             options(nostack),
         );
     }
@@ -873,9 +917,9 @@ unsafe fn rows_13(up: *mut Limb, mp: *const Limb, invm: Limb) {
     // reads and writes up[i..i + 13]. The caller checked BMI2 and ADX.
     unsafe {
         core::arch::asm!(
-            "2:",
             "mov rdx, [rdi]",
             "imul rdx, rcx",
+            "2:",
             "xor eax, eax",
             "mulx r9, r8, [rsi]",
             "adcx r8, [rdi]",
@@ -883,6 +927,7 @@ unsafe fn rows_13(up: *mut Limb, mp: *const Limb, invm: Limb) {
             "adcx r10, [rdi + 8]",
             "adox r10, r9",
             "mov [rdi + 8], r10",
+            "mov r13, r10",
             "mulx r9, r8, [rsi + 16]",
             "adcx r8, [rdi + 16]",
             "adox r8, r11",
@@ -930,6 +975,8 @@ unsafe fn rows_13(up: *mut Limb, mp: *const Limb, invm: Limb) {
             "adcx r9, rax",
             "adox r9, rax",
             "mov [rdi], r9",
+            "mov rdx, r13",
+            "imul rdx, rcx",
             "add rdi, 8",
             "dec r12",
             "jnz 2b",
@@ -943,6 +990,7 @@ unsafe fn rows_13(up: *mut Limb, mp: *const Limb, invm: Limb) {
             out("r9") _,
             out("r10") _,
             out("r11") _,
+            out("r13") _,
             options(nostack),
         );
     }
@@ -967,9 +1015,9 @@ unsafe fn rows_14(up: *mut Limb, mp: *const Limb, invm: Limb) {
     // reads and writes up[i..i + 14]. The caller checked BMI2 and ADX.
     unsafe {
         core::arch::asm!(
-            "2:",
             "mov rdx, [rdi]",
             "imul rdx, rcx",
+            "2:",
             "xor eax, eax",
             "mulx r9, r8, [rsi]",
             "adcx r8, [rdi]",
@@ -977,6 +1025,7 @@ unsafe fn rows_14(up: *mut Limb, mp: *const Limb, invm: Limb) {
             "adcx r10, [rdi + 8]",
             "adox r10, r9",
             "mov [rdi + 8], r10",
+            "mov r13, r10",
             "mulx r9, r8, [rsi + 16]",
             "adcx r8, [rdi + 16]",
             "adox r8, r11",
@@ -1028,6 +1077,8 @@ unsafe fn rows_14(up: *mut Limb, mp: *const Limb, invm: Limb) {
             "adcx r11, rax",
             "adox r11, rax",
             "mov [rdi], r11",
+            "mov rdx, r13",
+            "imul rdx, rcx",
             "add rdi, 8",
             "dec r12",
             "jnz 2b",
@@ -1041,6 +1092,7 @@ unsafe fn rows_14(up: *mut Limb, mp: *const Limb, invm: Limb) {
             out("r9") _,
             out("r10") _,
             out("r11") _,
+            out("r13") _,
             options(nostack),
         );
     }
@@ -1065,9 +1117,9 @@ unsafe fn rows_15(up: *mut Limb, mp: *const Limb, invm: Limb) {
     // reads and writes up[i..i + 15]. The caller checked BMI2 and ADX.
     unsafe {
         core::arch::asm!(
-            "2:",
             "mov rdx, [rdi]",
             "imul rdx, rcx",
+            "2:",
             "xor eax, eax",
             "mulx r9, r8, [rsi]",
             "adcx r8, [rdi]",
@@ -1075,6 +1127,7 @@ unsafe fn rows_15(up: *mut Limb, mp: *const Limb, invm: Limb) {
             "adcx r10, [rdi + 8]",
             "adox r10, r9",
             "mov [rdi + 8], r10",
+            "mov r13, r10",
             "mulx r9, r8, [rsi + 16]",
             "adcx r8, [rdi + 16]",
             "adox r8, r11",
@@ -1130,6 +1183,8 @@ unsafe fn rows_15(up: *mut Limb, mp: *const Limb, invm: Limb) {
             "adcx r9, rax",
             "adox r9, rax",
             "mov [rdi], r9",
+            "mov rdx, r13",
+            "imul rdx, rcx",
             "add rdi, 8",
             "dec r12",
             "jnz 2b",
@@ -1143,6 +1198,7 @@ unsafe fn rows_15(up: *mut Limb, mp: *const Limb, invm: Limb) {
             out("r9") _,
             out("r10") _,
             out("r11") _,
+            out("r13") _,
             options(nostack),
         );
     }
@@ -1167,9 +1223,9 @@ unsafe fn rows_16(up: *mut Limb, mp: *const Limb, invm: Limb) {
     // reads and writes up[i..i + 16]. The caller checked BMI2 and ADX.
     unsafe {
         core::arch::asm!(
-            "2:",
             "mov rdx, [rdi]",
             "imul rdx, rcx",
+            "2:",
             "xor eax, eax",
             "mulx r9, r8, [rsi]",
             "adcx r8, [rdi]",
@@ -1177,6 +1233,7 @@ unsafe fn rows_16(up: *mut Limb, mp: *const Limb, invm: Limb) {
             "adcx r10, [rdi + 8]",
             "adox r10, r9",
             "mov [rdi + 8], r10",
+            "mov r13, r10",
             "mulx r9, r8, [rsi + 16]",
             "adcx r8, [rdi + 16]",
             "adox r8, r11",
@@ -1236,6 +1293,8 @@ unsafe fn rows_16(up: *mut Limb, mp: *const Limb, invm: Limb) {
             "adcx r11, rax",
             "adox r11, rax",
             "mov [rdi], r11",
+            "mov rdx, r13",
+            "imul rdx, rcx",
             "add rdi, 8",
             "dec r12",
             "jnz 2b",
@@ -1249,6 +1308,7 @@ unsafe fn rows_16(up: *mut Limb, mp: *const Limb, invm: Limb) {
             out("r9") _,
             out("r10") _,
             out("r11") _,
+            out("r13") _,
             options(nostack),
         );
     }
@@ -1273,9 +1333,9 @@ unsafe fn rows_17(up: *mut Limb, mp: *const Limb, invm: Limb) {
     // reads and writes up[i..i + 17]. The caller checked BMI2 and ADX.
     unsafe {
         core::arch::asm!(
-            "2:",
             "mov rdx, [rdi]",
             "imul rdx, rcx",
+            "2:",
             "xor eax, eax",
             "mulx r9, r8, [rsi]",
             "adcx r8, [rdi]",
@@ -1283,6 +1343,7 @@ unsafe fn rows_17(up: *mut Limb, mp: *const Limb, invm: Limb) {
             "adcx r10, [rdi + 8]",
             "adox r10, r9",
             "mov [rdi + 8], r10",
+            "mov r13, r10",
             "mulx r9, r8, [rsi + 16]",
             "adcx r8, [rdi + 16]",
             "adox r8, r11",
@@ -1346,6 +1407,8 @@ unsafe fn rows_17(up: *mut Limb, mp: *const Limb, invm: Limb) {
             "adcx r9, rax",
             "adox r9, rax",
             "mov [rdi], r9",
+            "mov rdx, r13",
+            "imul rdx, rcx",
             "add rdi, 8",
             "dec r12",
             "jnz 2b",
@@ -1359,6 +1422,7 @@ unsafe fn rows_17(up: *mut Limb, mp: *const Limb, invm: Limb) {
             out("r9") _,
             out("r10") _,
             out("r11") _,
+            out("r13") _,
             options(nostack),
         );
     }
@@ -1383,9 +1447,9 @@ unsafe fn rows_18(up: *mut Limb, mp: *const Limb, invm: Limb) {
     // reads and writes up[i..i + 18]. The caller checked BMI2 and ADX.
     unsafe {
         core::arch::asm!(
-            "2:",
             "mov rdx, [rdi]",
             "imul rdx, rcx",
+            "2:",
             "xor eax, eax",
             "mulx r9, r8, [rsi]",
             "adcx r8, [rdi]",
@@ -1393,6 +1457,7 @@ unsafe fn rows_18(up: *mut Limb, mp: *const Limb, invm: Limb) {
             "adcx r10, [rdi + 8]",
             "adox r10, r9",
             "mov [rdi + 8], r10",
+            "mov r13, r10",
             "mulx r9, r8, [rsi + 16]",
             "adcx r8, [rdi + 16]",
             "adox r8, r11",
@@ -1460,6 +1525,8 @@ unsafe fn rows_18(up: *mut Limb, mp: *const Limb, invm: Limb) {
             "adcx r11, rax",
             "adox r11, rax",
             "mov [rdi], r11",
+            "mov rdx, r13",
+            "imul rdx, rcx",
             "add rdi, 8",
             "dec r12",
             "jnz 2b",
@@ -1473,6 +1540,7 @@ unsafe fn rows_18(up: *mut Limb, mp: *const Limb, invm: Limb) {
             out("r9") _,
             out("r10") _,
             out("r11") _,
+            out("r13") _,
             options(nostack),
         );
     }
@@ -1497,9 +1565,9 @@ unsafe fn rows_19(up: *mut Limb, mp: *const Limb, invm: Limb) {
     // reads and writes up[i..i + 19]. The caller checked BMI2 and ADX.
     unsafe {
         core::arch::asm!(
-            "2:",
             "mov rdx, [rdi]",
             "imul rdx, rcx",
+            "2:",
             "xor eax, eax",
             "mulx r9, r8, [rsi]",
             "adcx r8, [rdi]",
@@ -1507,6 +1575,7 @@ unsafe fn rows_19(up: *mut Limb, mp: *const Limb, invm: Limb) {
             "adcx r10, [rdi + 8]",
             "adox r10, r9",
             "mov [rdi + 8], r10",
+            "mov r13, r10",
             "mulx r9, r8, [rsi + 16]",
             "adcx r8, [rdi + 16]",
             "adox r8, r11",
@@ -1578,6 +1647,8 @@ unsafe fn rows_19(up: *mut Limb, mp: *const Limb, invm: Limb) {
             "adcx r9, rax",
             "adox r9, rax",
             "mov [rdi], r9",
+            "mov rdx, r13",
+            "imul rdx, rcx",
             "add rdi, 8",
             "dec r12",
             "jnz 2b",
@@ -1591,6 +1662,7 @@ unsafe fn rows_19(up: *mut Limb, mp: *const Limb, invm: Limb) {
             out("r9") _,
             out("r10") _,
             out("r11") _,
+            out("r13") _,
             options(nostack),
         );
     }
@@ -1615,9 +1687,9 @@ unsafe fn rows_20(up: *mut Limb, mp: *const Limb, invm: Limb) {
     // reads and writes up[i..i + 20]. The caller checked BMI2 and ADX.
     unsafe {
         core::arch::asm!(
-            "2:",
             "mov rdx, [rdi]",
             "imul rdx, rcx",
+            "2:",
             "xor eax, eax",
             "mulx r9, r8, [rsi]",
             "adcx r8, [rdi]",
@@ -1625,6 +1697,7 @@ unsafe fn rows_20(up: *mut Limb, mp: *const Limb, invm: Limb) {
             "adcx r10, [rdi + 8]",
             "adox r10, r9",
             "mov [rdi + 8], r10",
+            "mov r13, r10",
             "mulx r9, r8, [rsi + 16]",
             "adcx r8, [rdi + 16]",
             "adox r8, r11",
@@ -1700,6 +1773,8 @@ unsafe fn rows_20(up: *mut Limb, mp: *const Limb, invm: Limb) {
             "adcx r11, rax",
             "adox r11, rax",
             "mov [rdi], r11",
+            "mov rdx, r13",
+            "imul rdx, rcx",
             "add rdi, 8",
             "dec r12",
             "jnz 2b",
@@ -1713,6 +1788,7 @@ unsafe fn rows_20(up: *mut Limb, mp: *const Limb, invm: Limb) {
             out("r9") _,
             out("r10") _,
             out("r11") _,
+            out("r13") _,
             options(nostack),
         );
     }
@@ -1737,9 +1813,9 @@ unsafe fn rows_21(up: *mut Limb, mp: *const Limb, invm: Limb) {
     // reads and writes up[i..i + 21]. The caller checked BMI2 and ADX.
     unsafe {
         core::arch::asm!(
-            "2:",
             "mov rdx, [rdi]",
             "imul rdx, rcx",
+            "2:",
             "xor eax, eax",
             "mulx r9, r8, [rsi]",
             "adcx r8, [rdi]",
@@ -1747,6 +1823,7 @@ unsafe fn rows_21(up: *mut Limb, mp: *const Limb, invm: Limb) {
             "adcx r10, [rdi + 8]",
             "adox r10, r9",
             "mov [rdi + 8], r10",
+            "mov r13, r10",
             "mulx r9, r8, [rsi + 16]",
             "adcx r8, [rdi + 16]",
             "adox r8, r11",
@@ -1826,6 +1903,8 @@ unsafe fn rows_21(up: *mut Limb, mp: *const Limb, invm: Limb) {
             "adcx r9, rax",
             "adox r9, rax",
             "mov [rdi], r9",
+            "mov rdx, r13",
+            "imul rdx, rcx",
             "add rdi, 8",
             "dec r12",
             "jnz 2b",
@@ -1839,6 +1918,7 @@ unsafe fn rows_21(up: *mut Limb, mp: *const Limb, invm: Limb) {
             out("r9") _,
             out("r10") _,
             out("r11") _,
+            out("r13") _,
             options(nostack),
         );
     }
@@ -1863,9 +1943,9 @@ unsafe fn rows_22(up: *mut Limb, mp: *const Limb, invm: Limb) {
     // reads and writes up[i..i + 22]. The caller checked BMI2 and ADX.
     unsafe {
         core::arch::asm!(
-            "2:",
             "mov rdx, [rdi]",
             "imul rdx, rcx",
+            "2:",
             "xor eax, eax",
             "mulx r9, r8, [rsi]",
             "adcx r8, [rdi]",
@@ -1873,6 +1953,7 @@ unsafe fn rows_22(up: *mut Limb, mp: *const Limb, invm: Limb) {
             "adcx r10, [rdi + 8]",
             "adox r10, r9",
             "mov [rdi + 8], r10",
+            "mov r13, r10",
             "mulx r9, r8, [rsi + 16]",
             "adcx r8, [rdi + 16]",
             "adox r8, r11",
@@ -1956,6 +2037,8 @@ unsafe fn rows_22(up: *mut Limb, mp: *const Limb, invm: Limb) {
             "adcx r11, rax",
             "adox r11, rax",
             "mov [rdi], r11",
+            "mov rdx, r13",
+            "imul rdx, rcx",
             "add rdi, 8",
             "dec r12",
             "jnz 2b",
@@ -1969,6 +2052,7 @@ unsafe fn rows_22(up: *mut Limb, mp: *const Limb, invm: Limb) {
             out("r9") _,
             out("r10") _,
             out("r11") _,
+            out("r13") _,
             options(nostack),
         );
     }
@@ -1993,9 +2077,9 @@ unsafe fn rows_23(up: *mut Limb, mp: *const Limb, invm: Limb) {
     // reads and writes up[i..i + 23]. The caller checked BMI2 and ADX.
     unsafe {
         core::arch::asm!(
-            "2:",
             "mov rdx, [rdi]",
             "imul rdx, rcx",
+            "2:",
             "xor eax, eax",
             "mulx r9, r8, [rsi]",
             "adcx r8, [rdi]",
@@ -2003,6 +2087,7 @@ unsafe fn rows_23(up: *mut Limb, mp: *const Limb, invm: Limb) {
             "adcx r10, [rdi + 8]",
             "adox r10, r9",
             "mov [rdi + 8], r10",
+            "mov r13, r10",
             "mulx r9, r8, [rsi + 16]",
             "adcx r8, [rdi + 16]",
             "adox r8, r11",
@@ -2090,6 +2175,8 @@ unsafe fn rows_23(up: *mut Limb, mp: *const Limb, invm: Limb) {
             "adcx r9, rax",
             "adox r9, rax",
             "mov [rdi], r9",
+            "mov rdx, r13",
+            "imul rdx, rcx",
             "add rdi, 8",
             "dec r12",
             "jnz 2b",
@@ -2103,6 +2190,7 @@ unsafe fn rows_23(up: *mut Limb, mp: *const Limb, invm: Limb) {
             out("r9") _,
             out("r10") _,
             out("r11") _,
+            out("r13") _,
             options(nostack),
         );
     }
@@ -2127,9 +2215,9 @@ unsafe fn rows_24(up: *mut Limb, mp: *const Limb, invm: Limb) {
     // reads and writes up[i..i + 24]. The caller checked BMI2 and ADX.
     unsafe {
         core::arch::asm!(
-            "2:",
             "mov rdx, [rdi]",
             "imul rdx, rcx",
+            "2:",
             "xor eax, eax",
             "mulx r9, r8, [rsi]",
             "adcx r8, [rdi]",
@@ -2137,6 +2225,7 @@ unsafe fn rows_24(up: *mut Limb, mp: *const Limb, invm: Limb) {
             "adcx r10, [rdi + 8]",
             "adox r10, r9",
             "mov [rdi + 8], r10",
+            "mov r13, r10",
             "mulx r9, r8, [rsi + 16]",
             "adcx r8, [rdi + 16]",
             "adox r8, r11",
@@ -2228,6 +2317,8 @@ unsafe fn rows_24(up: *mut Limb, mp: *const Limb, invm: Limb) {
             "adcx r11, rax",
             "adox r11, rax",
             "mov [rdi], r11",
+            "mov rdx, r13",
+            "imul rdx, rcx",
             "add rdi, 8",
             "dec r12",
             "jnz 2b",
@@ -2241,6 +2332,7 @@ unsafe fn rows_24(up: *mut Limb, mp: *const Limb, invm: Limb) {
             out("r9") _,
             out("r10") _,
             out("r11") _,
+            out("r13") _,
             options(nostack),
         );
     }
@@ -2265,9 +2357,9 @@ unsafe fn rows_25(up: *mut Limb, mp: *const Limb, invm: Limb) {
     // reads and writes up[i..i + 25]. The caller checked BMI2 and ADX.
     unsafe {
         core::arch::asm!(
-            "2:",
             "mov rdx, [rdi]",
             "imul rdx, rcx",
+            "2:",
             "xor eax, eax",
             "mulx r9, r8, [rsi]",
             "adcx r8, [rdi]",
@@ -2275,6 +2367,7 @@ unsafe fn rows_25(up: *mut Limb, mp: *const Limb, invm: Limb) {
             "adcx r10, [rdi + 8]",
             "adox r10, r9",
             "mov [rdi + 8], r10",
+            "mov r13, r10",
             "mulx r9, r8, [rsi + 16]",
             "adcx r8, [rdi + 16]",
             "adox r8, r11",
@@ -2370,6 +2463,8 @@ unsafe fn rows_25(up: *mut Limb, mp: *const Limb, invm: Limb) {
             "adcx r9, rax",
             "adox r9, rax",
             "mov [rdi], r9",
+            "mov rdx, r13",
+            "imul rdx, rcx",
             "add rdi, 8",
             "dec r12",
             "jnz 2b",
@@ -2383,6 +2478,7 @@ unsafe fn rows_25(up: *mut Limb, mp: *const Limb, invm: Limb) {
             out("r9") _,
             out("r10") _,
             out("r11") _,
+            out("r13") _,
             options(nostack),
         );
     }
@@ -2407,9 +2503,9 @@ unsafe fn rows_26(up: *mut Limb, mp: *const Limb, invm: Limb) {
     // reads and writes up[i..i + 26]. The caller checked BMI2 and ADX.
     unsafe {
         core::arch::asm!(
-            "2:",
             "mov rdx, [rdi]",
             "imul rdx, rcx",
+            "2:",
             "xor eax, eax",
             "mulx r9, r8, [rsi]",
             "adcx r8, [rdi]",
@@ -2417,6 +2513,7 @@ unsafe fn rows_26(up: *mut Limb, mp: *const Limb, invm: Limb) {
             "adcx r10, [rdi + 8]",
             "adox r10, r9",
             "mov [rdi + 8], r10",
+            "mov r13, r10",
             "mulx r9, r8, [rsi + 16]",
             "adcx r8, [rdi + 16]",
             "adox r8, r11",
@@ -2516,6 +2613,8 @@ unsafe fn rows_26(up: *mut Limb, mp: *const Limb, invm: Limb) {
             "adcx r11, rax",
             "adox r11, rax",
             "mov [rdi], r11",
+            "mov rdx, r13",
+            "imul rdx, rcx",
             "add rdi, 8",
             "dec r12",
             "jnz 2b",
@@ -2529,6 +2628,7 @@ unsafe fn rows_26(up: *mut Limb, mp: *const Limb, invm: Limb) {
             out("r9") _,
             out("r10") _,
             out("r11") _,
+            out("r13") _,
             options(nostack),
         );
     }
@@ -2553,9 +2653,9 @@ unsafe fn rows_27(up: *mut Limb, mp: *const Limb, invm: Limb) {
     // reads and writes up[i..i + 27]. The caller checked BMI2 and ADX.
     unsafe {
         core::arch::asm!(
-            "2:",
             "mov rdx, [rdi]",
             "imul rdx, rcx",
+            "2:",
             "xor eax, eax",
             "mulx r9, r8, [rsi]",
             "adcx r8, [rdi]",
@@ -2563,6 +2663,7 @@ unsafe fn rows_27(up: *mut Limb, mp: *const Limb, invm: Limb) {
             "adcx r10, [rdi + 8]",
             "adox r10, r9",
             "mov [rdi + 8], r10",
+            "mov r13, r10",
             "mulx r9, r8, [rsi + 16]",
             "adcx r8, [rdi + 16]",
             "adox r8, r11",
@@ -2666,6 +2767,8 @@ unsafe fn rows_27(up: *mut Limb, mp: *const Limb, invm: Limb) {
             "adcx r9, rax",
             "adox r9, rax",
             "mov [rdi], r9",
+            "mov rdx, r13",
+            "imul rdx, rcx",
             "add rdi, 8",
             "dec r12",
             "jnz 2b",
@@ -2679,6 +2782,7 @@ unsafe fn rows_27(up: *mut Limb, mp: *const Limb, invm: Limb) {
             out("r9") _,
             out("r10") _,
             out("r11") _,
+            out("r13") _,
             options(nostack),
         );
     }
@@ -2703,9 +2807,9 @@ unsafe fn rows_28(up: *mut Limb, mp: *const Limb, invm: Limb) {
     // reads and writes up[i..i + 28]. The caller checked BMI2 and ADX.
     unsafe {
         core::arch::asm!(
-            "2:",
             "mov rdx, [rdi]",
             "imul rdx, rcx",
+            "2:",
             "xor eax, eax",
             "mulx r9, r8, [rsi]",
             "adcx r8, [rdi]",
@@ -2713,6 +2817,7 @@ unsafe fn rows_28(up: *mut Limb, mp: *const Limb, invm: Limb) {
             "adcx r10, [rdi + 8]",
             "adox r10, r9",
             "mov [rdi + 8], r10",
+            "mov r13, r10",
             "mulx r9, r8, [rsi + 16]",
             "adcx r8, [rdi + 16]",
             "adox r8, r11",
@@ -2820,6 +2925,8 @@ unsafe fn rows_28(up: *mut Limb, mp: *const Limb, invm: Limb) {
             "adcx r11, rax",
             "adox r11, rax",
             "mov [rdi], r11",
+            "mov rdx, r13",
+            "imul rdx, rcx",
             "add rdi, 8",
             "dec r12",
             "jnz 2b",
@@ -2833,6 +2940,7 @@ unsafe fn rows_28(up: *mut Limb, mp: *const Limb, invm: Limb) {
             out("r9") _,
             out("r10") _,
             out("r11") _,
+            out("r13") _,
             options(nostack),
         );
     }
@@ -2857,9 +2965,9 @@ unsafe fn rows_29(up: *mut Limb, mp: *const Limb, invm: Limb) {
     // reads and writes up[i..i + 29]. The caller checked BMI2 and ADX.
     unsafe {
         core::arch::asm!(
-            "2:",
             "mov rdx, [rdi]",
             "imul rdx, rcx",
+            "2:",
             "xor eax, eax",
             "mulx r9, r8, [rsi]",
             "adcx r8, [rdi]",
@@ -2867,6 +2975,7 @@ unsafe fn rows_29(up: *mut Limb, mp: *const Limb, invm: Limb) {
             "adcx r10, [rdi + 8]",
             "adox r10, r9",
             "mov [rdi + 8], r10",
+            "mov r13, r10",
             "mulx r9, r8, [rsi + 16]",
             "adcx r8, [rdi + 16]",
             "adox r8, r11",
@@ -2978,6 +3087,8 @@ unsafe fn rows_29(up: *mut Limb, mp: *const Limb, invm: Limb) {
             "adcx r9, rax",
             "adox r9, rax",
             "mov [rdi], r9",
+            "mov rdx, r13",
+            "imul rdx, rcx",
             "add rdi, 8",
             "dec r12",
             "jnz 2b",
@@ -2991,6 +3102,7 @@ unsafe fn rows_29(up: *mut Limb, mp: *const Limb, invm: Limb) {
             out("r9") _,
             out("r10") _,
             out("r11") _,
+            out("r13") _,
             options(nostack),
         );
     }
@@ -3015,9 +3127,9 @@ unsafe fn rows_30(up: *mut Limb, mp: *const Limb, invm: Limb) {
     // reads and writes up[i..i + 30]. The caller checked BMI2 and ADX.
     unsafe {
         core::arch::asm!(
-            "2:",
             "mov rdx, [rdi]",
             "imul rdx, rcx",
+            "2:",
             "xor eax, eax",
             "mulx r9, r8, [rsi]",
             "adcx r8, [rdi]",
@@ -3025,6 +3137,7 @@ unsafe fn rows_30(up: *mut Limb, mp: *const Limb, invm: Limb) {
             "adcx r10, [rdi + 8]",
             "adox r10, r9",
             "mov [rdi + 8], r10",
+            "mov r13, r10",
             "mulx r9, r8, [rsi + 16]",
             "adcx r8, [rdi + 16]",
             "adox r8, r11",
@@ -3140,6 +3253,8 @@ unsafe fn rows_30(up: *mut Limb, mp: *const Limb, invm: Limb) {
             "adcx r11, rax",
             "adox r11, rax",
             "mov [rdi], r11",
+            "mov rdx, r13",
+            "imul rdx, rcx",
             "add rdi, 8",
             "dec r12",
             "jnz 2b",
@@ -3153,6 +3268,7 @@ unsafe fn rows_30(up: *mut Limb, mp: *const Limb, invm: Limb) {
             out("r9") _,
             out("r10") _,
             out("r11") _,
+            out("r13") _,
             options(nostack),
         );
     }
@@ -3177,9 +3293,9 @@ unsafe fn rows_31(up: *mut Limb, mp: *const Limb, invm: Limb) {
     // reads and writes up[i..i + 31]. The caller checked BMI2 and ADX.
     unsafe {
         core::arch::asm!(
-            "2:",
             "mov rdx, [rdi]",
             "imul rdx, rcx",
+            "2:",
             "xor eax, eax",
             "mulx r9, r8, [rsi]",
             "adcx r8, [rdi]",
@@ -3187,6 +3303,7 @@ unsafe fn rows_31(up: *mut Limb, mp: *const Limb, invm: Limb) {
             "adcx r10, [rdi + 8]",
             "adox r10, r9",
             "mov [rdi + 8], r10",
+            "mov r13, r10",
             "mulx r9, r8, [rsi + 16]",
             "adcx r8, [rdi + 16]",
             "adox r8, r11",
@@ -3306,6 +3423,8 @@ unsafe fn rows_31(up: *mut Limb, mp: *const Limb, invm: Limb) {
             "adcx r9, rax",
             "adox r9, rax",
             "mov [rdi], r9",
+            "mov rdx, r13",
+            "imul rdx, rcx",
             "add rdi, 8",
             "dec r12",
             "jnz 2b",
@@ -3319,6 +3438,7 @@ unsafe fn rows_31(up: *mut Limb, mp: *const Limb, invm: Limb) {
             out("r9") _,
             out("r10") _,
             out("r11") _,
+            out("r13") _,
             options(nostack),
         );
     }
@@ -3343,9 +3463,9 @@ unsafe fn rows_32(up: *mut Limb, mp: *const Limb, invm: Limb) {
     // reads and writes up[i..i + 32]. The caller checked BMI2 and ADX.
     unsafe {
         core::arch::asm!(
-            "2:",
             "mov rdx, [rdi]",
             "imul rdx, rcx",
+            "2:",
             "xor eax, eax",
             "mulx r9, r8, [rsi]",
             "adcx r8, [rdi]",
@@ -3353,6 +3473,7 @@ unsafe fn rows_32(up: *mut Limb, mp: *const Limb, invm: Limb) {
             "adcx r10, [rdi + 8]",
             "adox r10, r9",
             "mov [rdi + 8], r10",
+            "mov r13, r10",
             "mulx r9, r8, [rsi + 16]",
             "adcx r8, [rdi + 16]",
             "adox r8, r11",
@@ -3476,6 +3597,8 @@ unsafe fn rows_32(up: *mut Limb, mp: *const Limb, invm: Limb) {
             "adcx r11, rax",
             "adox r11, rax",
             "mov [rdi], r11",
+            "mov rdx, r13",
+            "imul rdx, rcx",
             "add rdi, 8",
             "dec r12",
             "jnz 2b",
@@ -3489,6 +3612,7 @@ unsafe fn rows_32(up: *mut Limb, mp: *const Limb, invm: Limb) {
             out("r9") _,
             out("r10") _,
             out("r11") _,
+            out("r13") _,
             options(nostack),
         );
     }
