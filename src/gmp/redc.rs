@@ -98,6 +98,11 @@ pub(super) fn redc_adx(len: usize) -> Redc {
 /// side; the row's carry (the last high half plus both chains' carries,
 /// one limb because u + q·m < B^(n+1)) is kept in u[i], which the row
 /// made zero. After the rows, rp = u[n..2n] + u[0..n], as in `redc_1`.
+/// The next row's q comes from the limb its second product leaves in a
+/// register (u[i+1], final from then on), not from memory: loaded again
+/// after its store, it put store forwarding on the rows' critical path.
+/// Its `imul` comes after the row's last `adcx`/`adox` (it writes the
+/// flags).
 /// The loop runs over the rows only (its counter's `dec` comes after the
 /// row's last `adcx`/`adox`; the next row clears both flags with `xor`).
 /// No branch or address depends on the operands.
