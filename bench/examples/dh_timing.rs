@@ -6,6 +6,7 @@
 //!     cargo run --release --example dh_timing -- BITS N THREADS... [--openssl] [--g G] [--bound LOG2]
 
 #[path = "common/timing.rs"]
+#[allow(dead_code)] // without the ceiling's pair (`pair_seconds`)
 mod timing;
 
 use timing::{parse_counts, report_openssl, time_openssl, Series};

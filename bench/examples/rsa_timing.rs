@@ -13,14 +13,13 @@
 //! (`PF_RSA_PROVABLE`).
 //!
 //!     cargo run --release --example rsa_timing -- BITS N THREADS... [--openssl] [--provable]
-use std::time::Instant;
 
 use primeforge::prime::Options;
 
 #[path = "common/timing.rs"]
 mod timing;
 
-use timing::{parse_counts, report_openssl, summary, time_openssl, Series};
+use timing::{pair_seconds, parse_counts, report_openssl, summary, time_openssl, Series};
 
 fn main() {
     let mut args: Vec<String> = std::env::args().skip(1).collect();
@@ -53,12 +52,7 @@ fn main() {
                 };
                 primeforge::rsa::generate(bits, 65537, 2, &mut o).expect("generation");
             };
-            let start = Instant::now();
-            std::thread::scope(|s| {
-                s.spawn(one);
-                s.spawn(one);
-            });
-            pairs.push(start.elapsed().as_secs_f64());
+            pairs.push(pair_seconds(one));
         }
         if openssl {
             ossl.push(time_openssl(&[

@@ -10,6 +10,45 @@ pub fn cpu_seconds() -> f64 {
     tv(ru.ru_utime) + tv(ru.ru_stime)
 }
 
+/// Seconds for `f` run twice at once, on two new OS threads, from the
+/// start to the later of the two returns: a machine's ceiling for two
+/// independent generations. Returns only when both threads have left the
+/// process (on Linux, `/proc/self/task`): the kernel adds a thread's last
+/// stretch of CPU to the process's clock (`getrusage`) as the thread goes
+/// away, which happens after `join` returns and after a `thread::scope`
+/// ends, so a pair still ending would have its CPU counted in whatever is
+/// measured next.
+pub fn pair_seconds(f: impl Fn() + Sync) -> f64 {
+    let alone = threads();
+    let start = std::time::Instant::now();
+    let ends = std::thread::scope(|s| {
+        let run = || {
+            f();
+            std::time::Instant::now()
+        };
+        let (a, b) = (s.spawn(run), s.spawn(run));
+        [
+            a.join().expect("first of the pair"),
+            b.join().expect("second of the pair"),
+        ]
+    });
+    let t = (ends[0].max(ends[1]) - start).as_secs_f64();
+    // Both threads gone (at most a second: a pair's end takes microseconds).
+    let deadline = std::time::Instant::now() + std::time::Duration::from_secs(1);
+    while alone.is_some_and(|n| threads().is_some_and(|now| now > n))
+        && std::time::Instant::now() < deadline
+    {
+        std::thread::sleep(std::time::Duration::from_micros(50));
+    }
+    t
+}
+
+/// The threads this process has (Linux: `/proc/self/task`); `None` where
+/// that cannot be read.
+pub fn threads() -> Option<usize> {
+    std::fs::read_dir("/proc/self/task").ok().map(|d| d.count())
+}
+
 /// Prints mean, median, sd, min and max of `times`; returns the mean.
 pub fn summary(label: &str, times: &[f64]) -> f64 {
     let mut t = times.to_vec();
@@ -132,4 +171,31 @@ pub fn report_openssl(what: &str, times: &[f64], threads: &[u32], means: &[f64])
         threads[0],
         m / means[0]
     );
+}
+
+#[cfg(test)]
+mod tests {
+    use super::{pair_seconds, threads};
+
+    /// [`pair_seconds`] returns only after both threads of the pair have
+    /// left the process: none is left to finish ending (and have the
+    /// kernel add its last stretch of CPU to the process's clock) while
+    /// the next thing is measured. Neither a scope's end nor `join` waits
+    /// that long.
+    #[test]
+    fn a_pair_is_over_when_both_threads_have_gone() {
+        let Some(before) = threads() else {
+            panic!("/proc/self/task cannot be read: the pair's end is not checked here");
+        };
+        for round in 0..2000 {
+            pair_seconds(|| {
+                std::hint::black_box((0..1000u64).sum::<u64>());
+            });
+            assert_eq!(
+                threads(),
+                Some(before),
+                "round {round}: a thread of the pair was still ending"
+            );
+        }
+    }
 }
