@@ -13,18 +13,18 @@ pub fn cpu_seconds() -> f64 {
 /// Seconds for `f` run twice at once, on two new OS threads, from the
 /// start to the later of the two returns: a machine's ceiling for two
 /// independent generations. Returns only when both threads have left the
-/// process (on Linux, `/proc/self/task`): the kernel adds a thread's last
-/// stretch of CPU to the process's clock (`getrusage`) as the thread goes
-/// away, which happens after `join` returns and after a `thread::scope`
-/// ends, so a pair still ending would have its CPU counted in whatever is
-/// measured next.
+/// process (on Linux, `/proc/self/task/TID`): the kernel adds a thread's
+/// last stretch of CPU to the process's clock (`getrusage`) as the thread
+/// goes away, which happens after `join` returns and after a
+/// `thread::scope` ends, so a pair still ending would have its CPU counted
+/// in whatever is measured next.
 pub fn pair_seconds(f: impl Fn() + Sync) -> f64 {
-    let alone = threads();
     let start = std::time::Instant::now();
     let ends = std::thread::scope(|s| {
         let run = || {
             f();
-            std::time::Instant::now()
+            // SAFETY: gettid has no preconditions.
+            (std::time::Instant::now(), unsafe { libc::gettid() })
         };
         let (a, b) = (s.spawn(run), s.spawn(run));
         [
@@ -32,21 +32,18 @@ pub fn pair_seconds(f: impl Fn() + Sync) -> f64 {
             b.join().expect("second of the pair"),
         ]
     });
-    let t = (ends[0].max(ends[1]) - start).as_secs_f64();
-    // Both threads gone (at most a second: a pair's end takes microseconds).
+    let t = (ends[0].0.max(ends[1].0) - start).as_secs_f64();
+    // Both threads gone (at most a second: a thread's end takes
+    // microseconds; where /proc is not mounted, nothing to wait on).
     let deadline = std::time::Instant::now() + std::time::Duration::from_secs(1);
-    while alone.is_some_and(|n| threads().is_some_and(|now| now > n))
+    while ends
+        .iter()
+        .any(|(_, tid)| std::path::Path::new(&format!("/proc/self/task/{tid}")).exists())
         && std::time::Instant::now() < deadline
     {
         std::thread::sleep(std::time::Duration::from_micros(50));
     }
     t
-}
-
-/// The threads this process has (Linux: `/proc/self/task`); `None` where
-/// that cannot be read.
-pub fn threads() -> Option<usize> {
-    std::fs::read_dir("/proc/self/task").ok().map(|d| d.count())
 }
 
 /// Prints mean, median, sd, min and max of `times`; returns the mean.
@@ -175,7 +172,13 @@ pub fn report_openssl(what: &str, times: &[f64], threads: &[u32], means: &[f64])
 
 #[cfg(test)]
 mod tests {
-    use super::{pair_seconds, threads};
+    use super::pair_seconds;
+
+    /// The threads this process has (Linux: `/proc/self/task`); `None`
+    /// where that cannot be read.
+    fn threads() -> Option<usize> {
+        std::fs::read_dir("/proc/self/task").ok().map(|d| d.count())
+    }
 
     /// [`pair_seconds`] returns only after both threads of the pair have
     /// left the process: none is left to finish ending (and have the
